@@ -1,0 +1,368 @@
+"""Complete deterministic Moore machines: the language description everything else starts from.
+
+An :class:`Automaton` holds an ordered alphabet, a transition table ``delta`` (states × symbols,
+numpy), a start state and an output class per state. It is always *minimal*: construction drops
+unreachable states and merges states that no suffix can tell apart (partition refinement that
+starts from the output partition), then renumbers states in breadth-first order from the start.
+
+Example
+-------
+>>> from monoidlab.automaton import Automaton
+>>> parity = Automaton(alphabet=["0", "1"], delta=[[0, 1], [1, 0]], start=0, output=[0, 1],
+...                    classes=["even", "odd"], name="parity")
+>>> parity.classify(["0110", "111"]).tolist()
+[0, 1]
+>>> tokens, lengths = parity.encode(["01", "1"])
+>>> tokens.tolist(), lengths.tolist()
+([[0, 1], [1, 0]], [2, 1])
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Automaton", "SpecError", "minimise"]
+
+
+class SpecError(ValueError):
+    """A language spec (or automaton description) is invalid.
+
+    The message always names the source (file or constructor) and the field at fault.
+    """
+
+    def __init__(self, source: str, field: str, message: str):
+        self.source, self.field = source, field
+        super().__init__(f"{source}: field {field!r}: {message}")
+
+
+def _smallest_int(n: int) -> np.dtype:
+    for dt in (np.int8, np.int16, np.int32):
+        if n <= np.iinfo(dt).max:
+            return np.dtype(dt)
+    return np.dtype(np.int64)
+
+
+def minimise(delta: np.ndarray, start: int, output: np.ndarray) -> tuple[np.ndarray, int, np.ndarray, np.ndarray]:
+    """Minimal Moore machine: reachable part, then Moore partition refinement.
+
+    Returns ``(delta, start, output, old_to_new)`` where states are renumbered in breadth-first
+    order from the start (symbols in alphabet order), so equal languages give equal tables;
+    ``old_to_new[q]`` is -1 for unreachable states.
+    """
+    n, k = delta.shape
+    # Reachable states, breadth-first (the order also fixes the canonical numbering below).
+    seen = np.zeros(n, bool)
+    seen[start] = True
+    frontier = np.array([start])
+    while frontier.size:
+        nxt = np.unique(delta[frontier].ravel())
+        nxt = nxt[~seen[nxt]]
+        seen[nxt] = True
+        frontier = nxt
+    reach = np.flatnonzero(seen)
+    # Refinement: block ids from (own block, blocks of successors) until stable.
+    _, block = np.unique(output[reach], return_inverse=True)
+    index = np.full(n, -1)
+    index[reach] = np.arange(reach.size)
+    succ = index[delta[reach]]  # successors as indices into reach
+    n_blocks = block.max() + 1
+    while True:
+        sig = np.concatenate([block[:, None], block[succ]], axis=1)
+        _, new_block = np.unique(sig, axis=0, return_inverse=True)
+        new_block = new_block.ravel()
+        if new_block.max() + 1 == n_blocks:
+            break
+        block, n_blocks = new_block, new_block.max() + 1
+    # Quotient table, then breadth-first renumbering from the start block.
+    qdelta = np.empty((n_blocks, k), np.int64)
+    qdelta[block] = block[succ]
+    qout = np.empty(n_blocks, np.int64)
+    qout[block] = output[reach]
+    order = [block[index[start]]]
+    pos = {order[0]: 0}
+    i = 0
+    while i < len(order):
+        for b in qdelta[order[i]]:
+            if b not in pos:
+                pos[int(b)] = len(order)
+                order.append(int(b))
+        i += 1
+    perm = np.array(order)
+    rank = np.empty(n_blocks, np.int64)
+    rank[perm] = np.arange(n_blocks)
+    new_delta = rank[qdelta[perm]]
+    old_to_new = np.full(n, -1, np.int64)
+    old_to_new[reach] = rank[block]
+    return new_delta, 0, qout[perm], old_to_new
+
+
+class Automaton:
+    """A minimal complete deterministic Moore machine.
+
+    Parameters
+    ----------
+    alphabet : ordered symbols (strings, may be multi-character).
+    delta : (states, symbols) int table, ``delta[q, a]`` = next state.
+    start : start state index.
+    output : class index per state.
+    classes : class names; a recogniser has ``["reject", "accept"]``.
+    name, description : free text.
+    state_names : optional names of the given states (kept for the surviving representative).
+    """
+
+    def __init__(
+        self,
+        *,
+        alphabet: Sequence[str],
+        delta: Any,
+        start: int,
+        output: Sequence[int],
+        classes: Sequence[str] = ("reject", "accept"),
+        name: str = "automaton",
+        description: str = "",
+        state_names: Sequence[str] | None = None,
+        source: str | None = None,
+    ):
+        src = source or f"Automaton({name!r})"
+        alphabet = tuple(alphabet)
+        if not alphabet:
+            raise SpecError(src, "alphabet", "the alphabet is empty")
+        for a in alphabet:
+            if not isinstance(a, str) or not a:
+                raise SpecError(src, "alphabet", f"symbol {a!r} is not a non-empty string")
+        dup = {a for a in alphabet if alphabet.count(a) > 1}
+        if dup:
+            raise SpecError(src, "alphabet", f"duplicate symbol(s) {sorted(dup)}")
+        classes = tuple(str(c) for c in classes)
+        if not classes:
+            raise SpecError(src, "classes", "no output classes")
+        try:
+            delta = np.asarray(delta, dtype=np.int64)
+            output = np.asarray(output, dtype=np.int64)
+        except (TypeError, ValueError) as exc:
+            raise SpecError(src, "delta", f"not an integer table ({exc})") from None
+        n = delta.shape[0] if delta.ndim == 2 else -1
+        if delta.ndim != 2 or delta.shape[1] != len(alphabet) or n == 0:
+            raise SpecError(src, "delta", f"expected shape (states, {len(alphabet)}), got {delta.shape}")
+        if delta.min() < 0 or delta.max() >= n:
+            raise SpecError(src, "delta", f"targets must be state indices 0..{n - 1}")
+        if output.shape != (n,):
+            raise SpecError(src, "output", f"expected {n} output classes, got shape {output.shape}")
+        if output.min() < 0 or output.max() >= len(classes):
+            raise SpecError(src, "output", f"class indices must lie in 0..{len(classes) - 1}")
+        if not (isinstance(start, int | np.integer) and 0 <= start < n):
+            raise SpecError(src, "start", f"start state {start!r} is not a state index 0..{n - 1}")
+
+        mdelta, mstart, mout, old_to_new = minimise(delta, int(start), output)
+        self.alphabet: tuple[str, ...] = alphabet
+        self.delta: np.ndarray = mdelta.astype(_smallest_int(len(mdelta)))
+        self.delta.flags.writeable = False
+        self.start: int = mstart
+        self.output: np.ndarray = mout
+        self.output.flags.writeable = False
+        self.classes: tuple[str, ...] = classes
+        self.name, self.description = name, description
+        names = [str(i) for i in range(len(mdelta))]
+        if state_names is not None:
+            for old in range(len(old_to_new) - 1, -1, -1):  # first given name wins
+                if old_to_new[old] >= 0:
+                    names[old_to_new[old]] = str(state_names[old])
+        self.state_names: tuple[str, ...] = tuple(names)
+        self._symbol_index = {a: i for i, a in enumerate(alphabet)}
+        self._monoid = None
+
+    # ------------------------------------------------------------------ basic facts
+    @property
+    def n_states(self) -> int:
+        return self.delta.shape[0]
+
+    @property
+    def n_symbols(self) -> int:
+        return len(self.alphabet)
+
+    @property
+    def n_classes(self) -> int:
+        return len(self.classes)
+
+    @property
+    def is_recogniser(self) -> bool:
+        return self.classes == ("reject", "accept")
+
+    @property
+    def single_char(self) -> bool:
+        """True when every symbol is one character, so strings may be plain ``str``."""
+        return all(len(a) == 1 for a in self.alphabet)
+
+    def __repr__(self) -> str:
+        return (f"Automaton({self.name!r}, states={self.n_states}, alphabet={list(self.alphabet)}, "
+                f"classes={self.n_classes})")
+
+    def __eq__(self, other: object) -> bool:
+        """Equal when the minimal machines are identical (same language, same class names)."""
+        return (isinstance(other, Automaton) and self.alphabet == other.alphabet
+                and self.classes == other.classes and np.array_equal(self.delta, other.delta)
+                and np.array_equal(self.output, other.output))
+
+    __hash__ = None  # mutable cache inside; equality is structural
+
+    def _repr_html_(self) -> str:
+        head = "".join(f"<th>{a}</th>" for a in self.alphabet)
+        rows = "".join(
+            f"<tr><td>{'→' if q == self.start else ''}{self.state_names[q]}</td>"
+            + "".join(f"<td>{self.state_names[t]}</td>" for t in self.delta[q])
+            + f"<td>{self.classes[self.output[q]]}</td></tr>"
+            for q in range(self.n_states))
+        return (f"<b>{self.name}</b> — {self.description}<br><table><tr><th>state</th>{head}"
+                f"<th>class</th></tr>{rows}</table>")
+
+    # ------------------------------------------------------------------ strings
+    def encode(self, strings: Iterable[str | Sequence[str]]) -> tuple[np.ndarray, np.ndarray]:
+        """Encode strings as ``(tokens (B, T) int64, lengths (B,) int64)``, right-padded with 0.
+
+        A string is a ``str`` when every symbol is one character, otherwise a list of symbols.
+        An unknown symbol raises ``ValueError`` naming the symbol and the string's index.
+        """
+        strings = list(strings)
+        lengths = np.fromiter((len(s) for s in strings), np.int64, len(strings))
+        T = int(lengths.max()) if len(strings) else 0
+        tokens = np.zeros((len(strings), T), np.int64)
+        if not strings:
+            return tokens, lengths
+        if self.single_char and all(isinstance(s, str) for s in strings):
+            # One vectorised lookup over all code points of all strings.
+            codes = np.frombuffer("".join(strings).encode("utf-32-le"), dtype=np.uint32)
+            sym_codes = np.array([ord(a) for a in self.alphabet], np.uint32)
+            order = np.argsort(sym_codes)
+            pos = np.searchsorted(sym_codes[order], codes)
+            pos = np.minimum(pos, len(order) - 1)
+            bad = sym_codes[order][pos] != codes
+            if bad.any():
+                first = int(np.flatnonzero(bad)[0])
+                row = int(np.searchsorted(np.cumsum(lengths), first, side="right"))
+                raise ValueError(f"{self.name}: symbol {chr(codes[first])!r} in string {row} is "
+                                 f"not in the alphabet {list(self.alphabet)}")
+            flat = order[pos]
+            mask = np.arange(T)[None, :] < lengths[:, None]
+            tokens[mask] = flat
+            return tokens, lengths
+        for i, s in enumerate(strings):
+            if isinstance(s, str) and not self.single_char:
+                raise ValueError(f"{self.name}: string {i} is a str but the alphabet has multi-"
+                                 f"character symbols {list(self.alphabet)}; give a list of symbols")
+            for t, a in enumerate(s):
+                try:
+                    tokens[i, t] = self._symbol_index[a]
+                except KeyError:
+                    raise ValueError(f"{self.name}: symbol {a!r} in string {i} is not in the "
+                                     f"alphabet {list(self.alphabet)}") from None
+        return tokens, lengths
+
+    def decode(self, tokens: np.ndarray, lengths: np.ndarray) -> list:
+        """Inverse of :meth:`encode` (``str`` for single-character alphabets, else lists)."""
+        tokens, lengths = np.asarray(tokens), np.asarray(lengths)
+        sym = np.array(self.alphabet, dtype=object)
+        out = [sym[tokens[i, : lengths[i]]].tolist() for i in range(len(lengths))]
+        return ["".join(s) for s in out] if self.single_char else out
+
+    def _as_batch(self, strings_or_tokens, lengths=None) -> tuple[np.ndarray, np.ndarray]:
+        if lengths is None:
+            return self.encode(strings_or_tokens)
+        tokens = np.asarray(strings_or_tokens)
+        lengths = np.asarray(lengths)
+        if tokens.ndim != 2 or lengths.shape != (tokens.shape[0],):
+            raise ValueError(f"{self.name}: expected tokens (B, T) and lengths (B,), got "
+                             f"{tokens.shape} and {lengths.shape}")
+        if tokens.size and (tokens.min() < 0 or tokens.max() >= self.n_symbols):
+            raise ValueError(f"{self.name}: token ids must lie in 0..{self.n_symbols - 1}")
+        if lengths.size and (lengths.min() < 0 or lengths.max() > tokens.shape[1]):
+            raise ValueError(f"{self.name}: lengths must lie in 0..{tokens.shape[1]}")
+        return tokens, lengths
+
+    def run(self, strings_or_tokens, lengths=None) -> np.ndarray:
+        """Final state of every string, in lock-step over the batch (no loop per string)."""
+        tokens, lengths = self._as_batch(strings_or_tokens, lengths)
+        # An extra "stay" column lets padding positions leave the state unchanged.
+        table = np.concatenate([self.delta, np.arange(self.n_states)[:, None]], axis=1)
+        flat = table.astype(np.int64).ravel()
+        k1 = self.n_symbols + 1
+        tok = np.where(np.arange(tokens.shape[1])[None, :] < lengths[:, None], tokens, self.n_symbols)
+        state = np.full(len(lengths), self.start, np.int64)
+        for col in np.ascontiguousarray(tok.T):
+            state = flat[state * k1 + col]
+        return state
+
+    def classify(self, strings_or_tokens, lengths=None) -> np.ndarray:
+        """Class index of every string (``strings`` or ``tokens, lengths``)."""
+        return self.output[self.run(strings_or_tokens, lengths)]
+
+    # ------------------------------------------------------------------ algebra
+    def monoid(self, max_elements: int = 1_000_000):
+        """The syntactic monoid (transition monoid of this minimal machine), cached."""
+        from monoidlab.monoid import SyntacticMonoid
+
+        if self._monoid is None:  # a failed (too large) enumeration is not cached
+            self._monoid = SyntacticMonoid(self, max_elements=max_elements)
+        return self._monoid
+
+    # ------------------------------------------------------------------ constructors
+    @classmethod
+    def from_spec(cls, path: str | Path) -> Automaton:
+        """Load a TOML spec file (format: ``languages/README.md``)."""
+        from monoidlab.spec import load_spec
+
+        return load_spec(path)
+
+    @classmethod
+    def from_dfa(cls, dfa, *, name: str = "dfa", description: str = "",
+                 alphabet: Sequence[str] | None = None) -> Automaton:
+        """From an automata-lib ``DFA`` (partial DFAs are completed with a rejecting sink)."""
+        symbols = list(alphabet) if alphabet is not None else sorted(dfa.input_symbols)
+        states = sorted(dfa.states, key=repr)
+        idx = {s: i for i, s in enumerate(states)}
+        sink = len(states)
+        delta = np.full((len(states) + 1, len(symbols)), sink, np.int64)
+        for s, row in dfa.transitions.items():
+            for a, t in row.items():
+                if a in symbols:
+                    delta[idx[s], symbols.index(a)] = idx[t]
+        output = np.array([int(s in dfa.final_states) for s in states] + [0])
+        return cls(alphabet=symbols, delta=delta, start=idx[dfa.initial_state], output=output,
+                   name=name, description=description,
+                   state_names=[str(s) for s in states] + ["sink"])
+
+    @classmethod
+    def from_regex(cls, regex: str, alphabet: Sequence[str], *, name: str = "regex",
+                   description: str = "") -> Automaton:
+        """From a regular expression in automata-lib's syntax (``|``, ``*``, ``+``, ``()``, ``&``).
+
+        >>> Automaton.from_regex("(01)*", ["0", "1"]).classify(["0101", "010"]).tolist()
+        [1, 0]
+        """
+        from automata.fa.dfa import DFA
+        from automata.fa.nfa import NFA
+
+        try:
+            nfa = NFA.from_regex(regex, input_symbols=set(alphabet))
+        except Exception as exc:  # automata-lib raises several exception types
+            raise SpecError(f"regex {regex!r}", "regex", str(exc)) from None
+        dfa = DFA.from_nfa(nfa)
+        return cls.from_dfa(dfa, name=name, description=description or regex, alphabet=alphabet)
+
+    def to_automata_lib(self):
+        """An automata-lib ``DFA`` (recognisers only: accept = class 1)."""
+        from automata.fa.dfa import DFA
+
+        if self.n_classes != 2:
+            raise ValueError(f"{self.name}: automata-lib DFAs recognise; this machine has "
+                             f"{self.n_classes} classes")
+        states = {f"q{q}" for q in range(self.n_states)}
+        trans = {f"q{q}": {a: f"q{int(self.delta[q, i])}" for i, a in enumerate(self.alphabet)}
+                 for q in range(self.n_states)}
+        final = {f"q{q}" for q in range(self.n_states) if self.output[q] == 1}
+        return DFA(states=states, input_symbols=set(self.alphabet), transitions=trans,
+                   initial_state=f"q{self.start}", final_states=final)

@@ -1,0 +1,79 @@
+"""The language suite: find spec files by name, and the named suites.
+
+Example
+-------
+>>> import monoidlab as ml
+>>> ml.load_language("dyck-2").n_states
+4
+>>> len(ml.suite("ldru21"))
+21
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from functools import lru_cache
+from pathlib import Path
+
+from monoidlab.automaton import Automaton, SpecError
+
+__all__ = ["languages_dir", "load_language", "language_names", "suite", "suite_names"]
+
+
+def languages_dir() -> Path:
+    """``$MONOIDLAB_LANGUAGES`` if set, else the repository's ``languages/`` folder."""
+    env = os.environ.get("MONOIDLAB_LANGUAGES")
+    path = Path(env) if env else Path(__file__).resolve().parent.parent / "languages"
+    if not path.is_dir():
+        raise FileNotFoundError(f"language folder {path} not found; set MONOIDLAB_LANGUAGES to the "
+                                "folder holding the *.toml specs")
+    return path
+
+
+def language_names() -> list[str]:
+    """Names of every spec in the language folder."""
+    return sorted(p.stem for p in languages_dir().glob("*.toml") if p.stem != "suites")
+
+
+@lru_cache(maxsize=128)
+def _load_cached(path: str, mtime: float) -> Automaton:
+    return Automaton.from_spec(path)
+
+
+def load_language(name_or_path: str | os.PathLike) -> Automaton:
+    """Load a language by suite name (``"dyck-6"``) or by path to a TOML spec.
+
+    Loaded machines are cached by path and modification time (the monoid is cached on them).
+    """
+    text = str(name_or_path)
+    path = Path(text)
+    if not (text.endswith(".toml") or path.is_file()):
+        path = languages_dir() / f"{text}.toml"
+        if not path.is_file():
+            raise SpecError(text, "name", f"no language named {text!r} in {languages_dir()}; known: "
+                            f"{', '.join(language_names())}")
+    if not path.is_file():
+        raise SpecError(text, "<file>", "no such file")
+    return _load_cached(str(path.resolve()), path.stat().st_mtime)
+
+
+def _suites() -> dict[str, list[str]]:
+    path = languages_dir() / "suites.toml"
+    with open(path, "rb") as fh:
+        data = tomllib.load(fh)
+    return {k: list(v) for k, v in data.items()}
+
+
+def suite_names() -> list[str]:
+    return sorted(_suites())
+
+
+def suite(name: str) -> list[str]:
+    """Language names of a named suite (``ldru21``, ``tomita``, ``deletang-regular``, ``all``)."""
+    if name == "all":
+        return language_names()
+    suites = _suites()
+    if name not in suites:
+        raise ValueError(f"unknown suite {name!r}; known: {', '.join(suite_names() + ['all'])}")
+    return suites[name]

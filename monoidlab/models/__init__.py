@@ -1,0 +1,54 @@
+"""Sequence models behind one interface, looked up by name.
+
+Every model is a ``torch.nn.Module`` built as ``Model(vocab_size, n_classes, **hyper)`` with
+
+* ``forward(tokens, lengths) -> logits``: tokens ``(B, T)`` int64, lengths ``(B,)`` int64,
+  logits ``(B, n_classes)`` read at the end of each string (positions >= length are padding);
+* ``forward_all(tokens, lengths) -> logits`` ``(B, T, n_classes)``, one prediction per position
+  (prefix models; used for Delétang's sequence tasks);
+* tree models (``mlp-ldru``, ``pr-lstm``) also ``node_states(tokens, lengths)`` returning a
+  :class:`monoidlab.models.common.NodeStates` (every internal node's state with its level and span,
+  in the order of :func:`monoidlab.trees.schedule`).
+
+Example
+-------
+>>> from monoidlab.models import build_model
+>>> model = build_model("rnn", vocab_size=2, n_classes=2, hidden=8)
+>>> type(model).__name__
+'RNNClassifier'
+"""
+
+from __future__ import annotations
+
+import importlib
+
+# name -> "module:Class"; imported lazily so that `import monoidlab` stays fast (torch is ~3 s).
+REGISTRY: dict[str, str] = {
+    "mlp-ldru": "monoidlab.models.mlp_ldru:MLPLDRU",
+    "pr-lstm": "monoidlab.models.pr_lstm:PRLSTM",
+    "pr-rnn": "monoidlab.models.pr_lstm:PRRNN",
+    "rnn": "monoidlab.models.recurrent:RNNClassifier",
+    "lstm": "monoidlab.models.recurrent:LSTMClassifier",
+    "transformer": "monoidlab.models.transformer:TransformerClassifier",
+}
+
+
+def model_class(name: str):
+    """Return the class registered under ``name`` (clear error for an unknown name)."""
+    try:
+        target = REGISTRY[name]
+    except KeyError:
+        raise ValueError(
+            f"unknown model {name!r}; known models: {', '.join(sorted(REGISTRY))}"
+        ) from None
+    module, cls = target.split(":")
+    return getattr(importlib.import_module(module), cls)
+
+
+def build_model(name: str, vocab_size: int, n_classes: int, **hyper):
+    """Build the model registered under ``name``."""
+    return model_class(name)(vocab_size=vocab_size, n_classes=n_classes, **hyper)
+
+
+def available_models() -> list[str]:
+    return sorted(REGISTRY)

@@ -1,0 +1,348 @@
+"""The syntactic monoid of a minimal automaton: enumeration, Cayley tables, products, labelling.
+
+Each word w acts on states by f_w(q) = delta*(q, w); the transition monoid {f_w} of the minimal
+machine is the syntactic monoid of its output function. Its elements are the *equivalence
+classes* (ECs) of strings. Convention: reading u then v, f_uv = f_v ∘ f_u, so ``multiply(a, b)``
+is "a then b". Elements are numbered in shortlex order of their shortest representative word
+(identity = 0).
+
+Enumeration is a frontier-batched closure in numpy: the whole frontier is multiplied by every
+letter at once and deduplicated in bulk through integer keys, which also yields the right Cayley
+table for free. The left table and the full multiplication table are built on demand.
+
+Example
+-------
+>>> import monoidlab as ml
+>>> m = ml.load_language("parity").monoid()
+>>> m.size, m.words
+(2, ['', '1'])
+>>> tokens, lengths = ml.load_language("parity").encode(["0110", "1"])
+>>> m.element_of(tokens, lengths).tolist()
+[0, 1]
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+import numpy as np
+
+__all__ = ["SyntacticMonoid", "MonoidTooLarge"]
+
+TABLE_LIMIT = 4096  # build the full |M| x |M| table up to this size, products on demand beyond
+
+
+class MonoidTooLarge(RuntimeError):
+    """Enumeration went past ``max_elements``."""
+
+
+class _KeyIndex:
+    """Map transformations (rows of state images) to element indices through integer keys."""
+
+    def __init__(self, n: int):
+        self.n = n
+        bits = max(1, int(np.ceil(np.log2(max(n, 2)))))
+        self.packed = bits * n <= 63
+        self.shift = (np.arange(n, dtype=np.int64) * bits) if self.packed else None
+        self.sorted_keys = np.empty(0, np.int64)
+        self.sorted_idx = np.empty(0, np.int64)
+
+    def keys(self, rows: np.ndarray) -> np.ndarray:
+        if self.packed:
+            return np.bitwise_or.reduce(rows.astype(np.int64) << self.shift, axis=1) if rows.size \
+                else np.empty(0, np.int64)
+        # Many states: each row's bytes as one fixed-width byte string (sortable, comparable).
+        rows = np.ascontiguousarray(rows)
+        return rows.view(np.dtype((np.bytes_, rows.shape[1] * rows.itemsize))).ravel()
+
+    def lookup(self, keys: np.ndarray) -> np.ndarray:
+        """Element index of each key, or -1 when unknown."""
+        if not len(self.sorted_idx):
+            return np.full(len(keys), -1, np.int64)
+        pos = np.searchsorted(self.sorted_keys, keys)
+        pos = np.minimum(pos, len(self.sorted_keys) - 1)
+        found = self.sorted_keys[pos] == keys
+        return np.where(found, self.sorted_idx[pos], -1)
+
+    def add(self, keys: np.ndarray, idx: np.ndarray) -> None:
+        allk = np.concatenate([self.sorted_keys, keys]) if len(self.sorted_idx) else keys
+        alli = np.concatenate([self.sorted_idx, idx])
+        order = np.argsort(allk, kind="stable")
+        self.sorted_keys, self.sorted_idx = allk[order], alli[order]
+
+
+class SyntacticMonoid:
+    """Transition monoid of a minimal :class:`~monoidlab.automaton.Automaton`.
+
+    Attributes
+    ----------
+    elements : (|M|, n) array, ``elements[m, q]`` = f_m(q).
+    right : (|M|, |Σ|) right Cayley table, ``right[m, a]`` = m·a.
+    word_tokens : shortest (shortlex-least) representative of each element, as letter indices.
+    outputs : class index of each element, ``output[f_m(start)]``.
+    """
+
+    def __init__(self, automaton, max_elements: int = 1_000_000):
+        self.automaton = automaton
+        self.max_elements = int(max_elements)
+        delta = np.asarray(automaton.delta)
+        n, k = delta.shape
+        dt = np.uint8 if n <= 256 else np.uint16 if n <= 65536 else np.uint32
+        gens = delta.T.astype(dt)  # gens[a][q] = delta[q, a]
+        index = _KeyIndex(n)
+        elements = [np.arange(n, dtype=dt)[None, :]]
+        parent = [np.array([-1])]
+        letter = [np.array([-1])]
+        index.add(index.keys(elements[0]), np.array([0]))
+        right_rows = []  # right[frontier elements] filled level by level
+        frontier = elements[0]
+        frontier_start, size = 0, 1
+        while frontier.size:
+            # All products frontier × letter at once: f_{ua}(q) = delta(f_u(q), a).
+            cand = gens[:, frontier].transpose(1, 0, 2).reshape(-1, n)  # (F*k, n), row = u*k + a
+            keys = index.keys(cand)
+            found = index.lookup(keys)
+            new_mask = found < 0
+            # First occurrence of each unseen key, in candidate order (= shortlex order).
+            new_pos = np.flatnonzero(new_mask)
+            uniq, first = np.unique(keys[new_pos], return_index=True)
+            first_pos = np.sort(new_pos[first])
+            n_new = len(first_pos)
+            if size + n_new > self.max_elements:
+                raise MonoidTooLarge(
+                    f"{automaton.name}: the monoid has more than max_elements={self.max_elements} "
+                    f"elements (at least {size + n_new}); raise max_elements to enumerate it")
+            new_idx = np.arange(size, size + n_new)
+            index.add(keys[first_pos], new_idx)
+            found[new_mask] = index.lookup(keys[new_mask])
+            right_rows.append(found.reshape(-1, k))
+            elements.append(cand[first_pos])
+            parent.append(frontier_start + first_pos // k)
+            letter.append(first_pos % k)
+            frontier_start, size = size, size + n_new
+            frontier = cand[first_pos]
+        self.elements: np.ndarray = np.concatenate(elements)
+        self.right: np.ndarray = np.concatenate(right_rows).astype(np.int64)
+        self._parent = np.concatenate(parent)
+        self._letter = np.concatenate(letter)
+        self._index = index
+        for arr in (self.elements, self.right):
+            arr.flags.writeable = False
+
+    # ------------------------------------------------------------------ basic facts
+    @property
+    def size(self) -> int:
+        return len(self.elements)
+
+    def __len__(self) -> int:
+        return self.size
+
+    @property
+    def n_symbols(self) -> int:
+        return self.right.shape[1]
+
+    @cached_property
+    def word_tokens(self) -> list[tuple[int, ...]]:
+        """Shortlex-least representative word of each element, as letter indices."""
+        words: list[tuple[int, ...]] = [()]
+        for m in range(1, self.size):
+            words.append(words[self._parent[m]] + (int(self._letter[m]),))
+        return words
+
+    @cached_property
+    def words(self) -> list[str]:
+        """Representative word of each element in the alphabet (symbols joined; '' = identity)."""
+        sep = "" if self.automaton.single_char else " "
+        alpha = self.automaton.alphabet
+        return [sep.join(alpha[a] for a in w) for w in self.word_tokens]
+
+    def labels(self, empty: str = "ε") -> list[str]:
+        """Display labels: representative words with ``empty`` for the identity."""
+        return [w if w else empty for w in self.words]
+
+    @cached_property
+    def word_lengths(self) -> np.ndarray:
+        return np.array([len(w) for w in self.word_tokens], np.int64)
+
+    @cached_property
+    def outputs(self) -> np.ndarray:
+        """Class index of each element: ``output[f_m(start)]``."""
+        a = self.automaton
+        return np.asarray(a.output)[self.elements[:, a.start].astype(np.int64)]
+
+    @cached_property
+    def letters(self) -> np.ndarray:
+        """Element of each single letter (``right[0]``)."""
+        return self.right[0].copy()
+
+    # ------------------------------------------------------------------ products
+    def index_of(self, transformations: np.ndarray) -> np.ndarray:
+        """Element index of each transformation row (-1 when not in the monoid)."""
+        return self._index.lookup(self._index.keys(np.atleast_2d(transformations)))
+
+    def multiply(self, a, b) -> np.ndarray:
+        """Product "a then b" (f_b ∘ f_a), vectorised over broadcastable index arrays.
+
+        >>> import monoidlab as ml
+        >>> m = ml.load_language("cycle-navigation").monoid()
+        >>> int(m.multiply(m.letters[2], m.letters[0]))   # +1 then -1
+        0
+        """
+        a, b = np.broadcast_arrays(np.asarray(a, np.int64), np.asarray(b, np.int64))
+        if self.size <= TABLE_LIMIT:
+            return self.table[a, b]
+        fa = self.elements[a.ravel()].astype(np.int64)
+        fb = self.elements[b.ravel()]
+        prod = np.take_along_axis(fb, fa, axis=1)
+        return self.index_of(prod).reshape(a.shape)
+
+    @cached_property
+    def table(self) -> np.ndarray:
+        """Full multiplication table ``table[a, b]`` = a·b (only for |M| <= 4096)."""
+        if self.size > TABLE_LIMIT:
+            raise MemoryError(f"{self.automaton.name}: |M| = {self.size} > {TABLE_LIMIT}; use "
+                              "multiply() for on-demand products")
+        # a·b = fold of b's word over the right table, from every a at once.
+        ilr = self.identity_letter_right.astype(np.int32)
+        words = self.word_matrix
+        cur = np.tile(np.arange(self.size, dtype=np.int32), (self.size, 1))  # cur[b, a]
+        for step in range(words.shape[1]):
+            cur = ilr[cur, words[:, step][:, None]]
+        out = np.ascontiguousarray(cur.T, dtype=np.int64)
+        out.flags.writeable = False
+        return out
+
+    @cached_property
+    def word_matrix(self) -> np.ndarray:
+        """Representative words as a (|M|, max length) array padded with the identity letter |Σ|."""
+        out = np.full((self.size, int(self.word_lengths.max(initial=0))), self.n_symbols, np.int64)
+        for m, w in enumerate(self.word_tokens):
+            out[m, : len(w)] = w
+        return out
+
+    @cached_property
+    def left(self) -> np.ndarray:
+        """Left Cayley table ``left[m, a]`` = a·m."""
+        k = self.n_symbols
+        out = np.empty((self.size, k), np.int64)
+        for a in range(k):
+            fa = self.elements[self.letters[a]].astype(np.int64)
+            # (a·m)(q) = f_m(f_a(q)) for every m at once
+            out[:, a] = self.index_of(self.elements[:, fa])
+        out.flags.writeable = False
+        return out
+
+    @cached_property
+    def identity_letter_right(self) -> np.ndarray:
+        """Right table with one extra column that maps every element to itself (for padding)."""
+        return np.concatenate([self.right, np.arange(self.size)[:, None]], axis=1)
+
+    # ------------------------------------------------------------------ labelling
+    def _check_batch(self, tokens, lengths):
+        tokens = np.asarray(tokens)
+        lengths = np.asarray(lengths)
+        if tokens.ndim != 2 or lengths.shape != (tokens.shape[0],):
+            raise ValueError(f"expected tokens (B, T) and lengths (B,), got {tokens.shape} and "
+                             f"{lengths.shape}")
+        if tokens.size and (tokens.min() < 0 or tokens.max() >= self.n_symbols):
+            raise ValueError(f"token ids must lie in 0..{self.n_symbols - 1}")
+        if lengths.size and (lengths.min() < 0 or lengths.max() > tokens.shape[1]):
+            raise ValueError(f"lengths must lie in 0..{tokens.shape[1]}")
+        return tokens, lengths
+
+    def _padded_columns(self, tokens, lengths):
+        k = self.n_symbols
+        valid = np.arange(tokens.shape[1])[None, :] < lengths[:, None]
+        # (T, B) contiguous so that each step reads one row; padding = the identity column k.
+        return np.ascontiguousarray(np.where(valid, tokens, k).T), valid
+
+    def element_of(self, tokens, lengths) -> np.ndarray:
+        """EC of every string of a batch, in lock-step over the batch (one gather per position).
+
+        >>> import monoidlab as ml
+        >>> lang = ml.load_language("tomita-5")
+        >>> m = lang.monoid()
+        >>> t, n = lang.encode(["0011", "01"])
+        >>> m.outputs[m.element_of(t, n)].tolist() == lang.classify(["0011", "01"]).tolist()
+        True
+        """
+        tokens, lengths = self._check_batch(tokens, lengths)
+        cols, _ = self._padded_columns(tokens, lengths)
+        k1 = self.n_symbols + 1
+        dt = np.int32 if self.size * k1 < 2**31 else np.int64
+        flat = self.identity_letter_right.astype(dt).ravel()
+        cols = cols.astype(dt)
+        e = np.zeros(tokens.shape[0], dt)
+        for col in cols:
+            e = flat[e * k1 + col]
+        return e.astype(np.int64)
+
+    def prefix_elements(self, tokens, lengths) -> np.ndarray:
+        """EC of every prefix: ``out[i, t]`` = EC of ``s_i[: t + 1]``; -1 at padding positions."""
+        tokens, lengths = self._check_batch(tokens, lengths)
+        cols, valid = self._padded_columns(tokens, lengths)
+        k1 = self.n_symbols + 1
+        flat = self.identity_letter_right.ravel()
+        out = np.empty(cols.shape, np.int64)
+        e = np.zeros(tokens.shape[0], np.int64)
+        for t, col in enumerate(cols):
+            e = flat[e * k1 + col]
+            out[t] = e
+        return np.where(valid, out.T, -1)
+
+    def element_of_words(self, words) -> np.ndarray:
+        """EC of strings given as in :meth:`Automaton.encode`."""
+        return self.element_of(*self.automaton.encode(words))
+
+    # ------------------------------------------------------------------ structure
+    @cached_property
+    def green(self):
+        """Green's relations (:class:`monoidlab.green.GreenStructure`), computed once."""
+        from monoidlab.green import GreenStructure
+
+        return GreenStructure(self)
+
+    @cached_property
+    def idempotents(self) -> np.ndarray:
+        """Indices of the idempotents e·e = e."""
+        e = self.elements.astype(np.int64)
+        return np.flatnonzero((np.take_along_axis(e, e, axis=1) == e).all(axis=1))
+
+    @cached_property
+    def is_commutative(self) -> bool:
+        """Commutative iff the letters commute pairwise."""
+        L = self.letters
+        return bool((self.multiply(L[:, None], L[None, :]) == self.multiply(L[None, :], L[:, None])).all())
+
+    def cayley_graph(self, side: str = "right"):
+        """The right or left Cayley graph as a ``networkx.MultiDiGraph`` (edges labelled by letter)."""
+        import networkx as nx
+
+        if side not in ("right", "left"):
+            raise ValueError(f"side must be 'right' or 'left', got {side!r}")
+        table = self.right if side == "right" else self.left
+        g = nx.MultiDiGraph()
+        g.add_nodes_from(range(self.size))
+        alpha = self.automaton.alphabet
+        g.add_edges_from((int(m), int(table[m, a]), {"letter": alpha[a]})
+                         for m in range(self.size) for a in range(self.n_symbols))
+        return g
+
+    def summary(self) -> dict:
+        """Plain-data summary (the JSON of ``monoidlab monoid``)."""
+        a, g = self.automaton, self.green
+        return {
+            "name": a.name, "description": a.description, "states": a.n_states,
+            "alphabet": list(a.alphabet), "classes": list(a.classes), "size": self.size,
+            "idempotents": int(len(self.idempotents)), "r_classes": g.n_r, "l_classes": g.n_l,
+            "h_classes": g.n_h, "j_classes": g.n_j, "d_classes": g.n_j,
+            "group": g.is_group, "aperiodic": g.is_aperiodic, "commutative": self.is_commutative,
+            "j_trivial": g.j_trivial, "r_trivial": g.r_trivial, "l_trivial": g.l_trivial,
+        }
+
+    def __repr__(self) -> str:
+        s = self.summary()
+        props = [p for p in ("group", "aperiodic", "commutative") if s[p]]
+        return (f"SyntacticMonoid({s['name']!r}: |M|={s['size']}, idempotents={s['idempotents']}, "
+                f"R={s['r_classes']}, L={s['l_classes']}, H={s['h_classes']}, J={s['j_classes']}"
+                f"{', ' + ', '.join(props) if props else ''})")

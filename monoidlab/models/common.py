@@ -1,0 +1,221 @@
+"""Pieces shared by the tree models: input checks, masks, the parallel prefix scan, node states.
+
+The parallel scan here is ``jax.lax.associative_scan`` transcribed to torch (strided slices
+along the sequence axis, one batched ``fn`` call per recursion step). Its ``fn`` calls happen
+in exactly the node order of :func:`monoidlab.trees.schedule` ``("scan", n)``, which is what
+lets :class:`NodeStates` attach spans and levels to the recorded states.
+
+Example
+-------
+>>> import torch
+>>> x = torch.arange(1.0, 6.0).view(1, 5, 1)
+>>> (out,) = associative_scan(lambda a, b: (a[0] + b[0],), (x,))
+>>> out.flatten().tolist()
+[1.0, 3.0, 6.0, 10.0, 15.0]
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import Tensor, nn
+
+from monoidlab import trees
+
+State = tuple[Tensor, ...]  # a scan element: tensors of shape (B, n, ...) sharing B and n
+
+
+# --------------------------------------------------------------------------- inputs, masks
+
+
+def check_inputs(tokens: Tensor, lengths: Tensor | Sequence[int] | None) -> tuple[Tensor, Tensor]:
+    """Validate ``tokens`` (B, T) int and ``lengths`` (B,), 1 <= length <= T.
+
+    ``lengths=None`` means every string fills the row. Returns int64 tensors on the tokens'
+    device.
+    """
+    if tokens.dim() != 2:
+        raise ValueError(f"tokens must have shape (B, T), got {tuple(tokens.shape)}")
+    if tokens.dtype.is_floating_point or tokens.dtype == torch.bool:
+        raise ValueError(f"tokens must be integers, got {tokens.dtype}")
+    tokens = tokens.long()
+    B, T = tokens.shape
+    if lengths is None:
+        lengths = torch.full((B,), T, dtype=torch.long, device=tokens.device)
+    lengths = torch.as_tensor(lengths, dtype=torch.long, device=tokens.device)
+    if lengths.shape != (B,):
+        raise ValueError(f"lengths must have shape ({B},), got {tuple(lengths.shape)}")
+    if B and (int(lengths.min()) < 1 or int(lengths.max()) > T):
+        raise ValueError(f"lengths must lie in [1, {T}], got {lengths.tolist()}")
+    return tokens, lengths
+
+
+def length_mask(lengths: Tensor, T: int) -> Tensor:
+    """(B, T) bool, True at the positions < length (the real tokens)."""
+    return torch.arange(T, device=lengths.device) < lengths[:, None]
+
+
+def gather_last(x: Tensor, lengths: Tensor) -> Tensor:
+    """``x[b, lengths[b] - 1]`` for x of shape (B, T, ...): the state at each string's end."""
+    idx = (lengths - 1).view(-1, *([1] * (x.dim() - 1))).expand(-1, 1, *x.shape[2:])
+    return x.gather(1, idx).squeeze(1)
+
+
+def ceil_log2(n: Tensor) -> Tensor:
+    """Elementwise ceil(log2 n) of a positive int tensor (0 for n = 1), exactly, in ints."""
+    # bit_length(n - 1), computed without floating-point log
+    m, out = n - 1, torch.zeros_like(n)
+    while bool((m > 0).any()):
+        out += (m > 0).long()
+        m = m >> 1
+    return out
+
+
+# --------------------------------------------------------------------------- init helpers
+
+
+def trunc_normal_(t: Tensor, std: float) -> Tensor:
+    """Normal(0, std) truncated at two standard deviations (haiku's TruncatedNormal)."""
+    # torch's default bounds a=-2, b=2 are absolute, not in units of std
+    return nn.init.trunc_normal_(t, std=std, a=-2 * std, b=2 * std)
+
+
+def variance_scaling_(weight: Tensor, scale: float = 1.0) -> Tensor:
+    """haiku ``VarianceScaling(scale)`` (fan_in, truncated normal) for a torch (out, in) weight."""
+    fan_in = weight.shape[1]
+    # 0.8796... is the std of a unit normal truncated to [-2, 2]; haiku divides it out
+    std = math.sqrt(scale / fan_in) / 0.87962566103423978
+    return trunc_normal_(weight, std)
+
+
+def linear(d_in: int, d_out: int, scale: float = 1.0) -> nn.Linear:
+    """A Linear with haiku's default init: VarianceScaling(scale) weights, zero bias."""
+    layer = nn.Linear(d_in, d_out)
+    with torch.no_grad():
+        variance_scaling_(layer.weight, scale)
+        layer.bias.zero_()
+    return layer
+
+
+# --------------------------------------------------------------------------- parallel scan
+
+
+def associative_scan(
+    fn: Callable[[State, State], State],
+    elems: State,
+    record: list[State] | None = None,
+) -> State:
+    """Inclusive scan of ``fn`` along dim 1, by ``jax.lax.associative_scan``'s recursion.
+
+    ``elems`` is a tuple of tensors (B, n, ...); ``fn(a, b)`` takes two such tuples of equal n
+    and returns one. Prefix t of the result is the tree ``trees.schedule("scan", n)`` assigns
+    to it, which is *not* a left fold: for a non-associative ``fn`` this matters. When
+    ``record`` is a list, every ``fn`` output is appended to it, in the schedule's node order
+    (concatenate along dim 1 to get one state per node). Cost: O(n) calls to ``fn`` in
+    O(log n) batched steps.
+    """
+    n = elems[0].shape[1]
+    if n < 2:
+        return elems
+
+    def call(a: State, b: State) -> State:
+        out = fn(a, b)
+        if record is not None and out[0].shape[1]:
+            record.append(out)
+        return out
+
+    reduced = call(tuple(e[:, 0:-1:2] for e in elems), tuple(e[:, 1::2] for e in elems))
+    odd = associative_scan(fn, reduced, record)
+    if n % 2 == 0:
+        even = call(tuple(o[:, :-1] for o in odd), tuple(e[:, 2::2] for e in elems))
+    else:
+        even = call(odd, tuple(e[:, 2::2] for e in elems))
+    even = tuple(torch.cat([e[:, :1], v], dim=1) for e, v in zip(elems, even))
+    return tuple(_interleave(v, o) for v, o in zip(even, odd))
+
+
+def _interleave(even: Tensor, odd: Tensor) -> Tensor:
+    """out[:, 0::2] = even, out[:, 1::2] = odd, with len(even) - len(odd) in {0, 1}."""
+    k = odd.shape[1]
+    out = torch.stack([even[:, :k], odd], dim=2).flatten(1, 2)
+    return torch.cat([out, even[:, k:]], dim=1) if even.shape[1] > k else out
+
+
+# --------------------------------------------------------------------------- node states
+
+
+@dataclass
+class NodeStates:
+    """Every internal node's state for a batch, each string under its own schedule.
+
+    Row b lists the nodes of ``trees.schedule(schedule, lengths[b], offsets[b])`` in that
+    schedule's order, then padding rows (``valid`` False, zero state, zero spans).
+
+    Attributes
+    ----------
+    states : (B, N_max, d) float; the node vectors (``h`` for the LSTM-type models).
+    level : (B, N_max) int64, height above the leaves.
+    span, left_span, right_span : (B, N_max, 2) int64 half-open string intervals.
+    valid : (B, N_max) bool.
+    schedule : the schedule name.
+    """
+
+    states: Tensor
+    level: Tensor
+    span: Tensor
+    left_span: Tensor
+    right_span: Tensor
+    valid: Tensor
+    schedule: str
+
+    def flat(self) -> dict[str, Tensor]:
+        """The valid nodes only, as flat arrays plus ``row`` (the batch index of each node)."""
+        rows = torch.nonzero(self.valid, as_tuple=True)
+        return dict(
+            row=rows[0], states=self.states[rows], level=self.level[rows],
+            span=self.span[rows], left_span=self.left_span[rows],
+            right_span=self.right_span[rows],
+        )
+
+
+def collect_nodes(
+    all_nodes: Tensor,
+    big: trees.Schedule,
+    name: str,
+    lengths: Tensor,
+    offsets: Tensor | None = None,
+) -> NodeStates:
+    """Pick each string's own nodes out of states computed for the batch's schedule ``big``.
+
+    ``all_nodes`` (B, big.n_nodes, d) holds one state per node of ``big`` for every row; row b
+    keeps the nodes of ``trees.schedule(name, lengths[b], offsets[b])`` (found through
+    :func:`trees.node_index_map`), which is how a string's spans stay its own in a batch of
+    longer strings.
+    """
+    B, _, d = all_nodes.shape
+    device = all_nodes.device
+    L = lengths.cpu().numpy()
+    R = np.zeros_like(L) if offsets is None else offsets.cpu().numpy()
+    scheds = {}
+    for key in set(zip(L.tolist(), R.tolist())):  # one schedule per distinct (L, r)
+        s = trees.schedule(name, key[0], key[1])
+        scheds[key] = (s, trees.node_index_map(s, big))
+    n_max = max((s.n_nodes for s, _ in scheds.values()), default=0)
+    index = np.zeros((B, n_max), np.int64)
+    valid = np.zeros((B, n_max), bool)
+    level = np.zeros((B, n_max), np.int64)
+    spans = np.zeros((3, B, n_max, 2), np.int64)
+    for b, key in enumerate(zip(L.tolist(), R.tolist())):
+        s, idx = scheds[key]
+        n = s.n_nodes
+        index[b, :n], valid[b, :n], level[b, :n] = idx, True, s.level
+        spans[:, b, :n] = s.span, s.left_span, s.right_span
+    t = lambda a: torch.as_tensor(a, device=device)  # noqa: E731
+    states = all_nodes.gather(1, t(index)[..., None].expand(-1, -1, d))
+    states = states * t(valid)[..., None].to(states.dtype)
+    return NodeStates(states=states, level=t(level), span=t(spans[0]), left_span=t(spans[1]),
+                      right_span=t(spans[2]), valid=t(valid), schedule=name)

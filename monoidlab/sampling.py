@@ -1,0 +1,280 @@
+"""String samplers: seeded, vectorised over the batch, returning a :class:`Batch`.
+
+Methods
+-------
+``uniform``        uniform over Σ^L (or over the strings of a sub-language, see ``within``).
+``balanced``       an equal share of every class at each length, exactly uniform inside a class:
+                   letters are drawn from path counts of the automaton, no rejection loop.
+``ec_stratified``  uniform over the ECs reachable at that length, then uniform among the strings
+                   of that EC (path counts on the monoid's right Cayley graph).
+``ldru``           the MLP-LDRU authors' scheme: half "positives" by a random walk that avoids dead
+                   states (for recognisers: states that cannot reach acceptance), half uniform
+                   strings; labels recomputed from the automaton.
+
+Lengths are drawn uniformly from ``lengths`` (an int, a range or a list) per string, giving a
+right-padded mixed-length batch; :func:`length_batches` yields one-length batches (the Delétang
+protocol the trainers use).
+
+Example
+-------
+>>> import monoidlab as ml
+>>> lang = ml.load_language("dyck-4")
+>>> b = ml.sample(lang, lengths=range(2, 21, 2), n=1000, method="balanced", seed=0)
+>>> float(b.labels.mean())   # half the strings are balanced, although they are rare
+0.5
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from monoidlab.automaton import Automaton
+
+__all__ = ["Batch", "sample", "length_batches", "path_counts", "SAMPLERS", "as_lengths"]
+
+SAMPLERS = ("uniform", "balanced", "ec_stratified", "ldru")
+
+
+@dataclass
+class Batch:
+    """Strings of one language as int arrays: ``tokens (B, T)``, ``lengths (B,)``, ``labels (B,)``."""
+
+    tokens: np.ndarray
+    lengths: np.ndarray
+    labels: np.ndarray
+    automaton: Automaton = field(repr=False)
+    _elements: np.ndarray | None = field(default=None, repr=False)
+
+    def __len__(self) -> int:
+        return len(self.lengths)
+
+    def elements(self) -> np.ndarray:
+        """EC of every string (computed once, through the monoid)."""
+        if self._elements is None:
+            self._elements = self.automaton.monoid().element_of(self.tokens, self.lengths)
+        return self._elements
+
+    def strings(self) -> list:
+        return self.automaton.decode(self.tokens, self.lengths)
+
+    def __getitem__(self, idx) -> Batch:
+        idx = np.atleast_1d(np.arange(len(self))[idx])
+        T = int(self.lengths[idx].max(initial=0))
+        el = None if self._elements is None else self._elements[idx]
+        return Batch(self.tokens[idx, :T], self.lengths[idx], self.labels[idx], self.automaton, el)
+
+    @staticmethod
+    def concat(batches: Sequence[Batch]) -> Batch:
+        T = max(b.tokens.shape[1] for b in batches)
+        tokens = np.concatenate([np.pad(b.tokens, ((0, 0), (0, T - b.tokens.shape[1])))
+                                 for b in batches])
+        return Batch(tokens, np.concatenate([b.lengths for b in batches]),
+                     np.concatenate([b.labels for b in batches]), batches[0].automaton)
+
+
+def as_lengths(lengths) -> np.ndarray:
+    """int | range | sequence → sorted unique array of non-negative lengths (clear errors)."""
+    arr = np.atleast_1d(np.asarray(list(lengths) if isinstance(lengths, range) else lengths))
+    if arr.size == 0:
+        raise ValueError("lengths: empty")
+    if not np.issubdtype(arr.dtype, np.integer) or arr.min() < 0:
+        raise ValueError(f"lengths must be non-negative integers, got {lengths!r}")
+    return np.unique(arr.astype(np.int64))
+
+
+def path_counts(delta: np.ndarray, groups: np.ndarray, n_groups: int, max_len: int) -> np.ndarray:
+    """``C[r, q, g]`` ∝ number of strings of length r leading from state q into a state of group g.
+
+    Each ``C[r, :, g]`` is rescaled by its maximum (only ratios between states at the same r and
+    g matter for sampling), so lengths in the thousands do not overflow. ``groups[q] = -1``
+    excludes state q (e.g. outside a sub-language).
+    """
+    n = delta.shape[0]
+    C = np.zeros((max_len + 1, n, n_groups))
+    ok = groups >= 0
+    C[0, np.flatnonzero(ok), groups[ok]] = 1.0
+    for r in range(1, max_len + 1):
+        nxt = C[r - 1][delta].sum(axis=1)  # (n, k, G) summed over letters
+        scale = nxt.max(axis=0)
+        C[r] = nxt / np.where(scale > 0, scale, 1.0)
+    return C
+
+
+def _walk(rng, delta, C, start, lengths, targets) -> np.ndarray:
+    """Draw each string letter by letter with P(a) ∝ C[remaining, δ(q, a), target]."""
+    B, T = len(lengths), int(lengths.max(initial=0))
+    tokens = np.zeros((B, T), np.int64)
+    state = np.full(B, start, np.int64)
+    k = delta.shape[1]
+    u = rng.random((T, B))
+    for t in range(T):
+        active = lengths > t
+        rem = np.where(active, lengths - t - 1, 0)
+        w = C[rem[:, None], delta[state], targets[:, None]]  # (B, k)
+        cum = np.cumsum(w, axis=1)
+        tot = cum[:, -1]
+        a = (u[t][:, None] * tot[:, None] >= cum).sum(axis=1)
+        a = np.minimum(a, k - 1)
+        tokens[:, t] = np.where(active, a, 0)
+        state = np.where(active, delta[state, a], state)
+    return tokens
+
+
+def _draw_lengths(rng, lengths, n) -> np.ndarray:
+    return rng.choice(as_lengths(lengths), size=n)
+
+
+def _restriction(lang: Automaton, within) -> np.ndarray:
+    """Per-state group mask from ``within`` (class names of ``lang`` to keep), -1 = excluded."""
+    keep = np.ones(lang.n_classes, bool)
+    if within is not None:
+        names = [within] if isinstance(within, str) else list(within)
+        bad = [c for c in names if c not in lang.classes]
+        if bad:
+            raise ValueError(f"{lang.name}: within: unknown class(es) {bad}; classes: "
+                             f"{list(lang.classes)}")
+        keep = np.isin(lang.classes, names)
+    return keep
+
+
+def sample(lang: Automaton, lengths, n: int, *, method: str = "uniform", seed=None,
+           within: str | Sequence[str] | None = None, classes: Sequence[str] | None = None) -> Batch:
+    """Draw ``n`` strings with lengths uniform over ``lengths``.
+
+    Parameters
+    ----------
+    method : one of ``uniform``, ``balanced``, ``ec_stratified``, ``ldru``.
+    seed : int or ``numpy.random.Generator``.
+    within : keep only strings whose class is among these (a sub-language given by classes, e.g.
+        all but ``incomplete`` for well-formed ``modular-arithmetic`` expressions).
+    classes : for ``balanced``, the classes to balance (default: every class that has strings at
+        the drawn length). A requested class with no string of some drawn length is an error.
+    """
+    if method not in SAMPLERS:
+        raise ValueError(f"unknown sampler {method!r}; choose from {', '.join(SAMPLERS)}")
+    if n < 0:
+        raise ValueError(f"n must be >= 0, got {n}")
+    rng = np.random.default_rng(seed)
+    lens = _draw_lengths(rng, lengths, n)
+    delta = np.asarray(lang.delta, np.int64)
+    keep = _restriction(lang, within)
+    out = np.asarray(lang.output)
+    if method == "uniform" and within is None:
+        T = int(lens.max(initial=0))
+        tokens = rng.integers(0, lang.n_symbols, size=(n, T))
+        tokens[np.arange(T)[None, :] >= lens[:, None]] = 0
+    elif method in ("uniform", "balanced"):
+        groups = np.where(keep[out], out, -1) if method == "balanced" else np.where(keep[out], 0, -1)
+        n_groups = lang.n_classes if method == "balanced" else 1
+        C = path_counts(delta, groups, n_groups, int(lens.max(initial=0)))
+        avail = C[lens, lang.start, :] > 0  # (n, G): which groups have strings at that length
+        if classes is not None:
+            want = np.zeros(n_groups, bool)
+            for c in classes:
+                if c not in lang.classes:
+                    raise ValueError(f"{lang.name}: unknown class {c!r}; classes: {list(lang.classes)}")
+                want[lang.classes.index(c)] = True
+            missing = want[None, :] & ~avail
+            if missing.any():
+                i, g = np.argwhere(missing)[0]
+                raise ValueError(f"{lang.name}: class {lang.classes[g]!r} has no string of "
+                                 f"length {lens[i]}")
+            avail &= want[None, :]
+        empty = ~avail.any(axis=1)
+        if empty.any():
+            raise ValueError(f"{lang.name}: no string of length {lens[np.argmax(empty)]} "
+                             f"{'in the requested classes' if within or classes else ''}".strip())
+        # Equal share per available class at each length: round-robin, then shuffled.
+        targets = np.empty(n, np.int64)
+        for L in np.unique(lens):
+            idx = np.flatnonzero(lens == L)
+            groups_here = np.flatnonzero(avail[idx[0]])
+            targets[idx] = rng.permutation(groups_here[np.arange(len(idx)) % len(groups_here)])
+        tokens = _walk(rng, delta, C, lang.start, lens, targets)
+    elif method == "ec_stratified":
+        tokens = _ec_stratified(rng, lang, lens, keep)
+    else:  # ldru
+        tokens = _ldru(rng, lang, lens)
+    labels = lang.classify(tokens, lens)
+    return Batch(tokens, lens, labels, lang)
+
+
+def _reachable_elements(monoid, max_len: int) -> np.ndarray:
+    """``R[m, e]``: element e is the EC of some word of length exactly m."""
+    R = np.zeros((max_len + 1, monoid.size), bool)
+    R[0, 0] = True
+    for m in range(1, max_len + 1):
+        R[m, np.unique(monoid.right[R[m - 1]])] = True
+    return R
+
+
+def _ec_stratified(rng, lang, lens, keep) -> np.ndarray:
+    monoid = lang.monoid()
+    right = monoid.right
+    R = _reachable_elements(monoid, int(lens.max(initial=0)))
+    allowed = keep[monoid.outputs]
+    targets = np.empty(len(lens), np.int64)
+    for L in np.unique(lens):
+        cand = np.flatnonzero(R[L] & allowed)
+        if not len(cand):
+            raise ValueError(f"{lang.name}: no string of length {L} in the requested classes")
+        idx = np.flatnonzero(lens == L)
+        targets[idx] = rng.choice(cand, size=len(idx))
+    tokens = np.zeros((len(lens), int(lens.max(initial=0))), np.int64)
+    # Path counts on the right Cayley graph towards each target, a chunk of targets at a time.
+    uniq = np.unique(targets)
+    chunk = max(1, int(2e7 // (monoid.size * (lens.max() + 1))))
+    for s in range(0, len(uniq), chunk):
+        tg = uniq[s: s + chunk]
+        groups = np.full(monoid.size, -1)
+        groups[tg] = np.arange(len(tg))
+        sel = np.flatnonzero(np.isin(targets, tg))
+        C = path_counts(right, groups, len(tg), int(lens[sel].max()))
+        t = _walk(rng, right, C, 0, lens[sel], groups[targets[sel]])
+        tokens[sel, : t.shape[1]] = t
+    return tokens
+
+
+def _ldru(rng, lang, lens) -> np.ndarray:
+    """Half random walks avoiding dead states, half uniform strings (authors' D_n / Tomita data)."""
+    delta = np.asarray(lang.delta, np.int64)
+    n = len(lens)
+    T = int(lens.max(initial=0))
+    tokens = rng.integers(0, lang.n_symbols, size=(n, T))
+    live = np.ones(lang.n_states, bool)
+    if lang.is_recogniser:  # dead = cannot reach an accepting state
+        live = np.asarray(lang.output) == 1
+        for _ in range(lang.n_states):
+            live = live | live[delta].any(axis=1)
+    pos = np.arange(n) < n // 2
+    rng.shuffle(pos)
+    state = np.full(n, lang.start)
+    u = rng.random((T, n))
+    for t in range(T):
+        ok = live[delta[state]]  # (n, k) letters that keep the walk alive
+        ok[~ok.any(axis=1)] = True  # nothing alive: any letter
+        cum = np.cumsum(ok, axis=1)
+        a = np.argmax(cum > (u[t] * cum[:, -1]).astype(np.int64)[:, None], axis=1)
+        tokens[pos, t] = a[pos]
+        state = delta[state, tokens[:, t]]
+    tokens[np.arange(T)[None, :] >= lens[:, None]] = 0
+    return tokens
+
+
+def length_batches(lang: Automaton, lengths, batch_size: int, *, method: str = "uniform",
+                   seed=None, within=None) -> Iterator[Batch]:
+    """Endless one-length batches (a length drawn uniformly per batch), the Delétang protocol.
+
+    >>> import monoidlab as ml
+    >>> it = length_batches(ml.load_language("parity"), range(1, 41), 8, seed=0)
+    >>> b = next(it); len(set(b.lengths.tolist()))
+    1
+    """
+    rng = np.random.default_rng(seed)
+    lens = as_lengths(lengths)
+    while True:
+        L = int(rng.choice(lens))
+        yield sample(lang, [L], batch_size, method=method, seed=rng, within=within)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 
@@ -168,13 +169,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     from monoidlab.monoid import MonoidTooLarge
 
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
         return 0
+    if extra and not getattr(args.func, "accepts_overrides", False):
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    args.extra = extra
+    if os.environ.get("MONOIDLAB_DEBUG"):  # full tracebacks for developers
+        args.func(args)
+        return 0
     try:
         args.func(args)
-    except (CLIError, SpecError, MonoidTooLarge, FileNotFoundError, ValueError, KeyError) as exc:
+    except (CLIError, SpecError, MonoidTooLarge, FileNotFoundError, ValueError, KeyError,
+            ImportError, RuntimeError) as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"monoidlab: error: {msg}", file=sys.stderr)
         return 2

@@ -1,0 +1,317 @@
+"""The abstract `Task`, its `TaskBatch`, the tape format and the task registry.
+
+A task maps an input string (int tokens over `input_vocab`) to `output_length(n)` output
+tokens over `output_vocab`. This follows deepmind's `neural_networks_chomsky_hierarchy`
+`tasks/task.py`, with int tokens instead of one-hot arrays at rest and a numpy
+`Generator` instead of jax keys.
+
+Examples:
+    >>> import numpy as np
+    >>> from monoidlab.tasks import get_task
+    >>> task = get_task("parity_check")
+    >>> batch = task.sample(np.random.default_rng(0), batch=4, length=6)
+    >>> batch.inputs.shape, batch.targets.shape, task.n_classes
+    ((4, 6), (4, 1), 2)
+    >>> tokens, lengths, out = task.tape(batch)
+    >>> tokens.shape, int(tokens[0, -1]) == task.empty_token, out
+    ((4, 7), True, slice(6, 7, None))
+"""
+
+from __future__ import annotations
+
+import abc
+import importlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+__all__ = [
+    "TASKS",
+    "RandomStream",
+    "Task",
+    "TaskBatch",
+    "as_generator",
+    "get_task",
+    "register_task",
+]
+
+LEVELS = ("R", "DCF", "CS", "listops")
+
+
+@dataclass(frozen=True, eq=False)  # arrays: no elementwise == on the dataclass
+class TaskBatch:
+    """One batch of a task, all strings of the same input length.
+
+    Attributes:
+        inputs: (B, n) int64 input tokens, ids into `task.input_vocab`.
+        targets: (B, m) int64 output tokens, ids into `task.output_vocab`; m =
+            `task.output_length(n)`. Positions after a terminator hold 0 (as in the
+            official code, whose loss is *not* masked).
+        mask: (B, m) bool; False = position ignored by accuracy (after a terminator).
+        lengths: (B,) int64 true input lengths (all equal to n for every task here).
+
+    Examples:
+        >>> b = TaskBatch(np.zeros((2, 3), np.int64), np.zeros((2, 1), np.int64),
+        ...               np.ones((2, 1), bool), np.full(2, 3))
+        >>> len(b)
+        2
+    """
+
+    inputs: np.ndarray
+    targets: np.ndarray
+    mask: np.ndarray
+    lengths: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.inputs.shape[0])
+
+
+def as_generator(rng: np.random.Generator | int) -> np.random.Generator:
+    """Return `rng` itself, or a fresh `default_rng(rng)` for an int seed.
+
+    Examples:
+        >>> bool(as_generator(0).integers(10) == as_generator(0).integers(10))
+        True
+    """
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if isinstance(rng, (int, np.integer)):
+        return np.random.default_rng(int(rng))
+    raise TypeError(f"expected a numpy Generator or an int seed, got {type(rng).__name__}")
+
+
+class RandomStream:
+    """Uniform draws for the Python-level (recursive) generators, pulled in blocks.
+
+    A Python call to `Generator.integers` costs microseconds; the bracketed-expression
+    and ListOps generators make one draw per tree node, so they draw floats in blocks
+    instead. The stream is a pure function of the generator's state.
+
+    Examples:
+        >>> s = RandomStream(np.random.default_rng(0))
+        >>> 0 <= s.randint(3, 7) < 7
+        True
+    """
+
+    def __init__(self, rng: np.random.Generator, block: int = 4096):
+        self._rng = rng
+        self._block = block
+        self._buf: list[float] = []
+        self._pos = 0
+
+    def uniform(self) -> float:
+        if self._pos == len(self._buf):
+            self._buf = self._rng.random(self._block).tolist()
+            self._pos = 0
+        u = self._buf[self._pos]
+        self._pos += 1
+        return u
+
+    def randint(self, low: int, high: int) -> int:
+        """Uniform int in [low, high)."""
+        return low + int(self.uniform() * (high - low))
+
+    def choice(self, options: Sequence):
+        return options[int(self.uniform() * len(options))]
+
+
+class Task(abc.ABC):
+    """A length-generalisation task: input strings of length n → m output tokens.
+
+    Subclasses set the class attributes `name`, `level` and `min_length`, set
+    `input_vocab` / `output_vocab` in `__init__`, and implement `_sample` (and usually
+    `output_length` and `label`).
+
+    Tape format (Delétang et al. 2023): the model reads the n input tokens followed by
+    m = `output_length(n)` copies of `empty_token` (= len(input_vocab)), and its
+    predictions are read from the last m positions.
+
+    Examples:
+        >>> from monoidlab.tasks import get_task
+        >>> t = get_task("reverse_string")
+        >>> t.output_length(5), t.tape_vocab_size
+        (5, 3)
+    """
+
+    name: ClassVar[str] = ""
+    level: ClassVar[str] = ""
+    #: the shortest input length that has strings; `sample` raises ValueError below it.
+    min_length: int = 1
+
+    input_vocab: list[str]
+    output_vocab: list[str]
+
+    # -- sizes -------------------------------------------------------------------------
+    @property
+    def n_classes(self) -> int:
+        """Number of output classes (= len(output_vocab))."""
+        return len(self.output_vocab)
+
+    @property
+    def empty_token(self) -> int:
+        """Id of the "empty" tape token that fills the m output positions."""
+        return len(self.input_vocab)
+
+    @property
+    def tape_vocab_size(self) -> int:
+        """Input vocabulary plus the empty token."""
+        return len(self.input_vocab) + 1
+
+    @property
+    def is_classification(self) -> bool:
+        """True when the output is one token whatever the length."""
+        return self.output_length(self.min_length) == 1 and self.output_length(97) == 1
+
+    def output_length(self, n: int) -> int:
+        """Number of output tokens m for input length n (1 for classification)."""
+        return 1
+
+    # -- sampling ------------------------------------------------------------------------
+    def check_length(self, length: int) -> int:
+        """Validate an input length; return it as an int or raise ValueError."""
+        if not isinstance(length, (int, np.integer)) or isinstance(length, bool):
+            raise TypeError(f"length must be an int, got {type(length).__name__}")
+        length = int(length)
+        if length < self.min_length:
+            raise ValueError(
+                f"task {self.name!r} has no strings of length {length}; "
+                f"min_length is {self.min_length}"
+            )
+        return length
+
+    def sample(self, rng: np.random.Generator | int, batch: int, length: int) -> TaskBatch:
+        """Draw `batch` strings of input length `length` with their targets and masks.
+
+        Reproducible: the result is a function of the generator state (or int seed).
+        """
+        length = self.check_length(length)
+        if int(batch) < 1:
+            raise ValueError(f"batch must be >= 1, got {batch}")
+        out = self._sample(as_generator(rng), int(batch), length)
+        self._check_batch(out)
+        return out
+
+    @abc.abstractmethod
+    def _sample(self, rng: np.random.Generator, batch: int, length: int) -> TaskBatch:
+        """Subclass hook: `length` and `batch` are already validated."""
+
+    def label(self, inputs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Targets (B, m) int64 and mask (B, m) bool for given inputs (B, n).
+
+        The labeller is separate from the sampler so hand-written strings can be
+        checked; `sample` returns exactly `label(inputs)`.
+        """
+        raise NotImplementedError(f"{type(self).__name__} has no standalone labeller")
+
+    def _batch(self, inputs: np.ndarray, targets=None, mask=None) -> TaskBatch:
+        """Assemble a TaskBatch, labelling `inputs` when no targets are given."""
+        inputs = np.ascontiguousarray(inputs, dtype=np.int64)
+        if targets is None:
+            targets, mask = self.label(inputs)
+        targets = np.ascontiguousarray(targets, dtype=np.int64)
+        if mask is None:
+            mask = np.ones(targets.shape, dtype=bool)
+        lengths = np.full(inputs.shape[0], inputs.shape[1], dtype=np.int64)
+        return TaskBatch(inputs, targets, np.asarray(mask, dtype=bool), lengths)
+
+    def _check_batch(self, b: TaskBatch) -> None:
+        # Cheap invariants every sampler must satisfy; a violation is a bug here.
+        B, n = b.inputs.shape
+        m = self.output_length(n)
+        assert b.targets.shape == (B, m) and b.mask.shape == (B, m), (b.targets.shape, m)
+        assert b.lengths.shape == (B,)
+
+    # -- encoding ---------------------------------------------------------------------
+    def encode(self, symbols: Sequence[str] | str) -> np.ndarray:
+        """Symbols (a list, or a string of one-character symbols) → int64 ids.
+
+        Examples:
+            >>> from monoidlab.tasks import get_task
+            >>> get_task("binary_addition").encode("11+101").tolist()
+            [1, 1, 2, 1, 0, 1]
+        """
+        index = {s: i for i, s in enumerate(self.input_vocab)}
+        try:
+            return np.array([index[s] for s in symbols], dtype=np.int64)
+        except KeyError as e:
+            raise ValueError(f"symbol {e.args[0]!r} not in {self.input_vocab}") from None
+
+    def decode(self, ids: Sequence[int], output: bool = False) -> list[str]:
+        """Ids → symbols of the input (or, with output=True, output) vocabulary."""
+        vocab = self.output_vocab if output else self.input_vocab
+        return [vocab[int(i)] for i in ids]
+
+    # -- model interface ------------------------------------------------------------------
+    def tape(self, batch: TaskBatch) -> tuple[np.ndarray, np.ndarray, slice]:
+        """Delétang's tape: inputs then m empty tokens; predictions at `out_slice`.
+
+        Returns tokens (B, n + m) int64, lengths (B,) = n + m, and the slice of the
+        last m positions.
+        """
+        B, n = batch.inputs.shape
+        m = batch.targets.shape[1]
+        empty = np.full((B, m), self.empty_token, dtype=np.int64)
+        tokens = np.concatenate([batch.inputs.astype(np.int64), empty], axis=1)
+        return tokens, np.full(B, n + m, dtype=np.int64), slice(n, n + m)
+
+    @staticmethod
+    def _predictions(pred: np.ndarray) -> np.ndarray:
+        pred = np.asarray(pred)
+        if pred.ndim == 3:  # logits (B, m, C) → class ids
+            pred = pred.argmax(-1)
+        return pred
+
+    def accuracy(self, pred: np.ndarray, batch: TaskBatch) -> np.ndarray:
+        """Per-sample accuracy (B,): mean correctness over the unmasked positions.
+
+        `pred` holds class ids (B, m) or logits (B, m, C). For classification this is
+        0/1 per sample. The official script reports instead
+        sum(mask * correct) / sum(mask) over a whole sub-batch: see `batch_accuracy`.
+        """
+        pred = self._predictions(pred)
+        if pred.shape != batch.targets.shape:
+            raise ValueError(f"pred shape {pred.shape} != targets {batch.targets.shape}")
+        correct = (pred == batch.targets) & batch.mask
+        return correct.sum(1) / batch.mask.sum(1)
+
+    def batch_accuracy(self, pred: np.ndarray, batch: TaskBatch) -> float:
+        """The official scalar: sum(mask * correct) / sum(mask) over the batch."""
+        pred = self._predictions(pred)
+        correct = (pred == batch.targets) & batch.mask
+        return float(correct.sum() / batch.mask.sum())
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(name={self.name!r}, level={self.level!r}, "
+            f"input_vocab={self.input_vocab}, n_classes={self.n_classes})"
+        )
+
+
+# -- registry ---------------------------------------------------------------------------
+TASKS: dict[str, type[Task]] = {}
+
+
+def register_task(cls: type[Task]) -> type[Task]:
+    """Class decorator adding a Task subclass to `TASKS` under `cls.name`."""
+    if not cls.name or cls.level not in LEVELS:
+        raise ValueError(f"{cls.__name__}: set name and a level in {LEVELS}")
+    if cls.name in TASKS and TASKS[cls.name] is not cls:
+        raise ValueError(f"task name {cls.name!r} registered twice")
+    TASKS[cls.name] = cls
+    return cls
+
+
+def get_task(name: str, **kwargs) -> Task:
+    """Instantiate the task registered under `name` with keyword options.
+
+    Examples:
+        >>> get_task("bucket_sort", vocab_size=3).input_vocab
+        ['0', '1', '2']
+    """
+    # Registration happens on import of the task modules; make sure they are loaded.
+    importlib.import_module("monoidlab.tasks")
+    if name not in TASKS:
+        raise ValueError(f"unknown task {name!r}; known: {sorted(TASKS)}")
+    return TASKS[name](**kwargs)

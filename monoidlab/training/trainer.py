@@ -1,0 +1,314 @@
+"""The bundled trainer: read top to bottom in execution order (lr → eval/checkpoint → forward/backward
+→ clip → step → log), in the spirit of nanoGPT's ``train.py``.
+
+Reproducibility and resumption: the batch of step s is drawn from ``default_rng([seed, s])`` and
+torch's RNG (dropout) is re-seeded from (seed, s) at every step, so a run resumed from a
+checkpoint at step s continues exactly as the uninterrupted run would (tested).
+Checkpoints are written atomically and hold weights, optimiser state, RNG states, step and
+config; they load with ``torch.load(weights_only=True)``.
+
+Example
+-------
+>>> from monoidlab.training import TrainConfig, train
+>>> cfg = TrainConfig(language="parity", model="mlp-ldru", steps=5, batch_size=8,
+...                   test_lengths="41:42", test_samples=4, model_kwargs={"d": 16})
+>>> result = train(cfg, out_dir=None, progress=False)
+>>> sorted(result["accuracy"])
+[41, 42]
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from pathlib import Path
+
+import numpy as np
+
+from monoidlab.io import atomic_torch_save, atomic_write_text
+from monoidlab.training.config import TrainConfig
+
+__all__ = ["train", "evaluate", "load_checkpoint", "TrainingDiverged", "pick_device",
+           "build_for", "lr_at"]
+
+
+class TrainingDiverged(RuntimeError):
+    """The loss became NaN or infinite; the last good checkpoint is kept."""
+
+
+def pick_device(name: str = "auto"):
+    import torch
+
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    dev = torch.device(name)
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device {name!r} requested but CUDA is not available")
+    return dev
+
+
+def lr_at(cfg: TrainConfig, step: int) -> float:
+    """Linear warm-up from 1e-8 (the MLP-LDRU authors' start), then constant or cosine."""
+    warm = int(cfg.warmup * cfg.steps)
+    if step < warm:
+        return 1e-8 + (cfg.lr - 1e-8) * step / warm
+    if cfg.lr_schedule == "cosine":
+        t = (step - warm) / max(1, cfg.steps - warm)
+        return cfg.lr * 0.5 * (1 + math.cos(math.pi * t))
+    return cfg.lr
+
+
+def _optimizer(cfg: TrainConfig, params):
+    import torch
+
+    if cfg.optimizer == "adamw":
+        return torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
+    # "amsgrad": torch's Adam(amsgrad=True) keeps the max of the raw second moment; optax's
+    # amsgrad keeps the max of the bias-corrected one. Close after warm-up; documented deviation.
+    return torch.optim.Adam(params, lr=cfg.lr, weight_decay=cfg.weight_decay,
+                            amsgrad=cfg.optimizer == "amsgrad")
+
+
+def build_for(cfg: TrainConfig, problem):
+    """The model of a config, sized for the problem's vocabulary and classes."""
+    from monoidlab.models import build_model
+
+    return build_model(cfg.model, vocab_size=problem.vocab_size, n_classes=problem.n_classes,
+                       **cfg.model_kwargs)
+
+
+def _to_device(batch: dict, device) -> dict:
+    import torch
+
+    out = {}
+    for k, v in batch.items():
+        if isinstance(v, np.ndarray):
+            out[k] = torch.as_tensor(v, device=device)
+        else:
+            out[k] = v
+    return out
+
+
+def _seed_torch(cfg: TrainConfig, step: int) -> None:
+    import torch
+
+    torch.manual_seed((cfg.seed * 1_000_003 + step) % (2**63))
+
+
+def evaluate(model, problem, lengths, n_per_length: int = 64, seed: int = 0,
+             batch_size: int = 256, device=None, progress: bool = False) -> dict:
+    """Accuracy per length (``{L: acc}``), in eval mode, on a fixed seeded test set per length."""
+    import torch
+
+    device = device or next(model.parameters()).device
+    was_training = model.training
+    model.eval()
+    acc = {}
+    lens = problem.lengths(lengths)
+    it = lens
+    if progress:
+        from tqdm.auto import tqdm
+
+        it = tqdm(lens, desc="evaluate", leave=False)
+    with torch.no_grad():
+        for L in it:
+            rng = np.random.default_rng([seed, 7_777_777, int(L)])
+            correct = []
+            left = n_per_length
+            while left > 0:
+                b = _to_device(problem.batch(rng, int(L), min(batch_size, left), train=False), device)
+                _, c = problem.loss(model, b)
+                correct.append(c.float().cpu())
+                left -= len(c)
+            acc[int(L)] = float(torch.cat(correct).mean())
+    model.train(was_training)
+    return acc
+
+
+def _score(acc: dict, threshold: float) -> dict:
+    score = float(np.mean(list(acc.values()))) if acc else float("nan")
+    return {"accuracy": acc, "score": score, "solved": bool(score >= threshold)}
+
+
+def load_checkpoint(path, device="cpu"):
+    """``(model, config, problem, checkpoint dict)`` from a checkpoint file (weights_only)."""
+    import torch
+
+    from monoidlab.training.config import config_from_dict
+    from monoidlab.training.problems import make_problem
+
+    path = Path(path)
+    if path.is_dir():
+        path = path / "checkpoint.pt"
+    if not path.is_file():
+        raise FileNotFoundError(f"no checkpoint at {path}")
+    ckpt = torch.load(path, map_location=device, weights_only=True)
+    cfg = config_from_dict(ckpt["config"], str(path))
+    problem = make_problem(cfg)
+    model = build_for(cfg, problem).to(device)
+    model.load_state_dict(ckpt["model"])
+    model.eval()
+    return model, cfg, problem, ckpt
+
+
+def train(cfg: TrainConfig, out_dir=None, resume: bool = False, progress: bool = True,
+          evaluate_at_end: bool = True) -> dict:
+    """Train a model; returns ``{"accuracy": {L: acc}, "score", "solved", "steps", ...}``.
+
+    With ``out_dir``: ``checkpoint.pt`` (atomic, every ``checkpoint_every`` steps and at the
+    end), ``metrics.jsonl`` (one JSON object per logged step), ``config.json`` and
+    ``results.json``. ``resume=True`` continues from ``out_dir/checkpoint.pt``.
+    """
+    import torch
+
+    from monoidlab.cli import parse_range
+    from monoidlab.training.problems import make_problem
+
+    cfg.validate()
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
+    device = pick_device(cfg.device)
+    problem = make_problem(cfg)
+    train_lengths = problem.lengths(parse_range(cfg.train_lengths))
+    test_lengths = parse_range(cfg.test_lengths)
+    torch.manual_seed(cfg.seed)  # initial weights
+    model = build_for(cfg, problem).to(device)
+    opt = _optimizer(cfg, model.parameters())
+    out = Path(out_dir) if out_dir else None
+    ckpt_path = out / "checkpoint.pt" if out else None
+    step0 = 0
+    if resume:
+        if not (ckpt_path and ckpt_path.is_file()):
+            raise FileNotFoundError(f"--resume: no checkpoint at {ckpt_path}")
+        ckpt = torch.load(ckpt_path, map_location=device, weights_only=True)
+        if ckpt["config"] != cfg.as_dict():
+            diff = sorted(k for k in ckpt["config"] if ckpt["config"][k] != cfg.as_dict().get(k))
+            raise ValueError(f"--resume: config differs from the checkpoint's in {diff}")
+        model.load_state_dict(ckpt["model"])
+        opt.load_state_dict(ckpt["optimizer"])
+        step0 = int(ckpt["step"])
+    if out:
+        out.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(out / "config.json", json.dumps(cfg.as_dict(), indent=2))
+        _truncate_metrics(out / "metrics.jsonl", step0)
+    fwd_model = torch.compile(model) if cfg.compile else model
+    writer = _tensorboard(out)
+    use_bf16 = cfg.bf16 and device.type == "cuda"
+
+    def save(step: int) -> None:
+        if not ckpt_path:
+            return
+        atomic_torch_save({
+            "model": model.state_dict(), "optimizer": opt.state_dict(), "step": step,
+            "config": cfg.as_dict(), "rng": {"torch": torch.get_rng_state(),
+                                            "data_seed": [cfg.seed, step]},
+            "problem": {"name": problem.name, "vocab_size": problem.vocab_size,
+                        "n_classes": problem.n_classes}}, ckpt_path)
+
+    bar = range(step0, cfg.steps)
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(bar, initial=step0, total=cfg.steps, desc=f"{cfg.model} on {problem.name}",
+                   dynamic_ncols=True)
+    model.train()
+    t0, ema_loss, ema_acc = time.time(), None, None
+    log_fh = open(out / "metrics.jsonl", "a") if out else None  # noqa: SIM115
+    try:
+        for step in bar:
+            # 1. learning rate
+            lr = lr_at(cfg, step)
+            for g in opt.param_groups:
+                g["lr"] = lr
+            # 2. periodic validation and checkpoint (of the weights *before* this step)
+            if cfg.eval_every and step > step0 and step % cfg.eval_every == 0:
+                val = parse_range(cfg.val_lengths) if cfg.val_lengths else test_lengths
+                acc = evaluate(model, problem, val, 16, cfg.seed, device=device)
+                _log(log_fh, writer, step, {"val_score": float(np.mean(list(acc.values())))})
+            if ckpt_path and step > step0 and step % cfg.checkpoint_every == 0:
+                save(step)
+            # 3. forward / backward on the batch of this step (seeded by step)
+            rng = np.random.default_rng([cfg.seed, step])
+            _seed_torch(cfg, step)
+            L = int(rng.choice(train_lengths))
+            batch = _to_device(problem.batch(rng, L, cfg.batch_size, train=True), device)
+            with torch.autocast(device.type, dtype=torch.bfloat16, enabled=use_bf16):
+                loss, correct = problem.loss(fwd_model, batch)
+                if cfg.assoc_weight:
+                    loss = loss + cfg.assoc_weight * model.assoc_loss(
+                        batch["tokens"], batch["lengths"], batch.get("offsets"))
+            if not torch.isfinite(loss):
+                good = f"the last good checkpoint {ckpt_path} is kept" if ckpt_path and \
+                    ckpt_path.is_file() else "no checkpoint was written"
+                raise TrainingDiverged(f"loss is {loss.item()} at step {step} (length {L}); "
+                                       f"{good}. Try a lower lr or clip.")
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            if cfg.grad_centralisation:
+                _centralise(model)
+            # 4. clip and step
+            if cfg.clip:
+                torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip)
+            opt.step()
+            # 5. log
+            lv, av = float(loss.detach()), float(correct.mean())
+            ema_loss = lv if ema_loss is None else 0.95 * ema_loss + 0.05 * lv
+            ema_acc = av if ema_acc is None else 0.95 * ema_acc + 0.05 * av
+            if progress:
+                bar.set_postfix(loss=f"{ema_loss:.4f}", acc=f"{ema_acc:.3f}", L=L, refresh=False)
+            if (step + 1) % cfg.log_every == 0 or step + 1 == cfg.steps:
+                _log(log_fh, writer, step + 1, {"loss": lv, "acc": av, "lr": lr, "length": L,
+                                                "elapsed_s": round(time.time() - t0, 2)})
+    finally:
+        if log_fh:
+            log_fh.close()
+    save(cfg.steps)
+    train_time = time.time() - t0
+    result = {"steps": cfg.steps, "train_seconds": round(train_time, 2),
+              "device": str(device), "model": cfg.model, "problem": problem.name,
+              "parameters": sum(p.numel() for p in model.parameters())}
+    if evaluate_at_end:
+        acc = evaluate(model, problem, test_lengths, cfg.test_samples, cfg.seed, device=device,
+                       progress=progress)
+        result.update(_score(acc, cfg.solved_threshold))
+    if out:
+        atomic_write_text(out / "results.json", json.dumps(result, indent=2))
+    if writer:
+        writer.close()
+    return result
+
+
+def _centralise(model) -> None:
+    """Gradient centralisation: subtract each weight matrix's gradient mean over the output axis."""
+    for name, p in model.named_parameters():
+        if p.grad is not None and p.ndim == 2 and "embed" not in name:
+            p.grad -= p.grad.mean(dim=0, keepdim=True)
+
+
+def _truncate_metrics(path: Path, step0: int) -> None:
+    """Keep only the lines logged up to the resumed step (a killed run may have logged more)."""
+    if not path.is_file():
+        return
+    keep = [ln for ln in path.read_text().splitlines() if ln.strip()
+            and json.loads(ln).get("step", 0) <= step0]
+    atomic_write_text(path, "".join(ln + "\n" for ln in keep))
+
+
+def _log(fh, writer, step: int, values: dict) -> None:
+    if fh:
+        fh.write(json.dumps({"step": step, **values}) + "\n")
+        fh.flush()
+    if writer:
+        for k, v in values.items():
+            writer.add_scalar(k, v, step)
+
+
+def _tensorboard(out):
+    if not out:
+        return None
+    try:
+        from torch.utils.tensorboard import SummaryWriter
+    except ImportError:  # tensorboard is an optional extra
+        return None
+    return SummaryWriter(str(out / "tb"))

@@ -38,18 +38,21 @@ def command(name: str, help: str):
 
 
 def parse_range(text: str, what: str = "range") -> range:
-    """``"41:500"`` → range(41, 501) (inclusive end, as in the papers); ``"40"`` → range(40, 41)."""
+    """``"41:500"`` → range(41, 501) (inclusive end, as in the papers); ``"40"`` → range(40, 41);
+    ``"41:500:20"`` → every 20th length from 41 (the end is included when the step lands on it).
+    """
     try:
-        if ":" in text:
-            a, b = text.split(":", 1)
-            lo, hi = int(a), int(b)
-        else:
-            lo = hi = int(text)
+        parts = [int(x) for x in str(text).split(":")]
     except ValueError:
-        raise CLIError(f"{what}: expected A:B or N (integers), got {text!r}") from None
-    if lo < 0 or hi < lo:
-        raise CLIError(f"{what}: need 0 <= A <= B, got {text!r}")
-    return range(lo, hi + 1)
+        raise CLIError(f"{what}: expected A:B, A:B:STEP or N (integers), got {text!r}") from None
+    if len(parts) == 1:
+        parts = parts * 2
+    if len(parts) not in (2, 3):
+        raise CLIError(f"{what}: expected A:B, A:B:STEP or N, got {text!r}")
+    lo, hi, step = parts[0], parts[1], parts[2] if len(parts) == 3 else 1
+    if lo < 0 or hi < lo or step < 1:
+        raise CLIError(f"{what}: need 0 <= A <= B and STEP >= 1, got {text!r}")
+    return range(lo, hi + 1, step)
 
 
 def emit(args, data, table: str) -> None:
@@ -144,13 +147,14 @@ cmd_monoid.configure = lambda p: (
 def _load_command_modules() -> None:
     """Commands of the other modules register themselves on import (cheap imports only)."""
     import importlib
+    import pkgutil
 
-    for mod in ("monoidlab.cli_analysis", "monoidlab.cli_training"):
-        try:
-            importlib.import_module(mod)
-        except ModuleNotFoundError as exc:
-            if exc.name != mod:
-                raise
+    import monoidlab
+
+    # every monoidlab/cli_*.py module adds its commands (one module per concern)
+    for info in sorted(pkgutil.iter_modules(monoidlab.__path__), key=lambda i: i.name):
+        if info.name.startswith("cli_"):
+            importlib.import_module(f"monoidlab.{info.name}")
 
 
 def build_parser() -> argparse.ArgumentParser:

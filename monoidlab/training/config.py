@@ -76,7 +76,7 @@ class TrainConfig:
 
         if (self.language is None) == (self.task is None):
             raise ConfigError(f"{source}: give exactly one of 'language' or 'task'")
-        if self.model not in REGISTRY and not (self.task == "addition"):
+        if self.model not in REGISTRY:
             raise ConfigError(f"{source}: key 'model': unknown model {self.model!r}; known: "
                               f"{', '.join(sorted(REGISTRY))}")
         checks = [

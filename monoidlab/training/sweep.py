@@ -153,4 +153,10 @@ def summarise(sweep: dict, rows: list[dict]) -> dict:
     lines.append("| solved | " + " | ".join(f"{solved[m]}/{len(problems)}" for m in models) + " |")
     md = "\n".join(lines) + "\n"
     atomic_write_text(out / "summary.md", md)
+    if sweep.get("results_md"):  # e.g. docs/results.md, with the settings used
+        settings = json.dumps(sweep["runs"][0]["config"], indent=1) if sweep["runs"] else "{}"
+        atomic_write_text(sweep["results_md"], md + f"\nSweep file: `{sweep['source']}`; "
+                          f"{len(rows)} runs. Settings of the first run (others differ only "
+                          f"by task, model, seed and per-model overrides):\n\n```json\n"
+                          f"{settings}\n```\n")
     return {"rows": rows, "summary_md": md, "solved": solved, "out": str(out)}

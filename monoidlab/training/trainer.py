@@ -118,7 +118,10 @@ def evaluate(model, problem, lengths, n_per_length: int = 64, seed: int = 0,
             left = n_per_length
             while left > 0:
                 b = _to_device(problem.batch(rng, int(L), min(batch_size, left), train=False), device)
-                _, c = problem.loss(model, b)
+                # a problem may score evaluation differently from training (e.g. exact match
+                # under greedy decoding for language-model tasks)
+                scorer = getattr(problem, "eval_correct", None)
+                c = scorer(model, b) if scorer else problem.loss(model, b)[1]
                 correct.append(c.float().cpu())
                 left -= len(c)
             acc[int(L)] = float(torch.cat(correct).mean())

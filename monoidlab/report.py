@@ -1,0 +1,242 @@
+"""One self-contained HTML report for a language (figures embedded as PNG, opens offline).
+
+Sections: the language (summary and a drawing of the minimal automaton), its monoid (size,
+Green's structure, egg-box diagram and multiplication table when small), coverage (train vs
+test heatmaps, missing compositions, per-EC shift), minimum-training-length estimates, and, with
+a checkpoint, accuracy by length, probing and associativity.
+
+Example
+-------
+>>> import tempfile, pathlib
+>>> out = pathlib.Path(tempfile.mkdtemp())
+>>> path = build_report("parity", out, train_lengths=range(1, 9), test_lengths=range(30, 33))
+>>> path.name, path.read_text().count("<img") >= 4
+('parity.html', True)
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+from monoidlab.io import atomic_write_text
+
+__all__ = ["build_report", "automaton_figure"]
+
+SMALL = 64  # egg-box and multiplication table only for monoids up to this size
+
+
+def _png(fig) -> str:
+    import matplotlib.pyplot as plt
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
+    plt.close(fig)
+    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode()
+
+
+def _img(fig, alt: str) -> str:
+    return f'<figure><img src="{_png(fig)}" alt="{html.escape(alt)}"><figcaption>' \
+           f'{html.escape(alt)}</figcaption></figure>'
+
+
+def _table(rows: list[dict], cols: list[str]) -> str:
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in cols)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(_fmt(r.get(c, '')))}</td>" for c in cols)
+                   + "</tr>" for r in rows)
+    return f"<table><tr>{head}</tr>{body}</table>"
+
+
+def _fmt(v) -> str:
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    return str(v)
+
+
+def automaton_figure(lang, max_states: int = 40):
+    """The minimal automaton drawn with networkx (start marked, classes as colours)."""
+    import matplotlib.pyplot as plt
+    import networkx as nx
+
+    g = nx.MultiDiGraph()
+    n = min(lang.n_states, max_states)
+    for q in range(n):
+        g.add_node(q)
+    labels: dict[tuple[int, int], list[str]] = {}
+    for q in range(n):
+        for a, sym in enumerate(lang.alphabet):
+            t = int(lang.delta[q, a])
+            if t < n:
+                labels.setdefault((q, t), []).append(sym)
+    for (q, t) in labels:
+        g.add_edge(q, t)
+    fig, ax = plt.subplots(figsize=(7, 5))
+    pos = nx.kamada_kawai_layout(nx.Graph(g)) if n > 1 else {0: (0, 0)}
+    cmap = plt.get_cmap("tab20")
+    colors = [cmap(int(lang.output[q]) % 20) for q in range(n)]
+    nx.draw_networkx_nodes(g, pos, node_color=colors, ax=ax, node_size=500,
+                           edgecolors=["black" if q == lang.start else "none" for q in range(n)],
+                           linewidths=2.5)
+    nx.draw_networkx_labels(g, pos, {q: lang.state_names[q][:6] for q in range(n)}, ax=ax,
+                            font_size=8)
+    nx.draw_networkx_edges(g, pos, ax=ax, arrows=True, connectionstyle="arc3,rad=0.15",
+                           node_size=500)
+    nx.draw_networkx_edge_labels(g, pos, {k: ",".join(v)[:12] for k, v in labels.items()},
+                                 ax=ax, font_size=7, connectionstyle="arc3,rad=0.15")
+    ax.set_title(f"{lang.name}: minimal automaton ({lang.n_states} states; start has a black rim;"
+                 f" colour = class)" + (" — truncated" if lang.n_states > max_states else ""),
+                 fontsize=9)
+    ax.axis("off")
+    return fig
+
+
+CSS = """body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;
+color:#222}h1{font-size:1.6em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:2em}
+table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:2px 8px;
+font-size:.9em}figure{margin:1em 0}img{max-width:100%}figcaption{font-size:.85em;color:#555}
+.note{color:#555;font-size:.9em}"""
+
+
+def build_report(language, out_dir, *, checkpoint=None, train_lengths=range(1, 41),
+                 test_lengths=range(41, 501), schedule: str = "balanced", probe: bool = True,
+                 umap: bool = True, n_probe: int = 200, progress: bool = False) -> Path:
+    """Write ``OUT/<language>.html`` and return its path."""
+    import monoidlab as ml
+    from monoidlab import plots
+    from monoidlab.coverage import compare, exact_coverage, min_training_length
+    from monoidlab.training.problems import resolve_within
+
+    t0 = time.time()
+    lang = ml.load_language(language) if isinstance(language, str) else language
+    monoid = lang.monoid()
+    within = resolve_within(lang, "auto")
+    parts = [f"<h1>monoidlab report: {html.escape(lang.name)}</h1>",
+             f"<p>{html.escape(lang.description)}</p>"]
+    steps = ["language", "monoid", "coverage", "min-length"] + (["model"] if checkpoint else [])
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(steps), desc="report")
+
+    def tick():
+        if bar:
+            bar.update(1)
+
+    # --- language
+    parts.append("<h2>Language</h2>")
+    parts.append(_table([{"states (minimal)": lang.n_states, "alphabet": " ".join(lang.alphabet),
+                          "classes": ", ".join(lang.classes)}],
+                        ["states (minimal)", "alphabet", "classes"]))
+    parts.append(_img(automaton_figure(lang), "minimal automaton"))
+    tick()
+    # --- monoid
+    s = monoid.summary()
+    parts.append("<h2>Syntactic monoid</h2>")
+    cols = ["size", "idempotents", "r_classes", "l_classes", "h_classes", "j_classes", "group",
+            "aperiodic", "commutative", "j_trivial", "r_trivial", "l_trivial"]
+    parts.append(_table([s], cols))
+    if monoid.size <= SMALL:
+        parts.append(_img(plots.egg_box_figure(monoid), "Green's structure: egg-box diagrams of "
+                          "the J-classes (rows R-classes, columns L-classes, * idempotent)"))
+        parts.append(_img(plots.multiplication_heatmap(monoid), "multiplication table a·b"))
+    else:
+        parts.append(f"<p class=note>{monoid.size} elements: egg-box diagram and multiplication "
+                     f"table are drawn for monoids up to {SMALL} elements.</p>")
+    tick()
+    # --- coverage
+    parts.append(f"<h2>EC-composition coverage ({schedule} schedule, exact)</h2>")
+    tr = exact_coverage(lang, train_lengths, schedule=schedule, within=within)
+    te = exact_coverage(lang, test_lengths, schedule=schedule, within=within)
+    gap = compare(tr, te)
+    summ = gap.summary()
+    parts.append(_table([summ], ["train_lengths", "test_lengths", "needed", "covered", "missing"]))
+    parts.append(_img(plots.gap_heatmaps(gap), "log10 frequency of EC compositions at training "
+                      "and at test lengths, and their ratio (red: needed, never in training)"))
+    parts.append(_img(plots.missing_table(gap), "compositions needed at test, absent in training"))
+    parts.append(_img(plots.shift_bars(gap), "node-EC distribution shift"))
+    tick()
+    # --- minimum training length
+    parts.append("<h2>Minimum training length</h2>")
+    rows = []
+    for off in (None, "random"):
+        r = min_training_length(lang, test_lengths, schedule=schedule, within=within,
+                                train_offsets=off, delta=0.01,
+                                sample_ranges=[train_lengths])
+        n = next(iter(r.samples_needed.values()))
+        rows.append({"training offsets": off or "0", "needed": r.needed,
+                     "support length": r.support_length or "never (search limit)",
+                     f"samples for P(all seen) ≥ 0.99 at {_rng(train_lengths)}":
+                         "unreachable" if n == float("inf") else n})
+    parts.append(_table(rows, list(rows[0])))
+    parts.append("<p class=note>Support length: smallest L such that training lengths "
+                 f"{min(train_lengths)}..L show every composition test lengths need. Sample size: "
+                 "Poisson approximation on exact expected counts (see docs/coverage.md).</p>")
+    tick()
+    # --- model
+    if checkpoint:
+        parts += _model_section(checkpoint, lang, test_lengths, probe, umap, n_probe)
+        tick()
+    if bar:
+        bar.close()
+    parts.append(f"<p class=note>Generated by monoidlab {ml.__version__} in "
+                 f"{time.time() - t0:.1f} s.</p>")
+    page = (f"<!doctype html><html><head><meta charset=utf-8><title>monoidlab: "
+            f"{html.escape(lang.name)}</title><style>{CSS}</style></head><body>"
+            + "\n".join(parts) + "</body></html>")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"{lang.name}.html"
+    atomic_write_text(path, page)
+    return path
+
+
+def _rng(r) -> str:
+    r = list(r)
+    return f"{r[0]}..{r[-1]}"
+
+
+def _model_section(checkpoint, lang, test_lengths, probe, umap, n_probe) -> list[str]:
+    from monoidlab import plots
+    from monoidlab.training import evaluate, load_checkpoint
+
+    model, cfg, problem, ckpt = load_checkpoint(checkpoint)
+    parts = [f"<h2>Trained model: {html.escape(cfg.model)}</h2>",
+             _table([{"checkpoint": str(checkpoint), "steps": ckpt["step"],
+                      "train lengths": cfg.train_lengths, "sampler": cfg.sampler,
+                      "model_kwargs": json.dumps(cfg.model_kwargs)}],
+                    ["checkpoint", "steps", "train lengths", "sampler", "model_kwargs"])]
+    lengths = list(test_lengths)
+    if len(lengths) > 60:  # a readable curve at report speed
+        lengths = sorted(set(np.linspace(lengths[0], lengths[-1], 48).astype(int).tolist()))
+    acc = evaluate(model, problem, lengths, min(cfg.test_samples, 64), cfg.seed)
+    score = float(np.mean(list(acc.values())))
+    parts.append(f"<p>Mean accuracy over {len(acc)} test lengths in {lengths[0]}..{lengths[-1]}: "
+                 f"<b>{score:.3f}</b> ({'solved' if score >= cfg.solved_threshold else 'not solved'}"
+                 f" at threshold {cfg.solved_threshold}).</p>")
+    parts.append(_img(plots.accuracy_by_length({cfg.model: acc}), "accuracy by length"))
+    if probe:
+        try:
+            from monoidlab import probing  # noqa: F401
+        except ImportError:
+            return parts
+        parts += _probe_section(checkpoint, umap, n_probe)
+    return parts
+
+
+def _probe_section(checkpoint, umap: bool, n_probe: int) -> list[str]:
+    """Probing and associativity, through :mod:`monoidlab.probing`'s report helper."""
+    from monoidlab import probing
+
+    fn = getattr(probing, "report_sections", None)
+    if fn is None:
+        return []
+    return fn(checkpoint, umap=umap, n_strings=n_probe, img=_img, table=_table)

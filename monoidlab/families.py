@@ -207,7 +207,7 @@ def full_transformation(n: int) -> Automaton:
     class, so the machine is minimal. Used by the enumeration benchmark.
     """
     cyc = [(q + 1) % n for q in range(n)]
-    swap = [1, 0] + list(range(2, n))
+    swap = [1, 0] + list(range(2, n)) if n > 1 else [0]
     collapse = [0, 0] + list(range(2, n)) if n > 1 else [0]
     delta = np.array([cyc, swap, collapse]).T
     return Automaton(alphabet=["c", "t", "e"], delta=delta, start=0, output=list(range(n)),
@@ -267,6 +267,10 @@ FAMILIES = {
 }
 
 
+# Bounds on size parameters, so that a spec cannot make the loader run for minutes.
+_MAX_PARAM = {"n": 10_000, "k": 10_000, "mod": 64, "p": 64, "q": 10_000}
+
+
 def build_family(family: str, params: dict, *, source: str = "family") -> Automaton:
     """Build ``FAMILIES[family](**params)``, with errors that name the source and the field."""
     try:
@@ -284,9 +288,12 @@ def build_family(family: str, params: dict, *, source: str = "family") -> Automa
     for key, val in params.items():
         if key in ("n", "k", "p", "q", "mod") and (not isinstance(val, int) or isinstance(val, bool) or val < 1):
             raise SpecError(source, f"params.{key}", f"must be a positive integer, got {val!r}")
+        if key in _MAX_PARAM and val > _MAX_PARAM[key]:  # the generators loop in Python
+            raise SpecError(source, f"params.{key}", f"at most {_MAX_PARAM[key]}, got {val}")
+    if family == "prefix" and params.get("q", 2) ** params.get("p", 1) > 100_000:
+        raise SpecError(source, "params", "q ** p must be at most 100000 (the number of classes)")
     try:
         return fn(**params)
     except (ValueError, TypeError) as exc:
-        if isinstance(exc, SpecError):
-            raise
+        # A SpecError from the Automaton constructor names the generated machine, not the file.
         raise SpecError(source, "params", str(exc)) from None

@@ -36,39 +36,159 @@ class MonoidTooLarge(RuntimeError):
     """Enumeration went past ``max_elements``."""
 
 
-class _KeyIndex:
-    """Map transformations (rows of state images) to element indices through integer keys."""
+_KERNEL: list = []  # [compiled fold or None], filled on first use
 
-    def __init__(self, n: int):
+
+def _fold_kernel():
+    """The numba fold (compiled once per process, cached on disk), or None without numba."""
+    if _KERNEL:
+        return _KERNEL[0]
+    try:
+        import numba
+    except ImportError:  # numpy fallback
+        _KERNEL.append(None)
+        return None
+
+    @numba.njit(cache=True, nogil=True)
+    def fold8(table, tokens, lengths, out):  # pragma: no cover - compiled
+        W = 8
+        e = np.zeros(W, np.int64)
+        for s in range(0, tokens.shape[0], W):
+            n = min(W, tokens.shape[0] - s)
+            longest = 0
+            for j in range(n):
+                e[j] = 0
+                longest = max(longest, lengths[s + j])
+            for t in range(longest):
+                for j in range(n):  # eight independent chains interleave in the pipeline
+                    if t < lengths[s + j]:
+                        e[j] = table[e[j], tokens[s + j, t]]
+            for j in range(n):
+                out[s + j] = e[j]
+
+    _KERNEL.append(fold8)
+    return fold8
+
+
+class _HashCollision(Exception):
+    """Two different transformations met under one 64-bit hash (astronomically rare)."""
+
+
+class _KeyIndex:
+    """Map transformations (rows of state images) to element indices through integer keys.
+
+    Keys are the rows packed into an int64 (``bits`` per state) when they fit; up to 2^22 keys
+    a direct-address table answers lookups in one gather. Wider rows (many states) are hashed
+    to 64 bits and every hit is verified against the stored row; on a collision the caller
+    restarts with exact byte-string keys.
+    """
+
+    DIRECT_BITS = 22  # 4M int32 entries (16 MB); wider keys use the sorted index
+
+    def __init__(self, n: int, exact_bytes: bool = False):
         self.n = n
         bits = max(1, int(np.ceil(np.log2(max(n, 2)))))
-        self.packed = bits * n <= 63
-        self.shift = (np.arange(n, dtype=np.int64) * bits) if self.packed else None
+        self.mode = ("bytes" if exact_bytes else "packed" if bits * n <= 63 else "hash")
+        self.shift = np.arange(n, dtype=np.int64) * bits
+        self.direct = (np.full(1 << (bits * n), -1, np.int32)
+                       if self.mode == "packed" and bits * n <= self.DIRECT_BITS else None)
+        rng = np.random.default_rng(12345)
+        self.mult = rng.integers(1, 2**62, size=n, dtype=np.int64) | 1
         self.sorted_keys = np.empty(0, np.int64)
         self.sorted_idx = np.empty(0, np.int64)
+        self.rows: np.ndarray | None = None  # stored rows by index, for hash verification
 
     def keys(self, rows: np.ndarray) -> np.ndarray:
-        if self.packed:
-            return np.bitwise_or.reduce(rows.astype(np.int64) << self.shift, axis=1) if rows.size \
-                else np.empty(0, np.int64)
-        # Many states: each row's bytes as one fixed-width byte string (sortable, comparable).
-        rows = np.ascontiguousarray(rows)
+        if not rows.size:
+            return np.empty(0, np.int64)
+        if self.mode == "packed":
+            return np.bitwise_or.reduce(rows.astype(np.int64) << self.shift, axis=1)
+        if self.mode == "hash":
+            with np.errstate(over="ignore"):  # wrap-around multiply-add is the hash
+                return (rows.astype(np.int64) * self.mult).sum(axis=1)
+        rows = np.ascontiguousarray(rows)  # exact: each row's bytes as one byte string
         return rows.view(np.dtype((np.bytes_, rows.shape[1] * rows.itemsize))).ravel()
 
-    def lookup(self, keys: np.ndarray) -> np.ndarray:
-        """Element index of each key, or -1 when unknown."""
+    def lookup(self, keys: np.ndarray, rows: np.ndarray | None = None,
+               strict: bool = True) -> np.ndarray:
+        """Element index of each key, or -1 when unknown.
+
+        In hash mode ``rows`` verify every hit: a mismatch raises :class:`_HashCollision`
+        (``strict``, during enumeration) or reads as unknown (queries of arbitrary rows).
+        """
+        if self.direct is not None:
+            return self.direct[keys].astype(np.int64)
         if not len(self.sorted_idx):
             return np.full(len(keys), -1, np.int64)
         pos = np.searchsorted(self.sorted_keys, keys)
         pos = np.minimum(pos, len(self.sorted_keys) - 1)
-        found = self.sorted_keys[pos] == keys
-        return np.where(found, self.sorted_idx[pos], -1)
+        found = np.where(self.sorted_keys[pos] == keys, self.sorted_idx[pos], -1)
+        if self.mode == "hash" and rows is not None and self.rows is not None:
+            hit = np.flatnonzero(found >= 0)
+            bad = (self.rows[found[hit]] != rows[hit]).any(axis=1)
+            if bad.any():
+                if strict:
+                    raise _HashCollision
+                found[hit[bad]] = -1
+        return found
 
-    def add(self, keys: np.ndarray, idx: np.ndarray) -> None:
-        allk = np.concatenate([self.sorted_keys, keys]) if len(self.sorted_idx) else keys
-        alli = np.concatenate([self.sorted_idx, idx])
-        order = np.argsort(allk, kind="stable")
-        self.sorted_keys, self.sorted_idx = allk[order], alli[order]
+    def add(self, keys: np.ndarray, idx: np.ndarray, rows: np.ndarray | None = None) -> None:
+        if self.direct is not None:
+            self.direct[keys] = idx
+            return
+        order = np.argsort(keys, kind="stable")
+        keys, idx = keys[order], idx[order]
+        if self.mode == "hash" and len(np.unique(keys)) != len(keys):
+            raise _HashCollision
+        # merge two sorted runs in O(N) instead of re-sorting everything
+        at = np.searchsorted(self.sorted_keys, keys)
+        self.sorted_keys = np.insert(self.sorted_keys, at, keys) if len(self.sorted_idx) else keys
+        self.sorted_idx = np.insert(self.sorted_idx, at, idx) if len(at) and len(self.sorted_idx) \
+            else (idx if not len(self.sorted_idx) else self.sorted_idx)
+
+
+def _enumerate(delta: np.ndarray, max_elements: int, name: str, exact_bytes: bool):
+    """Frontier-batched closure; returns element rows, right-table rows, parents, letters, index."""
+    n, k = delta.shape
+    dt = np.uint8 if n <= 256 else np.uint16 if n <= 65536 else np.uint32
+    gens = delta.T.astype(dt)  # gens[a][q] = delta[q, a]
+    index = _KeyIndex(n, exact_bytes)
+    elements = [np.arange(n, dtype=dt)[None, :]]
+    parent = [np.array([-1])]
+    letter = [np.array([-1])]
+    index.add(index.keys(elements[0]), np.array([0]))
+    index.rows = elements[0]
+    right_rows = []  # right[frontier elements], filled level by level
+    frontier = elements[0]
+    frontier_start, size = 0, 1
+    while frontier.size:
+        # All products frontier × letter at once: f_{ua}(q) = delta(f_u(q), a).
+        cand = gens[:, frontier].transpose(1, 0, 2).reshape(-1, n)  # (F*k, n), row = u*k + a
+        keys = index.keys(cand)
+        found = index.lookup(keys, cand)
+        new_mask = found < 0
+        # First occurrence of each unseen key, in candidate order (= shortlex order).
+        new_pos = np.flatnonzero(new_mask)
+        _, first, inv = np.unique(keys[new_pos], return_index=True, return_inverse=True)
+        if index.mode == "hash" and (cand[new_pos] != cand[new_pos[first]][inv.ravel()]).any():
+            raise _HashCollision
+        first_pos = np.sort(new_pos[first])
+        n_new = len(first_pos)
+        if size + n_new > max_elements:
+            raise MonoidTooLarge(
+                f"{name}: the monoid has more than max_elements={max_elements} "
+                f"elements (at least {size + n_new}); raise max_elements to enumerate it")
+        index.add(keys[first_pos], np.arange(size, size + n_new))
+        elements.append(cand[first_pos])
+        if index.mode == "hash":
+            index.rows = np.concatenate([index.rows, cand[first_pos]])
+        found[new_mask] = index.lookup(keys[new_mask])
+        right_rows.append(found.reshape(-1, k))
+        parent.append(frontier_start + first_pos // k)
+        letter.append(first_pos % k)
+        frontier_start, size = size, size + n_new
+        frontier = cand[first_pos]
+    return elements, right_rows, parent, letter, index
 
 
 class SyntacticMonoid:
@@ -86,41 +206,11 @@ class SyntacticMonoid:
         self.automaton = automaton
         self.max_elements = int(max_elements)
         delta = np.asarray(automaton.delta)
-        n, k = delta.shape
-        dt = np.uint8 if n <= 256 else np.uint16 if n <= 65536 else np.uint32
-        gens = delta.T.astype(dt)  # gens[a][q] = delta[q, a]
-        index = _KeyIndex(n)
-        elements = [np.arange(n, dtype=dt)[None, :]]
-        parent = [np.array([-1])]
-        letter = [np.array([-1])]
-        index.add(index.keys(elements[0]), np.array([0]))
-        right_rows = []  # right[frontier elements] filled level by level
-        frontier = elements[0]
-        frontier_start, size = 0, 1
-        while frontier.size:
-            # All products frontier × letter at once: f_{ua}(q) = delta(f_u(q), a).
-            cand = gens[:, frontier].transpose(1, 0, 2).reshape(-1, n)  # (F*k, n), row = u*k + a
-            keys = index.keys(cand)
-            found = index.lookup(keys)
-            new_mask = found < 0
-            # First occurrence of each unseen key, in candidate order (= shortlex order).
-            new_pos = np.flatnonzero(new_mask)
-            uniq, first = np.unique(keys[new_pos], return_index=True)
-            first_pos = np.sort(new_pos[first])
-            n_new = len(first_pos)
-            if size + n_new > self.max_elements:
-                raise MonoidTooLarge(
-                    f"{automaton.name}: the monoid has more than max_elements={self.max_elements} "
-                    f"elements (at least {size + n_new}); raise max_elements to enumerate it")
-            new_idx = np.arange(size, size + n_new)
-            index.add(keys[first_pos], new_idx)
-            found[new_mask] = index.lookup(keys[new_mask])
-            right_rows.append(found.reshape(-1, k))
-            elements.append(cand[first_pos])
-            parent.append(frontier_start + first_pos // k)
-            letter.append(first_pos % k)
-            frontier_start, size = size, size + n_new
-            frontier = cand[first_pos]
+        try:
+            out = _enumerate(delta, self.max_elements, automaton.name, exact_bytes=False)
+        except _HashCollision:  # never seen in practice; exact keys are slower but safe
+            out = _enumerate(delta, self.max_elements, automaton.name, exact_bytes=True)
+        elements, right_rows, parent, letter, index = out
         self.elements: np.ndarray = np.concatenate(elements)
         self.right: np.ndarray = np.concatenate(right_rows).astype(np.int64)
         self._parent = np.concatenate(parent)
@@ -178,7 +268,14 @@ class SyntacticMonoid:
     # ------------------------------------------------------------------ products
     def index_of(self, transformations: np.ndarray) -> np.ndarray:
         """Element index of each transformation row (-1 when not in the monoid)."""
-        return self._index.lookup(self._index.keys(np.atleast_2d(transformations)))
+        rows = np.atleast_2d(np.asarray(transformations))
+        n = self.elements.shape[1]
+        ok = (rows.shape[1] == n) & (rows >= 0).all(axis=1) & (rows < n).all(axis=1)
+        out = np.full(len(rows), -1, np.int64)
+        if ok.any():  # states outside 0..n-1 would alias other keys: never members
+            good = rows[ok].astype(self.elements.dtype)
+            out[ok] = self._index.lookup(self._index.keys(good), good, strict=False)
+        return out
 
     def multiply(self, a, b) -> np.ndarray:
         """Product "a then b" (f_b ∘ f_a), vectorised over broadcastable index arrays.
@@ -257,7 +354,11 @@ class SyntacticMonoid:
         return np.ascontiguousarray(np.where(valid, tokens, k).T), valid
 
     def element_of(self, tokens, lengths) -> np.ndarray:
-        """EC of every string of a batch, in lock-step over the batch (one gather per position).
+        """EC of every string of a batch: a fold over the right Cayley table.
+
+        Compiled with numba (a dependency of umap-learn) when available, folding eight strings
+        at a time to hide the latency of the dependent table reads; otherwise numpy in
+        lock-step over the batch (one gather per position).
 
         >>> import monoidlab as ml
         >>> lang = ml.load_language("tomita-5")
@@ -267,15 +368,23 @@ class SyntacticMonoid:
         True
         """
         tokens, lengths = self._check_batch(tokens, lengths)
+        out = np.zeros(tokens.shape[0], np.int64)
+        kernel = _fold_kernel()
+        if kernel is not None and tokens.size:
+            kernel(self._right32, np.ascontiguousarray(tokens), lengths.astype(np.int64), out)
+            return out
         cols, _ = self._padded_columns(tokens, lengths)
         k1 = self.n_symbols + 1
         dt = np.int32 if self.size * k1 < 2**31 else np.int64
         flat = self.identity_letter_right.astype(dt).ravel()
-        cols = cols.astype(dt)
         e = np.zeros(tokens.shape[0], dt)
-        for col in cols:
+        for col in cols.astype(dt):
             e = flat[e * k1 + col]
         return e.astype(np.int64)
+
+    @cached_property
+    def _right32(self) -> np.ndarray:
+        return self.right.astype(np.int32 if self.size < 2**31 else np.int64)
 
     def prefix_elements(self, tokens, lengths) -> np.ndarray:
         """EC of every prefix: ``out[i, t]`` = EC of ``s_i[: t + 1]``; -1 at padding positions."""
@@ -311,8 +420,12 @@ class SyntacticMonoid:
     @cached_property
     def is_commutative(self) -> bool:
         """Commutative iff the letters commute pairwise."""
-        L = self.letters
-        return bool((self.multiply(L[:, None], L[None, :]) == self.multiply(L[None, :], L[:, None])).all())
+        # Compare the letters' transformations directly: going through multiply() would build
+        # the full |M| x |M| table just for k^2 products.
+        e = self.elements[self.letters].astype(np.int64)  # (k, n)
+        k = len(e)
+        ab = e[np.arange(k)[None, :, None], e[:, None, :]]  # ab[a, b, q] = f_b(f_a(q))
+        return bool((ab == ab.transpose(1, 0, 2)).all())
 
     def cayley_graph(self, side: str = "right"):
         """The right or left Cayley graph as a ``networkx.MultiDiGraph`` (edges labelled by letter)."""

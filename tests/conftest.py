@@ -1,0 +1,47 @@
+"""Shared fixtures: tiny languages and a seeded generator.
+
+Hypothesis runs without deadlines (the first call of a numpy path can be slow on a shared
+machine) and with a modest number of examples so that the whole suite stays fast; set
+``HYPOTHESIS_PROFILE=thorough`` for a longer run.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, settings
+
+settings.register_profile("monoidlab", deadline=None, max_examples=60,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("thorough", deadline=None, max_examples=1000,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "monoidlab"))
+
+
+@pytest.fixture
+def rng() -> np.random.Generator:
+    """A fresh generator with a fixed seed (every test sees the same draws)."""
+    return np.random.default_rng(20240601)
+
+
+@pytest.fixture(scope="session")
+def parity():
+    import monoidlab as ml
+
+    return ml.load_language("parity")
+
+
+@pytest.fixture(scope="session")
+def dyck2():
+    import monoidlab as ml
+
+    return ml.load_language("dyck-2")
+
+
+@pytest.fixture(scope="session")
+def tomita7():
+    import monoidlab as ml
+
+    return ml.load_language("tomita-7")

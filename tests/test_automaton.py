@@ -1,0 +1,339 @@
+"""Automaton: minimisation (vs automata-lib and brute force), canonical form, interop, strings."""
+
+from __future__ import annotations
+
+import itertools
+import re
+import tomllib
+
+import numpy as np
+import pytest
+from automata.fa.dfa import DFA
+from hypothesis import given
+from hypothesis import strategies as st
+from oracle import fold_state, random_automaton
+
+import monoidlab as ml
+from monoidlab import Automaton, SpecError, families
+from monoidlab.languages import languages_dir
+
+
+def raw_dfa(delta, start, accept, alphabet) -> DFA:
+    """An automata-lib DFA straight from a table (no monoidlab code involved)."""
+    n = len(delta)
+    return DFA(states=set(range(n)), input_symbols=set(alphabet),
+               transitions={q: {a: int(delta[q][i]) for i, a in enumerate(alphabet)}
+                            for q in range(n)},
+               initial_state=int(start), final_states={q for q in range(n) if accept[q]})
+
+
+def automata_lib_minimal_states(d: DFA) -> int:
+    m = d.minify()
+    return len(m.states)
+
+
+def all_words(k: int, max_len: int):
+    for n in range(max_len + 1):
+        yield from itertools.product(range(k), repeat=n)
+
+
+# ---------------------------------------------------------------------- minimisation
+def explicit_spec_tables():
+    """(name, delta, start, accept, alphabet) read directly from the explicit suite TOML files."""
+    out = []
+    for path in sorted(languages_dir().glob("*.toml")):
+        data = tomllib.loads(path.read_text())
+        if "transitions" not in data or "accept" not in data:
+            continue
+        states = list(data["transitions"])
+        idx = {s: i for i, s in enumerate(states)}
+        sink = len(states)
+        delta = [[idx.get(data["transitions"][s].get(a), sink) for a in data["alphabet"]]
+                 for s in states] + [[sink] * len(data["alphabet"])]
+        accept = [s in data["accept"] for s in states] + [False]
+        out.append((path.stem, delta, idx[data["start"]], accept, data["alphabet"]))
+    return out
+
+
+@pytest.mark.parametrize("name,delta,start,accept,alphabet", explicit_spec_tables(),
+                         ids=lambda v: v if isinstance(v, str) else "")
+def test_suite_recognisers_agree_with_automata_lib(name, delta, start, accept, alphabet):
+    ours = ml.load_language(name)
+    d = raw_dfa(delta, start, accept, alphabet)
+    assert ours.n_states == automata_lib_minimal_states(d)
+    assert ours.to_automata_lib() == d
+
+
+@pytest.mark.parametrize("name", ["dyck-2", "dyck-6", "even-pairs", "tomita-3",
+                                  "addition-interleaved"])
+def test_family_recognisers_are_already_minimal(name):
+    a = ml.load_language(name)
+    assert automata_lib_minimal_states(a.to_automata_lib()) == a.n_states
+
+
+def test_random_recognisers_agree_with_automata_lib(rng):
+    for _ in range(200):
+        n, k = int(rng.integers(1, 11)), int(rng.integers(1, 4))
+        delta = rng.integers(0, n, size=(n, k))
+        accept = rng.integers(0, 2, size=n).astype(bool)
+        start = int(rng.integers(0, n))
+        alphabet = list("abc"[:k])
+        ours = Automaton(alphabet=alphabet, delta=delta, start=start, output=accept.astype(int))
+        d = raw_dfa(delta, start, accept, alphabet)
+        assert ours.n_states == automata_lib_minimal_states(d), (delta, start, accept)
+        assert ours.to_automata_lib() == d
+
+
+def test_automata_lib_equality_is_not_vacuous():
+    t4, t7 = ml.load_language("tomita-4"), ml.load_language("tomita-7")
+    assert t4.to_automata_lib() != t7.to_automata_lib()
+
+
+def brute_force_minimal_size(delta, start, output) -> int:
+    """Reachable states told apart by their class sequences on all words of length < n."""
+    n, k = delta.shape
+    reach, todo = {start}, [start]
+    while todo:
+        q = todo.pop()
+        for t in delta[q]:
+            if int(t) not in reach:
+                reach.add(int(t))
+                todo.append(int(t))
+    words = list(all_words(k, max(n - 1, 0)))
+
+    def signature(q):
+        sig = []
+        for w in words:
+            p = q
+            for a in w:
+                p = delta[p, a]
+            sig.append(int(output[p]))
+        return tuple(sig)
+
+    return len({signature(q) for q in reach})
+
+
+def test_moore_minimisation_matches_brute_force(rng):
+    for _ in range(150):
+        n, k, c = int(rng.integers(1, 7)), int(rng.integers(1, 3)), int(rng.integers(1, 4))
+        delta = rng.integers(0, n, size=(n, k))
+        output = rng.integers(0, c, size=n)
+        start = int(rng.integers(0, n))
+        a = Automaton(alphabet=list("ab"[:k]), delta=delta, start=start, output=output,
+                      classes=[f"c{i}" for i in range(c)])
+        assert a.n_states == brute_force_minimal_size(delta, start, output)
+        # same class on every short word
+        for w in all_words(k, 5):
+            q = start
+            for x in w:
+                q = delta[q, x]
+            assert a.output[fold_state(a, w)] == output[q]
+
+
+def test_minimal_machines_are_canonical(rng):
+    """Relabelling the states of any machine gives an identical minimal table."""
+    for _ in range(100):
+        n, k = int(rng.integers(1, 9)), int(rng.integers(1, 4))
+        delta = rng.integers(0, n, size=(n, k))
+        output = rng.integers(0, 3, size=n)
+        start = int(rng.integers(0, n))
+        kw = dict(alphabet=list("abc"[:k]), classes=["x", "y", "z"])
+        a = Automaton(delta=delta, start=start, output=output, **kw)
+        perm = rng.permutation(n)  # old state q becomes perm[q]
+        pdelta = np.empty_like(delta)
+        pdelta[perm] = perm[delta]
+        poutput = np.empty_like(output)
+        poutput[perm] = output
+        b = Automaton(delta=pdelta, start=int(perm[start]), output=poutput, **kw)
+        assert a == b
+        assert a.start == b.start == 0
+        assert np.array_equal(a.delta, b.delta) and np.array_equal(a.output, b.output)
+
+
+def test_unreachable_states_are_dropped_and_names_kept():
+    a = Automaton(alphabet=["a"], delta=[[0], [0], [1]], start=0, output=[1, 0, 0],
+                  state_names=["p", "q", "r"])
+    assert a.n_states == 1 and a.state_names == ("p",)
+
+
+# ---------------------------------------------------------------------- interop
+@pytest.mark.parametrize("name", ["tomita-1", "tomita-3", "tomita-7", "dyck-4", "even-pairs",
+                                  "parity"])
+def test_automata_lib_round_trip(name):
+    a = ml.load_language(name)
+    b = Automaton.from_dfa(a.to_automata_lib(), alphabet=a.alphabet)
+    assert b.alphabet == a.alphabet
+    assert np.array_equal(a.delta, b.delta) and np.array_equal(a.output, b.output)
+
+
+def test_from_dfa_completes_partial_dfas():
+    d = DFA(states={"p", "q"}, input_symbols={"a", "b"},
+            transitions={"p": {"a": "q"}, "q": {"b": "p"}}, initial_state="p",
+            final_states={"p"}, allow_partial=True)
+    a = Automaton.from_dfa(d)
+    assert a.alphabet == ("a", "b") and a.n_states == 3
+    assert a.classify(["", "ab", "abab", "b", "aa", "aba"]).tolist() == [1, 1, 1, 0, 0, 0]
+
+
+def test_to_automata_lib_needs_two_classes():
+    with pytest.raises(ValueError, match="5 classes"):
+        families.cycle_navigation().to_automata_lib()
+
+
+@pytest.mark.parametrize("regex,alphabet,python", [
+    ("(01)*", "01", "(01)*"),
+    ("0*1*0*1*", "01", "0*1*0*1*"),
+    ("(a|b)*abb", "ab", "(a|b)*abb"),
+    ("a(b|c)+a?", "abc", "a(b|c)+a?"),
+    ("(ab|ba)*c", "abc", "(ab|ba)*c"),
+])
+def test_from_regex_matches_python_re(regex, alphabet, python):
+    a = Automaton.from_regex(regex, list(alphabet))
+    words = ["".join(w) for n in range(8) for w in itertools.product(alphabet, repeat=n)]
+    expected = [int(re.fullmatch(python, w) is not None) for w in words]
+    assert a.classify(words).tolist() == expected
+
+
+def test_from_regex_hand_classified():
+    a = Automaton.from_regex("(a|b)*abb", ["a", "b"])
+    assert a.classify(["abb", "aabb", "babb", "", "ab", "abba", "bbb"]).tolist() == [1, 1, 1, 0, 0, 0, 0]
+    assert a.n_states == 4  # the textbook minimal DFA of (a|b)*abb
+    b = Automaton.from_regex("0(10)*", ["0", "1"])
+    assert b.classify(["0", "010", "01010", "", "01", "0110"]).tolist() == [1, 1, 1, 0, 0, 0]
+
+
+def test_from_regex_gives_the_tomita_languages():
+    assert Automaton.from_regex("0*", ["0", "1"]) == ml.load_language("tomita-1")
+    assert Automaton.from_regex("(01)*", ["0", "1"]) == ml.load_language("tomita-2")
+    assert Automaton.from_regex("0*1*0*1*", ["0", "1"]) == ml.load_language("tomita-7")
+
+
+def test_from_regex_error_is_a_spec_error():
+    with pytest.raises(SpecError, match="regex"):
+        Automaton.from_regex("(ab", ["a", "b"])
+
+
+# ---------------------------------------------------------------------- strings
+def random_strings(rng, alphabet, count, max_len):
+    return [[alphabet[i] for i in rng.integers(0, len(alphabet), size=rng.integers(0, max_len + 1))]
+            for _ in range(count)]
+
+
+def test_encode_decode_round_trip_single_char(rng):
+    a = ml.load_language("modular-arithmetic")
+    strings = ["".join(s) for s in random_strings(rng, a.alphabet, 300, 30)] + [""]
+    tokens, lengths = a.encode(strings)
+    assert tokens.shape == (len(strings), max(map(len, strings))) and tokens.dtype == np.int64
+    assert lengths.tolist() == [len(s) for s in strings]
+    assert (tokens[np.arange(tokens.shape[1])[None, :] >= lengths[:, None]] == 0).all()
+    for s, row in zip(strings, tokens):
+        assert [a.alphabet[t] for t in row[: len(s)]] == list(s)
+    assert a.decode(tokens, lengths) == strings
+
+
+def test_encode_non_ascii_symbols():
+    a = Automaton(alphabet=["α", "β", "😀"], delta=[[0, 1, 0], [1, 0, 1]], start=0, output=[0, 1])
+    tokens, lengths = a.encode(["αβ😀", "😀", ""])
+    assert tokens.tolist() == [[0, 1, 2], [2, 0, 0], [0, 0, 0]] and lengths.tolist() == [3, 1, 0]
+    assert a.decode(tokens, lengths) == ["αβ😀", "😀", ""]
+
+
+@pytest.fixture(scope="module")
+def stack_machine():
+    """A multi-character alphabet (Delétang's stack actions): state = top of a depth-1 stack."""
+    alphabet = ["PUSH0", "PUSH1", "POP", "0"]
+    delta = [[1, 2, 0, 0], [1, 2, 0, 1], [1, 2, 0, 2]]
+    return Automaton(alphabet=alphabet, delta=delta, start=0, output=[0, 1, 2],
+                     classes=["empty", "top0", "top1"], name="stack")
+
+
+def test_encode_decode_round_trip_multi_char(rng, stack_machine):
+    a = stack_machine
+    assert not a.single_char
+    strings = random_strings(rng, a.alphabet, 200, 12) + [[]]
+    tokens, lengths = a.encode(strings)
+    assert a.decode(tokens, lengths) == strings
+    assert a.classify(strings).tolist() == [a.output[fold_state(a, [a.alphabet.index(x) for x in s])]
+                                           for s in strings]
+
+
+def test_encode_accepts_symbol_lists_for_single_char_alphabets(parity):
+    assert parity.encode([["1", "0"], "01"])[0].tolist() == [[1, 0], [0, 1]]
+
+
+@pytest.mark.parametrize("strings,needle", [
+    (["01", "0x1"], "'x' in string 1"),
+    (["", "2"], "'2' in string 1"),
+    ([["0"], ["1", "11"]], "'11' in string 1"),
+])
+def test_encode_unknown_symbol_is_a_clear_error(parity, strings, needle):
+    with pytest.raises(ValueError, match=re.escape(needle)) as exc:
+        parity.encode(strings)
+    assert "alphabet" in str(exc.value) and "parity" in str(exc.value)
+
+
+def test_encode_multi_char_errors(stack_machine):
+    with pytest.raises(ValueError, match="'PUSH2' in string 0"):
+        stack_machine.encode([["PUSH0", "PUSH2"]])
+    with pytest.raises(ValueError, match="list of symbols"):
+        stack_machine.encode(["PUSH0POP"])
+
+
+def test_encode_empty_batch(parity):
+    tokens, lengths = parity.encode([])
+    assert tokens.shape == (0, 0) and lengths.shape == (0,)
+    assert parity.classify([]).shape == (0,)
+
+
+@pytest.mark.parametrize("name", ["parity", "tomita-3", "dyck-6", "cycle-navigation",
+                                  "modular-arithmetic-precedence", "prefix-2-4"])
+def test_classify_matches_per_string_reference(name, rng):
+    a = ml.load_language(name)
+    strings = random_strings(rng, a.alphabet, 400, 40)
+    expected = [int(a.output[fold_state(a, [a.alphabet.index(x) for x in s])]) for s in strings]
+    assert a.classify(strings).tolist() == expected
+    tokens, lengths = a.encode(strings)
+    assert a.classify(tokens, lengths).tolist() == expected
+
+
+def test_run_rejects_bad_batches(parity):
+    with pytest.raises(ValueError, match="token ids"):
+        parity.run(np.array([[0, 2]]), np.array([2]))
+    with pytest.raises(ValueError, match="lengths"):
+        parity.run(np.array([[0, 1]]), np.array([3]))
+    with pytest.raises(ValueError, match="expected tokens"):
+        parity.run(np.array([0, 1]), np.array([2]))
+
+
+@given(st.lists(st.text(alphabet="01", max_size=20), max_size=30))
+def test_classify_parity_property(strings):
+    a = families.parity()
+    assert a.classify(strings).tolist() == [s.count("1") % 2 for s in strings]
+
+
+# ---------------------------------------------------------------------- constructor checks
+@pytest.mark.parametrize("kwargs,field", [
+    (dict(alphabet=[], delta=np.zeros((1, 0), int), output=[0]), "alphabet"),
+    (dict(alphabet=["a", "a"], delta=[[0, 0]], output=[0]), "alphabet"),
+    (dict(alphabet=["a", ""], delta=[[0, 0]], output=[0]), "alphabet"),
+    (dict(alphabet=["a"], delta=[[0, 0]], output=[0]), "delta"),
+    (dict(alphabet=["a"], delta=[[1]], output=[0]), "delta"),
+    (dict(alphabet=["a"], delta=[["x"]], output=[0]), "delta"),
+    (dict(alphabet=["a"], delta=[[0]], output=[0, 1]), "output"),
+    (dict(alphabet=["a"], delta=[[0]], output=[2]), "output"),
+    (dict(alphabet=["a"], delta=[[0]], output=[0], start=3), "start"),
+    (dict(alphabet=["a"], delta=[[0]], output=[0], classes=[]), "classes"),
+])
+def test_constructor_errors_name_the_field(kwargs, field):
+    kwargs.setdefault("start", 0)
+    with pytest.raises(SpecError) as exc:
+        Automaton(name="broken", **kwargs)
+    assert exc.value.field == field and "broken" in str(exc.value)
+
+
+def test_random_machines_keep_every_state_class():
+    rng = np.random.default_rng(3)
+    a = random_automaton(rng, 6, 2)
+    # every reachable state is its own class, so nothing merges
+    reach = {fold_state(a, w) for w in all_words(2, 6)}
+    assert a.n_states == len(reach)

@@ -36,6 +36,7 @@ def _offsets(text: str | None):
 def cmd_coverage(args):
     import monoidlab as ml
     from monoidlab.coverage import compare, exact_coverage, sampled_coverage
+    from monoidlab.sampling import sample
 
     lang = ml.load_language(args.language)
     train_l, test_l = parse_range(args.train, "--train"), parse_range(args.test, "--test")
@@ -52,9 +53,9 @@ def cmd_coverage(args):
     else:
         if offsets is not None:
             raise CLIError("--train-offsets needs --exact (sampled offsets: use the Python API)")
-        tr = ml.sample(lang, train_l, args.n_train, method=args.sampler, seed=args.seed,
+        tr = sample(lang, train_l, args.n_train, method=args.sampler, seed=args.seed,
                        within=within)
-        te = ml.sample(lang, test_l, args.n_test, method=args.sampler, seed=args.seed + 1,
+        te = sample(lang, test_l, args.n_test, method=args.sampler, seed=args.seed + 1,
                        within=within)
         train, test = sampled_coverage(tr, args.schedule), sampled_coverage(te, args.schedule)
     gap = compare(train, test)
@@ -78,7 +79,8 @@ def cmd_coverage(args):
             f"needed {summary['needed']}, covered {summary['covered']}, "
             f"missing {summary['missing']}")
     if summary["missing"]:
-        rows = summary["missing_list"][:20]
+        rows = [{**r, "test_probability": f"{r['test_probability']:.2e}"}  # tiny values
+                for r in summary["missing_list"][:20]]
         text += "\n\n" + format_table(rows, ["left_word", "right_word", "test_probability"])
     if args.out:
         text += "\n\nwrote " + ", ".join(summary["files"])

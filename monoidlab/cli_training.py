@@ -16,7 +16,7 @@ def _config(args, extra: list[str]):
         base.update(task=args.task, language=None)
     if args.model:
         base["model"] = args.model
-    if args.steps:
+    if args.steps is not None:  # --steps 0 must fail validation, not fall back silently
         base["steps"] = args.steps
     if args.seed is not None:
         base["seed"] = args.seed
@@ -68,6 +68,8 @@ def cmd_evaluate(args):
 
     device = pick_device(args.device)
     model, cfg, problem, _ = load_checkpoint(args.checkpoint, device)
+    if args.splits:
+        return _evaluate_splits(args, model, cfg, problem, device)
     lengths = parse_range(args.lengths or cfg.test_lengths, "--lengths")
     acc = evaluate(model, problem, lengths, args.samples or cfg.test_samples, cfg.seed,
                    device=device, progress=not args.json)
@@ -80,8 +82,25 @@ def cmd_evaluate(args):
          + f"\n\nscore {score:.4f} ({'solved' if res['solved'] else 'not solved'})")
 
 
+def _evaluate_splits(args, model, cfg, problem, device):
+    """``evaluate --splits``: accuracy per ListOps split (monoidlab.training.listops)."""
+    from monoidlab.training.listops import evaluate_splits, splits_for
+
+    names = None if args.splits == "all" else [x.strip() for x in args.splits.split(",")]
+    n = args.samples or 512
+    acc = evaluate_splits(model, problem, splits_for(problem, names), n, cfg.seed, device=device)
+    res = {"checkpoint": args.checkpoint, "problem": problem.name, "model": cfg.model,
+           "samples": n, "splits": acc}
+    rows = [{"split": k, "accuracy": v} for k, v in acc.items()]
+    emit(args, res, format_table(rows, ["split", "accuracy"]) + f"\n\n{n} strings per split")
+
+
 cmd_evaluate.configure = lambda p: (
     p.add_argument("checkpoint", help="checkpoint.pt or its run folder"),
+    p.add_argument("--splits", nargs="?", const="all", default=None,
+                   help="ListOps: accuracy per split instead of per length ('all' or a comma "
+                        "list of train, test_longer, test_deeper, test_longer_deeper; "
+                        "--samples strings per split, default 512)"),
     p.add_argument("--lengths", default=None, help="A:B (default: the config's test lengths)"),
     p.add_argument("--samples", type=int, default=None, help="strings per length"),
     p.add_argument("--device", default="auto"),

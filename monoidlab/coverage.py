@@ -19,9 +19,9 @@ Example
 >>> lang = ml.load_language("dyck-2")
 >>> cov = exact_coverage(lang, range(1, 9), schedule="balanced")
 >>> round(float(cov.counts.sum()), 3)      # expected compositions per string
-3.625
+4.125
 >>> min_training_length(lang, test_lengths=range(41, 501)).support_length
-4
+12
 """
 
 from __future__ import annotations
@@ -276,6 +276,13 @@ def exact_coverage(lang, lengths, *, schedule: str = "balanced", distribution: s
         pi_r = _state_prefix(lang, max_len, True)
         elements = monoid.elements.astype(np.int64)
         n = lang.n_states
+        # Lengths without any string of the wanted classes (even lengths of well-formed
+        # expressions) cannot be drawn: the length law is uniform over the others.
+        has = np.zeros(max_len + 1, bool)
+        for t in targets:
+            has |= (pi_r * _state_suffix(lang, t, 0, True)[0][None, :]).sum(axis=1) > 0
+        tl = lens[lens >= 1]
+        rescale = len(tl) / max(int(has[tl].sum()), 1)
         for target in targets:
             g = _state_suffix(lang, target, max_len, False)
             g_r = _state_suffix(lang, target, max_len, True)
@@ -293,7 +300,7 @@ def exact_coverage(lang, lengths, *, schedule: str = "balanced", distribution: s
             sel = rows[live]
             if not len(sel):
                 continue
-            w = sel[:, 6] * share[sel[:, 0].astype(np.int64)] / np.maximum(Z[sel[:, 0].astype(np.int64)], 1e-300)
+            w = rescale * sel[:, 6] * share[sel[:, 0].astype(np.int64)] / np.maximum(Z[sel[:, 0].astype(np.int64)], 1e-300)
             keys, inv = np.unique(sel[:, 1:4].astype(np.int64), axis=0, return_inverse=True)
             inv = inv.ravel()
             pre, suf = sel[:, 4].astype(np.int64), sel[:, 5].astype(np.int64)

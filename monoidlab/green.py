@@ -17,7 +17,6 @@ Example
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
 
 import numpy as np
 
@@ -61,8 +60,11 @@ class GreenStructure:
         self.r: np.ndarray = scc_labels(n, monoid.right)
         self.l: np.ndarray = scc_labels(n, monoid.left)
         self.j: np.ndarray = scc_labels(n, monoid.right, monoid.left)
-        _, h = np.unique(self.r * (self.l.max() + 1) + self.l, return_inverse=True)
-        self.h: np.ndarray = h.ravel()
+        _, first, h = np.unique(self.r * (self.l.max() + 1) + self.l, return_index=True,
+                                return_inverse=True)
+        rank = np.empty(len(first), np.int64)
+        rank[np.argsort(first)] = np.arange(len(first))  # numbered by first element, like R/L/J
+        self.h: np.ndarray = rank[h.ravel()]
 
     n_r = property(lambda self: int(self.r.max()) + 1)
     n_l = property(lambda self: int(self.l.max()) + 1)
@@ -82,11 +84,6 @@ class GreenStructure:
     j_trivial = property(lambda self: self.n_j == self.monoid.size)
     r_trivial = property(lambda self: self.n_r == self.monoid.size)
     l_trivial = property(lambda self: self.n_l == self.monoid.size)
-
-    @cached_property
-    def j_order(self) -> list[int]:
-        """J-classes sorted from the top (the identity's class) down, by the first element."""
-        return list(range(self.n_j))
 
     def egg_box(self, j_class: int) -> EggBox:
         """Egg-box data of one J-class (for the egg-box diagram of small monoids)."""

@@ -148,6 +148,9 @@ def automaton_from_dict(data: dict[str, Any], *, source: str = "spec",
         if missing:
             raise SpecError(src, "output", f"no class for state(s) {missing}")
     else:
+        if "output" in data:
+            raise SpecError(src, "output", "an [output] table needs classes = [...]; a "
+                            "recogniser gives accept = [...] instead")
         classes = ["reject", "accept"]
         accept = _need(data, "accept", list, src, "a list of accepting state names")
         output = np.zeros(len(states) + 1, np.int64)

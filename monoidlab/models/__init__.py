@@ -30,6 +30,7 @@ REGISTRY: dict[str, str] = {
     "rnn": "monoidlab.models.recurrent:RNNClassifier",
     "lstm": "monoidlab.models.recurrent:LSTMClassifier",
     "transformer": "monoidlab.models.transformer:TransformerClassifier",
+    "decoder-lm": "monoidlab.models.decoder:DecoderLM",
 }
 
 

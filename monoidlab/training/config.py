@@ -79,6 +79,7 @@ class TrainConfig:
         if self.model not in REGISTRY:
             raise ConfigError(f"{source}: key 'model': unknown model {self.model!r}; known: "
                               f"{', '.join(sorted(REGISTRY))}")
+        self._check_model_kwargs(source)
         checks = [
             ("steps", self.steps >= 1, "must be >= 1"),
             ("batch_size", self.batch_size >= 1, "must be >= 1"),
@@ -104,6 +105,21 @@ class TrainConfig:
             except CLIError as exc:
                 raise ConfigError(f"{source}: key {key!r}: {exc}") from None
         return self
+
+    def _check_model_kwargs(self, source: str) -> None:
+        """Unknown model options fail here, not at the first step (values fail in build_for)."""
+        import inspect
+
+        from monoidlab.models import model_class
+
+        params = list(inspect.signature(model_class(self.model).__init__).parameters.values())
+        if any(p.kind is p.VAR_KEYWORD for p in params):  # e.g. the transformer's position_kw
+            return
+        known = [p.name for p in params if p.name not in ("self", "vocab_size", "n_classes")]
+        unknown = sorted(set(self.model_kwargs) - set(known))
+        if unknown:
+            raise ConfigError(f"{source}: key 'model_kwargs': model {self.model!r} has no "
+                              f"option(s) {unknown}; its options: {', '.join(known)}")
 
 
 _FIELDS = {f.name: f for f in dataclasses.fields(TrainConfig)}

@@ -112,14 +112,28 @@ class TapeProblem:
         from monoidlab.sampling import as_lengths
 
         lens = as_lengths(lengths)
-        ok = [int(L) for L in lens if L >= self.task.min_length]
+        ok = [int(L) for L in lens if self._has_strings(int(L))]
         if not ok:
             raise ValueError(f"{self.name}: no valid input length in {lengths}")
         return np.asarray(ok)
 
+    def _has_strings(self, length: int) -> bool:
+        """``task.check_length`` accepts it (min_length; ListOps: a feasible depth)."""
+        try:
+            self.task.check_length(length)
+        except ValueError:
+            return False
+        return True
+
     def batch(self, rng, length: int, batch_size: int, train: bool) -> dict:
-        tb = self.task.sample(rng, batch_size, int(length))
-        tokens, lengths, out_slice = self.task.tape(tb)
+        return self.tape_batch(self.task.sample(rng, batch_size, int(length)))
+
+    def tape_batch(self, tb, task=None) -> dict:
+        """The trainer's batch dict of a :class:`~monoidlab.tasks.TaskBatch` (the input tape).
+
+        ``task`` (default: this problem's) builds the tape, e.g. a ListOps split's own task.
+        """
+        tokens, lengths, out_slice = (task or self.task).tape(tb)
         return {"tokens": tokens, "lengths": lengths, "targets": tb.targets, "mask": tb.mask,
                 "out_start": out_slice.start, "out_stop": out_slice.stop}
 
@@ -146,6 +160,10 @@ def make_problem(cfg):
 
         return LanguageProblem(load_language(cfg.language), cfg.sampler, cfg.test_sampler,
                                cfg.within, cfg.pad_offset, cfg.offset_buffer)
+    if cfg.task == "addition":  # next-token prediction with a masked loss (training/lm.py)
+        from monoidlab.training.lm import addition_problem
+
+        return addition_problem(**cfg.task_kwargs)
     from monoidlab.tasks import get_task
 
     return TapeProblem(get_task(cfg.task, **cfg.task_kwargs))

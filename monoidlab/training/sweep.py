@@ -7,6 +7,8 @@ A sweep file is TOML::
     models = ["mlp-ldru", "pr-lstm"]
     seeds = [0, 1]
     out = "runs/sweep"                             # default: runs/<file stem>
+    results_md = "docs/results.md"                 # optional: the table + settings + notes
+    notes = "Markdown placed under the table in results_md (caveats, references)."
     [base]                                         # TrainConfig keys shared by every run
     steps = 2000
     [models.pr-lstm]                               # per-model overrides
@@ -67,7 +69,8 @@ def load_sweep(path) -> dict:
                              "model": model, "seed": seed, "config": cfg.as_dict()})
     out = sweep.get("out", f"runs/{path.stem}")
     return {"runs": runs, "out": out, "source": str(path),
-            "title": sweep.get("title", path.stem), "results_md": sweep.get("results_md")}
+            "title": sweep.get("title", path.stem), "results_md": sweep.get("results_md"),
+            "notes": sweep.get("notes", "")}
 
 
 def _run_one(run: dict, out_root: str, progress: bool) -> dict:
@@ -155,8 +158,19 @@ def summarise(sweep: dict, rows: list[dict]) -> dict:
     atomic_write_text(out / "summary.md", md)
     if sweep.get("results_md"):  # e.g. docs/results.md, with the settings used
         settings = json.dumps(sweep["runs"][0]["config"], indent=1) if sweep["runs"] else "{}"
-        atomic_write_text(sweep["results_md"], md + f"\nSweep file: `{sweep['source']}`; "
-                          f"{len(rows)} runs. Settings of the first run (others differ only "
-                          f"by task, model, seed and per-model overrides):\n\n```json\n"
+        per_model = {}  # what differs between models: their kwargs and optimisation keys
+        for r in sweep["runs"]:
+            c = r["config"]
+            per_model.setdefault(r["model"], {k: c[k] for k in (
+                "model_kwargs", "steps", "batch_size", "optimizer", "lr", "warmup")})
+        hours = sum(r["train_seconds"] for r in rows) / 3600
+        notes = sweep.get("notes", "").strip()
+        atomic_write_text(sweep["results_md"], md + (f"\n{notes}\n" if notes else "") +
+                          f"\nSweep file: `{sweep['source']}`; {len(rows)} runs, "
+                          f"{hours:.2f} h of training in total (evaluation not included). "
+                          "Per-model settings (first run of each model):\n\n" +
+                          "".join(f"- `{m}`: `{json.dumps(v)}`\n" for m, v in per_model.items())
+                          + "\nSettings of the first run (others differ only by task, model, "
+                          f"seed and the per-model/per-task overrides):\n\n```json\n"
                           f"{settings}\n```\n")
     return {"rows": rows, "summary_md": md, "solved": solved, "out": str(out)}

@@ -73,9 +73,13 @@ def _optimizer(cfg: TrainConfig, params):
 def build_for(cfg: TrainConfig, problem):
     """The model of a config, sized for the problem's vocabulary and classes."""
     from monoidlab.models import build_model
+    from monoidlab.training.config import ConfigError
 
-    return build_model(cfg.model, vocab_size=problem.vocab_size, n_classes=problem.n_classes,
-                       **cfg.model_kwargs)
+    try:
+        return build_model(cfg.model, vocab_size=problem.vocab_size,
+                           n_classes=problem.n_classes, **cfg.model_kwargs)
+    except (TypeError, ValueError) as exc:  # a bad option or value in model_kwargs
+        raise ConfigError(f"key 'model_kwargs' of model {cfg.model!r}: {exc}") from None
 
 
 def _to_device(batch: dict, device) -> dict:
@@ -84,6 +88,8 @@ def _to_device(batch: dict, device) -> dict:
     out = {}
     for k, v in batch.items():
         if isinstance(v, np.ndarray):
+            if any(st < 0 for st in v.strides):  # e.g. a reversed (B, 1) view: torch refuses
+                v = v.copy()
             out[k] = torch.as_tensor(v, device=device)
         else:
             out[k] = v
@@ -242,17 +248,18 @@ def train(cfg: TrainConfig, out_dir=None, resume: bool = False, progress: bool =
                     loss = loss + cfg.assoc_weight * model.assoc_loss(
                         batch["tokens"], batch["lengths"], batch.get("offsets"))
             if not torch.isfinite(loss):
-                good = f"the last good checkpoint {ckpt_path} is kept" if ckpt_path and \
-                    ckpt_path.is_file() else "no checkpoint was written"
                 raise TrainingDiverged(f"loss is {loss.item()} at step {step} (length {L}); "
-                                       f"{good}. Try a lower lr or clip.")
+                                       f"{_kept(ckpt_path)}. Try a lower lr or clip.")
             opt.zero_grad(set_to_none=True)
             loss.backward()
             if cfg.grad_centralisation:
                 _centralise(model)
-            # 4. clip and step
-            if cfg.clip:
-                torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip)
+            # 4. clip and step (a non-finite gradient would poison the weights, and then the
+            # next checkpoint, while the loss still looks fine: stop before the step)
+            gnorm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip or math.inf)
+            if not torch.isfinite(gnorm):
+                raise TrainingDiverged(f"gradient norm is {gnorm.item()} at step {step} "
+                                       f"(length {L}); {_kept(ckpt_path)}. Try a lower lr or clip.")
             opt.step()
             # 5. log
             lv, av = float(loss.detach()), float(correct.mean())
@@ -280,6 +287,12 @@ def train(cfg: TrainConfig, out_dir=None, resume: bool = False, progress: bool =
     if writer:
         writer.close()
     return result
+
+
+def _kept(ckpt_path) -> str:
+    if ckpt_path and ckpt_path.is_file():
+        return f"the last good checkpoint {ckpt_path} is kept"
+    return "no checkpoint was written"
 
 
 def _centralise(model) -> None:

@@ -168,6 +168,30 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def markdown_reference() -> str:
+    """The CLI reference (docs/cli.md), generated from the parser so that it cannot drift."""
+    os.environ["COLUMNS"] = "100"  # argparse wraps usage lines at the terminal width
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    lines = ["# CLI reference", "",
+             "Generated from the parser (`python -c \"from monoidlab.cli import "
+             "markdown_reference as m; print(m())\" > docs/cli.md`). Every command prints a "
+             "table, or JSON with `--json`; errors exit with status 2 and one line.", ""]
+    for name, p in sub.choices.items():
+        lines += [f"## `monoidlab {name}`", "", COMMANDS[name].cli_help, "", "```text",
+                  p.format_usage().strip().replace("usage: ", ""), "```", ""]
+        rows = []
+        for a in p._actions:
+            if isinstance(a, argparse._HelpAction):
+                continue
+            flag = ", ".join(a.option_strings) or a.dest
+            default = "" if a.default in (None, False, argparse.SUPPRESS) else f" (default `{a.default}`)"
+            rows.append(f"| `{flag}` | {(a.help or '').replace('|', '/')}{default} |")
+        if rows:
+            lines += ["| option | meaning |", "|---|---|", *rows, ""]
+    return "\n".join(lines)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from monoidlab.automaton import SpecError
     from monoidlab.monoid import MonoidTooLarge
@@ -193,8 +217,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("monoidlab: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `monoidlab ... | head`: the reader left; not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     return 0
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    # `python -m monoidlab.cli`: use the imported module, where the cli_* commands register
+    from monoidlab.cli import main as _main
+
+    sys.exit(_main())

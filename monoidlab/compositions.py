@@ -129,6 +129,47 @@ def reference_node_labels(monoid, strings, schedule: str = "balanced", offsets=N
     return out
 
 
+_KERNEL: list = []
+
+
+def _balanced_kernel():
+    """numba kernel: per string, halve the EC buffer level by level and count the pairs."""
+    if _KERNEL:
+        return _KERNEL[0]
+    try:
+        import numba
+    except ImportError:  # the numpy path below
+        _KERNEL.append(None)
+        return None
+
+    @numba.njit(cache=True, nogil=True)
+    def count(table, letters, tokens, lengths, counts):  # pragma: no cover - compiled
+        M = table.shape[0]
+        buf = np.zeros(max(1, 2 * tokens.shape[1]), np.int32)
+        for i in range(tokens.shape[0]):
+            L = lengths[i]
+            width = 1
+            while width < L:
+                width *= 2
+            for t in range(L):
+                buf[t] = letters[tokens[i, t]]
+            for t in range(L, width):
+                buf[t] = 0  # right padding = identity
+            level, n = 0, width
+            while n > 1:
+                level += 1
+                half = n // 2
+                for j in range(half):
+                    left, right = buf[2 * j], buf[2 * j + 1]
+                    if j << level < L:  # the left child holds string, so a composition
+                        counts[level, left * M + right] += 1
+                    buf[j] = table[left, right]
+                n = half
+
+    _KERNEL.append(count)
+    return count
+
+
 def composition_counts(monoid, tokens, lengths, schedule: str = "balanced", offsets=None,
                        per_level: bool = False, chunk: int = 20_000):
     """Observed composition counts over a batch: ``(|M|, |M|)`` (or per level ``(levels, |M|, |M|)``).
@@ -141,7 +182,12 @@ def composition_counts(monoid, tokens, lengths, schedule: str = "balanced", offs
     M = monoid.size
     n_levels = int(np.ceil(np.log2(max(int((lengths + offsets).max(initial=1)), 1)))) + 1
     counts = np.zeros((n_levels, M * M), np.int64)
-    if schedule == "balanced" and not offsets.any():
+    kernel = _balanced_kernel() if schedule == "balanced" and not offsets.any() else None
+    if kernel is not None and len(lengths):
+        table = monoid.table.astype(np.int32)
+        kernel(table, monoid.letters.astype(np.int32), np.ascontiguousarray(tokens),
+               lengths.astype(np.int64), counts)
+    elif schedule == "balanced" and not offsets.any():
         flat = monoid.table.astype(np.int32 if M * M < 2**31 else np.int64).ravel()
         letters = monoid.letters.astype(flat.dtype)
         for s in range(0, len(lengths), chunk):

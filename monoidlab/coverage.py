@@ -425,6 +425,8 @@ def coverage_probability(cov: Coverage, needed: np.ndarray, n_samples: int, r: i
 def samples_needed(cov: Coverage, needed: np.ndarray, delta: float = 0.01, r: int = 1,
                    n_max: int = 10**12) -> float:
     """Smallest N with :func:`coverage_probability` ≥ 1 − delta (inf when out of reach)."""
+    if not needed.any():
+        return 0
     if coverage_probability(cov, needed, n_max, r) < 1 - delta:
         return float("inf")
     lo, hi = 0, 1

@@ -1,0 +1,153 @@
+"""Tests for the ``monoidlab coverage`` and ``monoidlab min-length`` commands (in process)."""
+
+import json
+
+import numpy as np
+import pytest
+
+import monoidlab as ml
+from monoidlab.cli import main
+from monoidlab.coverage import compare, exact_coverage, min_training_length
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def run_json(capsys, *argv):
+    code, out, err = run(capsys, *argv, "--json")
+    assert code == 0, err
+    return json.loads(out)
+
+
+# ------------------------------------------------------------------ coverage
+def test_coverage_exact_json(capsys):
+    data = run_json(capsys, "coverage", "dyck-2", "--train", "1:8", "--test", "30:34", "--exact")
+    assert {"needed", "covered", "missing", "missing_list", "train_lengths", "test_lengths",
+            "schedule", "language", "exact"} <= set(data)
+    lang = ml.load_language("dyck-2")
+    gap = compare(exact_coverage(lang, range(1, 9)), exact_coverage(lang, range(30, 35)))
+    assert data["needed"] == gap.needed.sum() == 122
+    assert data["covered"] + data["missing"] == data["needed"]
+    assert data["missing"] == 0 and data["missing_list"] == []
+    assert (data["train_lengths"], data["test_lengths"], data["exact"]) == ("1:8", "30:34", True)
+
+
+def test_coverage_missing_list_and_table(capsys):
+    data = run_json(capsys, "coverage", "dyck-2", "--train", "1:5", "--test", "30:34", "--exact",
+                    "--schedule", "scan")
+    assert data["missing"] == len(data["missing_list"]) > 0
+    row = data["missing_list"][0]
+    assert {"left", "right", "left_word", "right_word", "test_probability"} <= set(row)
+    code, out, _ = run(capsys, "coverage", "dyck-2", "--train", "1:5", "--test", "30:34",
+                       "--exact", "--schedule", "scan")
+    assert code == 0
+    assert f"missing {data['missing']}" in out and "left_word" in out
+
+
+def test_coverage_out_writes_pngs_and_json(capsys, tmp_path):
+    out = tmp_path / "d2"
+    data = run_json(capsys, "coverage", "dyck-2", "--train", "1:4", "--test", "20:24",
+                    "--exact", "--out", str(out))
+    files = {p.name for p in out.iterdir()}
+    assert {"heatmaps.png", "missing.png", "ec_shift.png", "coverage.json"} <= files
+    for name in ("heatmaps.png", "missing.png", "ec_shift.png"):
+        assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    saved = json.loads((out / "coverage.json").read_text())
+    assert saved["missing"] == data["missing"] > 0
+    assert sorted(data["files"]) == sorted(str(out / n) for n in files)
+
+
+def test_coverage_sampled(capsys):
+    data = run_json(capsys, "coverage", "dyck-2", "--train", "1:8", "--test", "30:34",
+                    "--sampler", "balanced", "--n-train", "500", "--n-test", "100")
+    assert data["exact"] is False and data["sampler"] == "balanced"
+    exact = exact_coverage(ml.load_language("dyck-2"), range(30, 35)).support.sum()
+    assert 0 < data["needed"] <= exact
+
+
+def test_coverage_train_offsets_random(capsys):
+    base = run_json(capsys, "coverage", "dyck-2", "--train", "1:6", "--test", "30:34", "--exact")
+    off = run_json(capsys, "coverage", "dyck-2", "--train", "1:6", "--test", "30:34", "--exact",
+                   "--train-offsets", "random")
+    assert off["train_offsets"] == "random"
+    assert off["needed"] == base["needed"]
+    assert off["missing"] <= base["missing"]  # offsets only add training trees
+    lst = run_json(capsys, "coverage", "dyck-2", "--train", "1:6", "--test", "30:34", "--exact",
+                   "--train-offsets", "0,1,3")
+    assert lst["missing"] <= base["missing"]
+
+
+def test_coverage_within_modular_arithmetic(capsys):
+    data = run_json(capsys, "coverage", "modular-arithmetic", "--train", "1:5", "--test", "7:9",
+                    "--exact", "--within", "auto")
+    lang = ml.load_language("modular-arithmetic")
+    wf = [c for c in lang.classes if c != "incomplete"]
+    assert data["needed"] == exact_coverage(lang, range(7, 10), within=wf).support.sum()
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["coverage", "dyck-2", "--train", "8:1"], "--train"),
+    (["coverage", "dyck-2", "--test", "a:b"], "--test"),
+    (["coverage", "dyck-2", "--train=-3:4"], "--train"),
+    (["coverage", "dyck-2", "--train-offsets", "random"], "--exact"),
+    (["coverage", "dyck-2", "--exact", "--train-offsets", "x,y"], "--train-offsets"),
+    (["coverage", "dyck-2", "--exact", "--sampler", "ec_stratified"], "--exact"),
+    (["coverage", "no-such-language", "--exact"], "no-such-language"),
+    (["min-length"], "--suite"),
+    (["min-length", "parity", "--suite", "tomita"], "--suite"),
+    (["min-length", "parity", "--test", "9:2"], "--test"),
+    (["min-length", "--suite", "nope"], "nope"),
+])
+def test_errors_exit_2_with_one_line(capsys, argv, message):
+    code, out, err = run(capsys, *argv)
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("monoidlab: error:"), err
+    assert message in lines[0]
+
+
+# ------------------------------------------------------------------ min-length
+def test_min_length_suite_json(capsys):
+    rows = run_json(capsys, "min-length", "--suite", "tomita", "--test", "41:60")
+    assert [r["name"] for r in rows] == ml.suite("tomita")
+    for r in rows:
+        assert {"support_length", "needed", "uncovered_at_limit", "schedule"} <= set(r)
+        expected = min_training_length(ml.load_language(r["name"]), range(41, 61))
+        assert r["support_length"] == expected.support_length
+        assert r["needed"] == expected.needed
+
+
+def test_min_length_single_language_table_and_json(capsys):
+    data = run_json(capsys, "min-length", "parity", "--test", "41:100")
+    assert data["support_length"] == 2 and data["name"] == "parity"
+    code, out, _ = run(capsys, "min-length", "dyck-2", "--test", "41:100")
+    assert code == 0 and "support_length" in out and "dyck-2" in out
+
+
+def test_min_length_sample_size(capsys):
+    data = run_json(capsys, "min-length", "dyck-2", "--test", "30:34", "--delta", "0.01",
+                    "--train", "1:12")
+    assert data["samples_needed"] > 0
+    lang = ml.load_language("dyck-2")
+    res = min_training_length(lang, range(30, 35), delta=0.01, sample_ranges=[range(1, 13)])
+    assert data["samples_needed"] == res.samples_needed["1:12"]
+    # a range that misses compositions can never reach 1 - delta
+    data = run_json(capsys, "min-length", "dyck-2", "--test", "30:34", "--delta", "0.01",
+                    "--train", "1:4")
+    assert data["samples_needed"] is None
+
+
+def test_min_length_train_offsets_and_schedules(capsys):
+    base = run_json(capsys, "min-length", "dyck-2", "--test", "41:80")
+    off = run_json(capsys, "min-length", "dyck-2", "--test", "41:80", "--train-offsets", "random")
+    assert off["train_offsets"] == "random"
+    assert off["support_length"] <= base["support_length"]
+    for sched in ("scan", "chain"):
+        d = run_json(capsys, "min-length", "tomita-3", "--test", "41:60", "--schedule", sched)
+        assert d["schedule"] == sched and d["support_length"] is not None
+    limited = run_json(capsys, "min-length", "dyck-2", "--test", "41:80", "--max-search", "6")
+    assert limited["support_length"] is None and limited["uncovered_at_limit"] > 0
+    assert np.isfinite(limited["needed"])

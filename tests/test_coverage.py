@@ -1,0 +1,385 @@
+"""Tests for monoidlab.coverage against brute force over every string, and against simulation.
+
+The brute force enumerates Σ^L, weighs each string by its probability under the distribution,
+and labels each tree node's children by ``element_of`` on the child's substring, with the tree
+taken from ``trees.reference_spans`` (a top-down recursion independent of the schedules and of
+the dynamic programming under test).
+"""
+
+import itertools
+
+import numpy as np
+import pytest
+
+import monoidlab as ml
+from monoidlab.compositions import composition_counts
+from monoidlab.coverage import (
+    compare,
+    coverage_gap,
+    coverage_probability,
+    exact_coverage,
+    min_training_length,
+    node_table,
+    offsets_for,
+    sampled_coverage,
+    samples_needed,
+)
+from monoidlab.sampling import sample
+from monoidlab.trees import reference_spans
+
+
+def all_strings(lang, L: int) -> np.ndarray:
+    return np.array(list(itertools.product(range(lang.n_symbols), repeat=L)),
+                    np.int64).reshape(-1, L)
+
+
+def string_weights(lang, strings, distribution, within) -> np.ndarray:
+    """Probability of each string of one length (all zero when no string qualifies)."""
+    L = strings.shape[1]
+    cls = lang.classify(strings, np.full(len(strings), L))
+    keep = np.ones(len(strings), bool) if within is None else \
+        np.isin(cls, [lang.classes.index(c) for c in within])
+    w = np.zeros(len(strings))
+    if not keep.any():
+        return w
+    if distribution == "uniform":
+        w[keep] = 1.0 / keep.sum()
+    else:  # each class present at this length equally likely, uniform inside it
+        present = np.unique(cls[keep])
+        for c in present:
+            sel = keep & (cls == c)
+            w[sel] = 1.0 / (len(present) * sel.sum())
+    return w
+
+
+def brute_coverage(lang, lengths, schedule="balanced", distribution="uniform", within=None,
+                   offsets=None, max_buffer=None):
+    """Expected counts per level ``(levels, M, M)`` and support, by enumeration."""
+    m = lang.monoid()
+    M = m.size
+    lengths = list(lengths)
+    counts = np.zeros((64, M, M))
+    support = np.zeros((M, M), bool)
+    for L in lengths:
+        strings = all_strings(lang, L)
+        w = string_weights(lang, strings, distribution, within) / len(lengths)
+        offs = offsets_for(L, offsets, max_buffer)
+        for off in offs:
+            for level, ls, rs in reference_spans(schedule, L, int(off)):
+                if ls[0] == ls[1] and rs[0] == rs[1]:
+                    continue  # both children padding: no composition
+                x, y = (m.element_of(strings[:, a:b], np.full(len(strings), b - a))
+                        for a, b in (ls, rs))
+                np.add.at(counts[level], (x, y), w / len(offs))
+                support[x[w > 0], y[w > 0]] = True
+    top = int(np.flatnonzero(counts.reshape(64, -1).any(axis=1)).max(initial=0)) + 1
+    return counts[:top], support
+
+
+def assert_matches(cov, brute):
+    counts, support = brute
+    per = cov.per_level
+    assert per is not None
+    n = max(per.shape[0], counts.shape[0])
+    pad = lambda a: np.concatenate([a, np.zeros((n - a.shape[0],) + a.shape[1:])])  # noqa: E731
+    np.testing.assert_allclose(pad(per), pad(counts), rtol=1e-9, atol=1e-13)
+    np.testing.assert_allclose(cov.counts, counts.sum(axis=0), rtol=1e-9, atol=1e-13)
+    np.testing.assert_array_equal(cov.support, support)
+
+
+# ------------------------------------------------------------------ exact = brute force
+@pytest.mark.parametrize("distribution", ["uniform", "balanced"])
+@pytest.mark.parametrize("schedule", ["balanced", "scan", "chain"])
+@pytest.mark.parametrize("name", ["dyck-2", "tomita-3", "prefix-1-2", "tomita-5"])
+def test_exact_equals_brute_force(name, schedule, distribution):
+    lang = ml.load_language(name)
+    lengths = range(1, 11)
+    cov = exact_coverage(lang, lengths, schedule=schedule, distribution=distribution,
+                         per_level=True)
+    assert cov.exact
+    assert_matches(cov, brute_coverage(lang, lengths, schedule, distribution))
+
+
+@pytest.mark.parametrize("schedule", ["balanced", "scan", "chain"])
+def test_exact_equals_brute_force_length_12(schedule):
+    lang = ml.load_language("tomita-3")
+    cov = exact_coverage(lang, [11, 12], schedule=schedule, distribution="balanced",
+                         per_level=True)
+    assert_matches(cov, brute_coverage(lang, [11, 12], schedule, "balanced"))
+
+
+@pytest.mark.parametrize("distribution", ["uniform", "balanced"])
+@pytest.mark.parametrize("schedule", ["balanced", "scan", "chain"])
+def test_exact_within_sub_language(schedule, distribution):
+    lang = ml.load_language("modular-arithmetic")
+    wf = [c for c in lang.classes if c != "incomplete"]
+    cov = exact_coverage(lang, [1, 3, 5], schedule=schedule, distribution=distribution,
+                         within=wf, per_level=True)
+    brute = brute_coverage(lang, [1, 3, 5], schedule, distribution, within=wf)
+    assert_matches(cov, brute)
+    # the sub-language matters: operators never sit where a digit must be
+    plain = exact_coverage(lang, [1, 3, 5], schedule=schedule)
+    assert (plain.support & ~cov.support).any()
+
+
+@pytest.mark.parametrize("distribution", ["uniform", "balanced"])
+def test_within_lengths_without_strings_are_not_drawn(distribution):
+    # well-formed expressions have odd lengths only: 1..7 is the law of 1, 3, 5, 7
+    # (counts stay "expected compositions per string", which samples_needed relies on)
+    lang = ml.load_language("modular-arithmetic")
+    wf = [c for c in lang.classes if c != "incomplete"]
+    a = exact_coverage(lang, range(1, 8), within=wf, distribution=distribution)
+    b = exact_coverage(lang, [1, 3, 5, 7], within=wf, distribution=distribution)
+    np.testing.assert_allclose(a.counts, b.counts, rtol=1e-12, atol=1e-15)
+    assert exact_coverage(lang, [2], within=wf).counts.sum() == 0
+
+
+def test_exact_within_a_single_class(dyck2):
+    cov = exact_coverage(dyck2, range(2, 11, 2), within="accept", per_level=True)
+    assert_matches(cov, brute_coverage(dyck2, range(2, 11, 2), within=["accept"]))
+    odd_too = exact_coverage(dyck2, range(1, 11), within="accept")
+    np.testing.assert_allclose(odd_too.counts, cov.counts, rtol=1e-12)
+
+
+@pytest.mark.parametrize("distribution", ["uniform", "balanced"])
+@pytest.mark.parametrize("offsets, max_buffer", [([0, 1, 2], None), ("random", 8),
+                                                 ("random", None)])
+def test_exact_with_offsets(offsets, max_buffer, distribution):
+    lang = ml.load_language("dyck-2")
+    lengths = range(1, 7)
+    cov = exact_coverage(lang, lengths, distribution=distribution, offsets=offsets,
+                         max_buffer=max_buffer, per_level=True)
+    assert_matches(cov, brute_coverage(lang, lengths, "balanced", distribution, None, offsets,
+                                       max_buffer))
+
+
+def test_offsets_for_and_node_table():
+    assert offsets_for(5, None).tolist() == [0]
+    assert offsets_for(5, 0).tolist() == [0]
+    assert offsets_for(5, "random").tolist() == list(range(0, 16 - 5 + 1))
+    assert offsets_for(3, "random", max_buffer=8).tolist() == list(range(6))
+    assert offsets_for(3, [0, 2]).tolist() == [0, 2]
+    with pytest.raises(ValueError, match="max_buffer"):
+        offsets_for(9, "random", max_buffer=8)
+    with pytest.raises(ValueError, match="random"):
+        offsets_for(3, "shuffle")
+    rows = node_table("balanced", [5, 6])
+    # weights: each length half the mass; L = 5 has 6 nodes with a composition, L = 6 also 6
+    assert len(rows) == 12 and rows[:, 6].sum() == pytest.approx(6.0)
+    assert (rows[:, 2] + rows[:, 3] + rows[:, 4] + rows[:, 5] == rows[:, 0]).all()
+
+
+def test_counts_are_expected_nodes_per_string(dyck2):
+    # balanced: L = 1..8 carries 0,1,3,3,6,6,7,7 composition nodes (padding pairs included)
+    cov = exact_coverage(dyck2, range(1, 9))
+    assert cov.counts.sum() == pytest.approx(33 / 8)
+    assert cov.probabilities.sum() == pytest.approx(1.0)
+    assert cov.node_ec_distribution.sum() == pytest.approx(1.0)
+    # scan: L = 8 has 11 nodes; chain: L - 1
+    assert exact_coverage(dyck2, [8], schedule="scan").counts.sum() == pytest.approx(11)
+    assert exact_coverage(dyck2, [8], schedule="chain").counts.sum() == pytest.approx(7)
+
+
+def test_long_lengths_support_does_not_underflow():
+    lang = ml.load_language("dyck-6")
+    cov = exact_coverage(lang, [500])
+    # probabilities underflow for some pairs, supports are exact booleans
+    assert cov.support.sum() >= (cov.counts > 0).sum()
+    assert np.isfinite(cov.counts).all()
+
+
+# ------------------------------------------------------------------ Monte Carlo → exact
+@pytest.mark.parametrize("method, schedule", [("uniform", "balanced"), ("balanced", "balanced"),
+                                              ("uniform", "scan"), ("balanced", "chain")])
+def test_sampled_converges_to_exact(dyck2, method, schedule):
+    lengths = range(1, 17)
+    exact = exact_coverage(dyck2, lengths, schedule=schedule, distribution=method)
+    errs = []
+    for n in (1_000, 10_000, 100_000):
+        b = sample(dyck2, lengths, n, method=method, seed=n)
+        s = sampled_coverage(b, schedule)
+        assert not s.exact and s.n_strings == n
+        assert not (s.support & ~exact.support).any()  # nothing outside the exact support
+        errs.append(np.abs(s.counts - exact.counts).sum() / exact.counts.sum())
+    # total-variation-like error shrinks like 1/sqrt(n)
+    assert errs[2] < errs[1] < errs[0]
+    assert errs[2] < 0.015 and errs[0] / errs[2] > 4
+
+
+def test_sampled_converges_with_random_offsets(dyck2):
+    lengths = range(1, 9)
+    exact = exact_coverage(dyck2, lengths, offsets="random", max_buffer=16)
+    b = sample(dyck2, lengths, 60_000, seed=21)
+    rng = np.random.default_rng(22)
+    offsets = np.array([rng.integers(0, 16 - L + 1) for L in b.lengths])
+    s = sampled_coverage(b, "balanced", offsets=offsets)
+    assert np.abs(s.counts - exact.counts).sum() / exact.counts.sum() < 0.02
+
+
+def test_sampled_coverage_per_level(dyck2):
+    b = sample(dyck2, range(1, 17), 2000, seed=23)
+    s = sampled_coverage(b, "balanced", per_level=True)
+    np.testing.assert_allclose(s.per_level.sum(axis=0), s.counts)
+    exact = exact_coverage(dyck2, range(1, 17), per_level=True)
+    assert s.per_level.shape[0] == exact.per_level.shape[0]
+
+
+# ------------------------------------------------------------------ gaps
+def test_gap_summary_and_views(dyck2):
+    train = exact_coverage(dyck2, range(1, 7))
+    test = exact_coverage(dyck2, range(30, 35))
+    gap = compare(train, test)
+    assert (gap.missing == (test.support & ~train.support)).all()
+    s = gap.summary()
+    assert s["needed"] == test.support.sum()
+    assert s["covered"] + s["missing"] == s["needed"] and s["missing"] > 0
+    assert (s["train_lengths"], s["test_lengths"]) == ("1:6", "30:34")
+    rows = gap.missing_list()
+    assert len(rows) == s["missing"]
+    probs = [r["test_probability"] for r in rows]
+    assert probs == sorted(probs, reverse=True)
+    labels = dyck2.monoid().labels()
+    assert all(labels[r["left"]] == r["left_word"] for r in rows)
+    ratio = gap.ratio
+    assert np.isnan(ratio[gap.missing]).all()
+    both = train.support & test.support & (train.counts > 0) & (test.counts > 0)
+    np.testing.assert_allclose(ratio[both], test.probabilities[both] / train.probabilities[both])
+    shift = gap.ec_shift
+    assert shift["shift"].sum() == pytest.approx(0.0, abs=1e-12)
+
+
+def test_coverage_gap_from_batches(parity):
+    tr = sample(parity, range(1, 5), 200, seed=0)
+    te = sample(parity, [64], 50, seed=1)
+    assert coverage_gap(parity.monoid(), tr, te).summary()["missing"] == 0
+
+
+def test_d6_paper_gap():
+    """D_6, train 10–40 vs test 480–500: long strings need compositions training never shows."""
+    lang = ml.load_language("dyck-6")
+    gap = compare(exact_coverage(lang, range(10, 41)), exact_coverage(lang, range(480, 501)))
+    rows = gap.missing_list()
+    assert len(rows) > 0
+    # every missing pair involves an EC only reachable by long words or a deep power-of-two block
+    assert all(r["test_probability"] >= 0 for r in rows)
+
+
+# ------------------------------------------------------------------ minimum training length
+def _brute_support(lang, L, schedule):
+    return brute_coverage(lang, [L], schedule)[1]
+
+
+@pytest.mark.parametrize("schedule", ["balanced", "scan", "chain"])
+def test_min_length_support_brute_force(dyck2, schedule):
+    test_lengths = range(10, 13)
+    needed = brute_coverage(dyck2, test_lengths, schedule)[1]
+    have = np.zeros_like(needed)
+    expected = None
+    for L in range(1, 13):
+        have |= _brute_support(dyck2, L, schedule)
+        if not (needed & ~have).any():
+            expected = L
+            break
+    res = min_training_length(dyck2, test_lengths, schedule=schedule)
+    assert res.needed == needed.sum()
+    assert res.support_length == expected and expected is not None
+    assert res.uncovered_at_limit == 0
+
+
+def test_min_length_long_test_range_by_unions(dyck2):
+    test_lengths = range(20, 25)
+    needed = exact_coverage(dyck2, test_lengths).support
+    have = np.zeros_like(needed)
+    expected = None
+    for L in range(1, 25):
+        have |= exact_coverage(dyck2, [L]).support
+        if not (needed & ~have).any():
+            expected = L
+            break
+    assert min_training_length(dyck2, test_lengths).support_length == expected
+    # train_min: starting later can only need a longer (or equal) maximum length
+    later = min_training_length(dyck2, test_lengths, train_min=6).support_length
+    assert later is None or later >= expected
+
+
+def test_min_length_known_values(parity, dyck2):
+    assert min_training_length(parity, range(41, 501)).support_length == 2
+    # D_2 needs the EC of "0011" (first reachable at length 4) next to padding:
+    # ([8, 12) then ∅), so 12
+    assert min_training_length(dyck2, range(41, 501)).support_length == 12
+    res = min_training_length(dyck2, range(41, 501), max_search=8)
+    assert res.support_length is None and res.uncovered_at_limit > 0
+
+
+def test_min_length_within_and_offsets():
+    lang = ml.load_language("modular-arithmetic")
+    wf = [c for c in lang.classes if c != "incomplete"]
+    res = min_training_length(lang, range(41, 61, 2), within=wf)
+    needed = exact_coverage(lang, range(41, 61, 2), within=wf).support
+    S = res.support_length
+    assert S is not None and res.needed == needed.sum()
+    have = np.zeros_like(needed)
+    for L in range(1, S):
+        have |= exact_coverage(lang, [L], within=wf).support
+    assert (needed & ~have).any()  # minimal
+    have |= exact_coverage(lang, [S], within=wf).support
+    assert not (needed & ~have).any()  # sufficient
+    d2 = ml.load_language("dyck-2")
+    r0 = min_training_length(d2, range(41, 101)).support_length
+    r_off = min_training_length(d2, range(41, 101), train_offsets="random").support_length
+    assert r_off is not None and r_off <= r0
+
+
+# ------------------------------------------------------------------ sample size (Poisson)
+def _simulated_probability(lang, lengths, needed, n, r, reps, seed):
+    """Fraction of ``reps`` independent training sets of ``n`` strings that see every needed
+    composition at least ``r`` times."""
+    m = lang.monoid()
+    b = sample(lang, lengths, n * reps, seed=seed)
+    hits = 0
+    for i in range(reps):
+        sl = slice(i * n, (i + 1) * n)
+        c = composition_counts(m, b.tokens[sl], b.lengths[sl])
+        hits += bool((c[needed] >= r).all())
+    return hits / reps
+
+
+@pytest.mark.parametrize("r, target", [(1, 0.3), (1, 0.8), (2, 0.5)])
+def test_coverage_probability_matches_simulation(dyck2, r, target):
+    lengths = range(1, 7)  # rarest needed pairs: ~1e-3 per string, N ~ 1000
+    train = exact_coverage(dyck2, lengths)
+    needed = exact_coverage(dyck2, range(30, 35)).support & train.support
+    n = samples_needed(train, needed, delta=1 - target, r=r)
+    p = coverage_probability(train, needed, n, r)
+    assert 0.2 < p < 0.9
+    sim = _simulated_probability(dyck2, lengths, needed, n, r, reps=300, seed=int(100 * target))
+    assert abs(sim - p) < 0.1, (n, p, sim)
+
+
+def test_samples_needed_edges(dyck2):
+    train = exact_coverage(dyck2, range(1, 5))
+    test = exact_coverage(dyck2, range(30, 35))
+    # a needed composition that training never shows: probability 0, N infinite
+    assert coverage_probability(train, test.support, 10**6) == 0.0
+    assert samples_needed(train, test.support) == float("inf")
+    ok = test.support & train.support
+    n1 = samples_needed(train, ok, delta=0.01)
+    assert coverage_probability(train, ok, n1) >= 0.99 > coverage_probability(train, ok, n1 - 1)
+    assert samples_needed(train, ok, delta=0.01, r=3) > n1
+    res = min_training_length(dyck2, range(30, 35), delta=0.01, sample_ranges=[range(1, 13)])
+    assert set(res.samples_needed) == {"1:12"}
+    assert 0 < res.samples_needed["1:12"] < float("inf")
+
+
+def test_composition_counts_agree_with_sampled_coverage(dyck2):
+    b = sample(dyck2, range(1, 30), 300, seed=30)
+    c = composition_counts(dyck2.monoid(), b.tokens, b.lengths)
+    np.testing.assert_allclose(sampled_coverage(b).counts, c / 300)
+
+
+def test_doctests():
+    import doctest
+
+    import monoidlab.coverage as mod
+
+    assert doctest.testmod(mod, optionflags=doctest.ELLIPSIS).failed == 0

@@ -188,8 +188,9 @@ def egg_box_figure(monoid, max_classes: int = 12):
     plt = _plt()
     boxes = monoid.green.egg_boxes()[:max_classes]
     labels = monoid.labels()
-    fig, axes = plt.subplots(len(boxes), 1, figsize=(7, 1.0 + 0.6 * sum(len(b.r_classes) for b in boxes)),
-                             squeeze=False)
+    rows = [len(b.r_classes) + 1 for b in boxes]  # each diagram as tall as its R-classes
+    fig, axes = plt.subplots(len(boxes), 1, figsize=(7, 0.3 * sum(rows) + 0.3), squeeze=False,
+                             gridspec_kw={"height_ratios": rows})
     for ax, box in zip(axes[:, 0], boxes):
         ax.axis("off")
         cells = [[", ".join(labels[m] + ("*" if idem and m in set(monoid.idempotents.tolist()) else "")

@@ -1,0 +1,89 @@
+"""Open a monoidlab HTML report in real headless Chromium: screenshot, console errors, images.
+
+The report holds no script of its own; a copy gets a tiny probe script appended that records,
+after load, how many ``<img>`` elements decoded (naturalWidth > 0). Chromium runs with
+``--dump-dom`` (the probe's verdict) and ``--screenshot`` (a PNG to look at), console messages
+go to stderr through ``--enable-logging=stderr``.
+
+Usage::
+
+    python bench/check_report_browser.py reports/dyck-4.html [--screenshot out.png]
+
+Exit status 0 when every image rendered and the console shows no error. Needs Debian's
+``chromium`` (``apt-get install chromium``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+PROBE = """<script>
+window.addEventListener('load', () => {
+  const imgs = Array.from(document.images);
+  const ok = imgs.filter(i => i.complete && i.naturalWidth > 0).length;
+  const out = document.createElement('pre');
+  out.id = 'monoidlab-probe';
+  out.textContent = JSON.stringify({images: imgs.length, rendered: ok,
+                                    height: document.body.scrollHeight});
+  document.body.appendChild(out);
+});
+</script>"""
+
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--hide-scrollbars", "--enable-logging=stderr", "--v=0",
+         "--virtual-time-budget=10000"]
+
+
+def find_chromium() -> str | None:
+    return shutil.which("chromium") or shutil.which("chromium-browser") or \
+        shutil.which("google-chrome")
+
+
+def check(report: Path, screenshot: Path | None = None, timeout: int = 120) -> dict:
+    browser = find_chromium()
+    if not browser:
+        raise FileNotFoundError("no chromium on PATH (Debian: apt-get install chromium)")
+    html = report.read_text(encoding="utf-8")
+    with tempfile.TemporaryDirectory() as tmp:
+        probe_page = Path(tmp) / "page.html"
+        probe_page.write_text(html.replace("</body>", PROBE + "</body>"), encoding="utf-8")
+        base = [browser, *FLAGS, f"--user-data-dir={tmp}/profile"]
+        dom = subprocess.run([*base, "--dump-dom", probe_page.as_uri()], capture_output=True,
+                             text=True, timeout=timeout)
+        shot = None
+        if screenshot:
+            shot = subprocess.run([*base, f"--screenshot={screenshot.resolve()}",
+                                   "--window-size=1200,2400", report.resolve().as_uri()],
+                                  capture_output=True, text=True, timeout=timeout)
+    m = re.search(r'<pre id="monoidlab-probe">(.*?)</pre>', dom.stdout, re.S)
+    verdict = json.loads(m.group(1).replace("&quot;", '"')) if m else {}
+    logs = dom.stderr + (shot.stderr if shot else "")
+    console = [ln for ln in logs.splitlines() if "CONSOLE" in ln]
+    errors = [ln for ln in console if re.search(r"error|uncaught", ln, re.I)]
+    return {"report": str(report), "images": verdict.get("images"),
+            "rendered": verdict.get("rendered"), "page_height": verdict.get("height"),
+            "console_messages": len(console), "console_errors": errors,
+            "screenshot": str(screenshot) if screenshot and screenshot.is_file() else None,
+            "ok": bool(verdict) and verdict["images"] == verdict["rendered"] and not errors}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("report", type=Path)
+    ap.add_argument("--screenshot", type=Path, default=None)
+    args = ap.parse_args(argv)
+    res = check(args.report, args.screenshot)
+    print(json.dumps(res, indent=2))
+    return 0 if res["ok"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -102,23 +102,54 @@ def run_sweep(path, ray_address: str | None = None, progress: bool = True) -> di
     return summarise(sweep, rows)
 
 
+# A local Ray instance binds every server to the machine's network address and writes an auth
+# token under ~/.ray unless told otherwise; these keep it on loopback and side-effect free
+# (verified with `ss -ltnp` in bench/bench_ray_sweep.py). setdefault: the caller may override.
+_RAY_LOCAL_ENV = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_AUTH_MODE": "disabled",
+                  "RAY_USAGE_STATS_ENABLED": "0"}
+
+
 def _run_ray(sweep: dict, address: str) -> list[dict]:
+    if address == "local":  # before `import ray`: some settings are read at import time
+        for key, value in _RAY_LOCAL_ENV.items():
+            os.environ.setdefault(key, value)
     try:
         import ray
     except ImportError:
         raise ImportError("--ray needs the optional extra: pip install 'monoidlab[ray]'") from None
+    import shutil
+    import tempfile
+
     import torch
 
+    started, temp_dir = False, None
     if not ray.is_initialized():
         if address == "local":
-            os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-            ray.init(include_dashboard=False, log_to_driver=False)
+            if os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] == "0":
+                # Ray reads that variable once, when imported: if it was imported before us,
+                # tell it directly (private API; bench/bench_ray_sweep.py checks the result)
+                try:
+                    from ray._private import ray_constants
+
+                    ray_constants.ENABLE_RAY_CLUSTER = False
+                except (ImportError, AttributeError):
+                    pass
+            temp_dir = tempfile.mkdtemp(prefix="monoidlab-ray-")
+            ray.init(include_dashboard=False, log_to_driver=False, _temp_dir=temp_dir,
+                     object_store_memory=100 * 2**20)
         else:
             ray.init(address=address)
-    gpus = 1 if torch.cuda.is_available() or ray.cluster_resources().get("GPU", 0) else 0
-    remote = ray.remote(num_cpus=1, num_gpus=gpus)(_run_one)
-    out = str(Path(sweep["out"]).resolve())
-    return ray.get([remote.remote(r, out, False) for r in sweep["runs"]])
+        started = True
+    try:
+        gpus = 1 if torch.cuda.is_available() or ray.cluster_resources().get("GPU", 0) else 0
+        remote = ray.remote(num_cpus=1, num_gpus=gpus)(_run_one)
+        out = str(Path(sweep["out"]).resolve())
+        return ray.get([remote.remote(r, out, False) for r in sweep["runs"]])
+    finally:
+        if started:  # leave no Ray processes (or, locally, temp files) behind
+            ray.shutdown()
+        if temp_dir:
+            shutil.rmtree(temp_dir, ignore_errors=True)
 
 
 def summarise(sweep: dict, rows: list[dict]) -> dict:

@@ -40,14 +40,14 @@ class TrainConfig:
     train_lengths: str = "1:40"
     test_lengths: str = "41:500"
     test_samples: int = 64  # strings per test length (the papers use 512)
-    batch_size: int = 256
+    batch_size: int = 128  # PR-LSTM's authors: 128 (MLP-LDRU's: 256); CPU-friendly
     sampler: str = "balanced"  # uniform | balanced | ec_stratified | ldru (languages only)
     test_sampler: str | None = None  # default: the training sampler
     within: list | str | None = "auto"  # sub-language; "auto": well-formed where 'incomplete' exists
     pad_offset: str = "none"  # "random": balanced-tree models see strings at random left offsets
     offset_buffer: int | None = None  # buffer bound for random offsets (default: next 2^k >= 2L)
     # --- optimisation
-    steps: int = 2000
+    steps: int = 1000  # CPU scale: parity, cycle navigation within ~10 min (docs/benchmarks.md)
     optimizer: str = "adam"  # adam | adamw | amsgrad
     lr: float = 1e-3
     weight_decay: float = 0.0

@@ -1,0 +1,315 @@
+"""Inference scaling (the PR-LSTM paper's experiment) and training speed, per model.
+
+1. Forward time and peak memory against length: MLP-LDRU, PR-LSTM, LSTM (torch ``nn.LSTM``)
+   and the Transformer encoder at equal hidden size (64), batch 64, parity inputs, lengths
+   1, 4, 16, ..., 4096. A model is not run at longer lengths once one call takes more than
+   500 ms (the paper's cut-off). The paper used batch 1024 and lengths 1..2495; we use
+   DESIGN's batch 64 and powers of 4.
+2. Training steps per second at length 40, batch 256 (forward, backward, clip, Adam step: the
+   trainer's own problem, loss and optimiser).
+
+Timing: ``time.perf_counter`` around each call (``torch.cuda.synchronize`` on CUDA), in
+``torch.no_grad()`` and eval mode, after warm-up calls; mean (and min) over repeated calls
+(at least 3, more while under ~1 s per point). Peak memory: on CUDA
+``torch.cuda.max_memory_allocated`` minus the memory allocated before the call; on CPU
+``torch.profiler`` with ``profile_memory=True``: the running sum, in time order, of every
+operator's own allocations and of the allocator's free events, whose maximum is the peak of
+the tensors created by the call (activations; weights and inputs excluded), at operator
+granularity (scratch memory allocated and freed inside one kernel is not seen).
+``tracemalloc`` does not see torch's allocator and RSS is blurred by the C allocator's
+caching, hence the profiler.
+
+The device is chosen automatically (CUDA when present) and recorded; CPU runs use one
+thread unless ``--threads`` says otherwise (the cores are shared: MACHINE.md). Output: a
+markdown table on stdout, ``<out>/speed-<device>.json`` and ``<out>/speed-<device>.png``.
+
+    python bench/bench_speed.py                       # about 3-5 minutes on one CPU core
+    python bench/bench_speed.py --quick               # lengths up to 256, fewer repeats
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+MODELS = {  # equal hidden size 64; everything else at each model's DESIGN default
+    "mlp-ldru": {"d": 64},
+    "pr-lstm": {"hidden": 64},
+    "lstm": {"hidden": 64},
+    "transformer": {"d_model": 64},  # Delétang: 5 layers, 8 heads, FFN x4
+}
+TRAIN_MODELS = {**MODELS, "rnn": {"hidden": 64}, "pr-rnn": {"hidden": 64}}
+LENGTHS = [1, 4, 16, 64, 256, 1024, 4096]
+CUTOFF_S = 0.5
+
+
+def device_info(device: torch.device) -> str:
+    if device.type == "cuda":
+        return f"cuda: {torch.cuda.get_device_name(device)}, torch {torch.__version__}"
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"cpu: {cpu}, {torch.get_num_threads()} torch thread(s), torch {torch.__version__}"
+
+
+def sync(device):
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def available_bytes(device) -> int:
+    if device.type == "cuda":
+        free, _ = torch.cuda.mem_get_info(device)
+        return free
+    import psutil
+
+    return psutil.virtual_memory().available
+
+
+def attention_bytes(name: str, model, B: int, T: int) -> int:
+    """A lower bound on the transformer's (B, heads, T, T) attention buffers (0 for others)."""
+    if name != "transformer":
+        return 0
+    heads = model.stack.blocks[0].attn.n_heads if hasattr(model.stack, "blocks") else 8
+    return 3 * B * heads * T * T * 4
+
+
+def peak_memory(fn, device) -> int:
+    """Peak bytes of the tensors ``fn()`` creates (see the module docstring)."""
+    if device.type == "cuda":
+        sync(device)
+        torch.cuda.reset_peak_memory_stats(device)
+        base = torch.cuda.memory_allocated(device)
+        fn()
+        sync(device)
+        return torch.cuda.max_memory_allocated(device) - base
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        fn()
+    events = sorted(
+        ((e.time_range.start, e.cpu_memory_usage if e.name == "[memory]"
+          else e.self_cpu_memory_usage) for e in prof.events()), key=lambda t: t[0])
+    cur = peak = 0
+    for _, nbytes in events:
+        cur += nbytes
+        peak = max(peak, cur)
+    return peak
+
+
+def time_calls(fn, device, budget_s: float, min_calls: int = 3, max_calls: int = 100):
+    """Mean and min seconds per call after one warm-up call (two when it is fast)."""
+    sync(device)
+    t = time.perf_counter()
+    fn()
+    sync(device)
+    first = time.perf_counter() - t
+    if first < 0.1:
+        fn()
+        sync(device)
+    times = []
+    while len(times) < min_calls or (sum(times) < budget_s and len(times) < max_calls):
+        t = time.perf_counter()
+        fn()
+        sync(device)
+        times.append(time.perf_counter() - t)
+        if len(times) >= min_calls and times[-1] > CUTOFF_S:
+            break
+    return float(np.mean(times)), float(np.min(times)), len(times)
+
+
+def build(name: str, kw: dict, device):
+    from monoidlab.models import build_model
+
+    torch.manual_seed(0)
+    return build_model(name, vocab_size=2, n_classes=2, **kw).to(device)
+
+
+def inference_scaling(device, lengths, batch: int, budget_s: float) -> list[dict]:
+    rows = []
+    for name, kw in MODELS.items():
+        model = build(name, kw, device).eval()
+        stopped = None
+        for L in lengths:
+            row = {"model": name, "length": L}
+            if stopped:
+                rows.append({**row, "skipped": stopped})
+                continue
+            need = attention_bytes(name, model, batch, L)
+            if need > 0.5 * available_bytes(device):
+                stopped = f"attention needs > {need / 2**30:.0f} GiB"
+                rows.append({**row, "skipped": stopped})
+                continue
+            g = torch.Generator().manual_seed(L)
+            tokens = torch.randint(0, 2, (batch, L), generator=g).to(device)
+            lengths_t = torch.full((batch,), L, dtype=torch.long, device=device)
+
+            def call(model=model, tokens=tokens, lengths_t=lengths_t):
+                with torch.no_grad():
+                    return model(tokens, lengths_t)
+
+            mean, best, n = time_calls(call, device, budget_s)
+            mem = peak_memory(call, device)
+            rows.append({**row, "ms": 1e3 * mean, "min_ms": 1e3 * best, "calls": n,
+                         "peak_mb": mem / 2**20})
+            print(f"  {name:12s} L={L:5d}: {1e3 * mean:9.2f} ms (min {1e3 * best:.2f}, "
+                  f"{n} calls), peak {mem / 2**20:9.2f} MiB", file=sys.stderr, flush=True)
+            if mean > CUTOFF_S:
+                stopped = f"previous length > {1e3 * CUTOFF_S:.0f} ms"
+        del model
+    return rows
+
+
+def train_speed(device, length: int, batch: int, budget_s: float) -> list[dict]:
+    from monoidlab.training import TrainConfig
+    from monoidlab.training.problems import make_problem
+    from monoidlab.training.trainer import _to_device, build_for
+
+    rows = []
+    for name, kw in TRAIN_MODELS.items():
+        cfg = TrainConfig(language="parity", model=name, model_kwargs=kw, batch_size=batch)
+        problem = make_problem(cfg)
+        torch.manual_seed(0)
+        model = build_for(cfg, problem).to(device).train()
+        opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+        rng = np.random.default_rng(0)
+        batches = [_to_device(problem.batch(rng, length, batch, train=True), device)
+                   for _ in range(4)]
+        it = iter(range(10**9))
+
+        def step(model=model, opt=opt, batches=batches, problem=problem, it=it):
+            loss, _ = problem.loss(model, batches[next(it) % len(batches)])
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+
+        mean, best, n = time_calls(step, device, budget_s, min_calls=5)
+        rows.append({"model": name, "params": sum(p.numel() for p in model.parameters()),
+                     "steps_per_s": 1 / mean, "ms_per_step": 1e3 * mean, "steps": n})
+        print(f"  train {name:12s}: {1 / mean:7.2f} steps/s ({1e3 * mean:.1f} ms/step)",
+              file=sys.stderr, flush=True)
+    return rows
+
+
+def markdown(info: str, rows: list[dict], train_rows: list[dict], batch: int) -> str:
+    models = list(MODELS)
+    lengths = sorted({r["length"] for r in rows})
+    get = {(r["model"], r["length"]): r for r in rows}
+
+    def cell(m, L, key, fmt):
+        r = get.get((m, L))
+        return "–" if r is None or key not in r else fmt.format(r[key])
+
+    out = [f"Device: {info}. Batch {batch}, parity inputs, hidden size 64, fp32, no_grad. "
+           f"'–': not run (a shorter length took > {1e3 * CUTOFF_S:.0f} ms).", "",
+           "Mean forward time (ms per call):", "",
+           "| length | " + " | ".join(models) + " | pr-lstm / lstm | mlp-ldru / lstm |",
+           "|---:|" + "---:|" * (len(models) + 2)]
+    for L in lengths:
+        ratios = []
+        for m in ("pr-lstm", "mlp-ldru"):
+            a, b = get.get((m, L), {}), get.get(("lstm", L), {})
+            ratios.append(f"{a['ms'] / b['ms']:.2f}" if "ms" in a and "ms" in b else "–")
+        out.append(f"| {L} | " + " | ".join(cell(m, L, "ms", "{:.2f}") for m in models)
+                   + " | " + " | ".join(ratios) + " |")
+    out += ["", "Peak memory of the call's tensors (MiB):", "",
+            "| length | " + " | ".join(models) + " |", "|---:|" + "---:|" * len(models)]
+    for L in lengths:
+        out.append(f"| {L} | " + " | ".join(cell(m, L, "peak_mb", "{:.2f}") for m in models)
+                   + " |")
+    if train_rows:
+        base = next((r for r in train_rows if r["model"] == "lstm"), None)
+        out += ["", "Training speed at length 40, batch 256 (forward + backward + clip + Adam):",
+                "", "| model | parameters | steps/s | ms/step | time / lstm |",
+                "|---|---:|---:|---:|---:|"]
+        for r in train_rows:
+            rel = f"{r['ms_per_step'] / base['ms_per_step']:.2f}" if base else "–"
+            out.append(f"| {r['model']} | {r['params']:,} | {r['steps_per_s']:.2f} | "
+                       f"{r['ms_per_step']:.1f} | {rel} |")
+    return "\n".join(out) + "\n"
+
+
+def plot(rows: list[dict], info: str, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    for m in MODELS:
+        pts = [r for r in rows if r["model"] == m and "ms" in r]
+        if not pts:
+            continue
+        x = [r["length"] for r in pts]
+        axes[0].plot(x, [r["ms"] for r in pts], marker="o", label=m)
+        axes[1].plot(x, [max(r["peak_mb"], 1e-3) for r in pts], marker="o", label=m)
+    axes[0].axhline(1e3 * CUTOFF_S, color="grey", ls=":", lw=1)
+    for ax, ylabel in zip(axes, ["mean forward time (ms)", "peak memory (MiB)"]):
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("sequence length")
+        ax.set_ylabel(ylabel)
+        ax.grid(True, which="major", alpha=0.3)
+    axes[0].legend()
+    fig.suptitle(f"Inference scaling, batch 64, hidden 64 — {info}", fontsize=9)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--device", default="auto")
+    ap.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1)")
+    ap.add_argument("--batch", type=int, default=64)
+    ap.add_argument("--lengths", default=",".join(map(str, LENGTHS)))
+    ap.add_argument("--budget", type=float, default=1.0, help="seconds of timed calls per point")
+    ap.add_argument("--quick", action="store_true", help="lengths <= 256, 0.3 s per point")
+    ap.add_argument("--no-train", action="store_true", help="skip the training-speed table")
+    ap.add_argument("--out", default=str(Path(__file__).resolve().parent.parent / "docs" /
+                                         "figures"))
+    args = ap.parse_args(argv)
+    from monoidlab.training import pick_device
+
+    torch.set_num_threads(args.threads)
+    device = pick_device(args.device)
+    lengths = [int(x) for x in args.lengths.split(",")]
+    budget = args.budget
+    if args.quick:
+        lengths, budget = [L for L in lengths if L <= 256], 0.3
+    info = device_info(device)
+    print(f"# {info}", file=sys.stderr, flush=True)
+    t0 = time.time()
+    rows = inference_scaling(device, lengths, args.batch, budget)
+    train_rows = [] if args.no_train else train_speed(device, 40, 256, 2 * budget)
+    md = markdown(info, rows, train_rows, args.batch)
+    print(md)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    tag = device.type
+    (out / f"speed-{tag}.json").write_text(json.dumps(
+        {"device": info, "batch": args.batch, "threads": torch.get_num_threads(),
+         "inference": rows, "train": train_rows, "markdown": md,
+         "seconds": round(time.time() - t0, 1)}, indent=1))
+    plot(rows, info, out / f"speed-{tag}.png")
+    print(f"wrote {out / f'speed-{tag}.json'} and {out / f'speed-{tag}.png'} "
+          f"({time.time() - t0:.0f} s)", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

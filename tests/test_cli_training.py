@@ -1,0 +1,193 @@
+"""The training commands: ``monoidlab train``, ``evaluate`` and ``sweep`` (tiny runs, CPU)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from monoidlab.cli import main
+
+CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+TINY = ["--device=cpu", "--batch_size=16", "--train_lengths=1:8", "--test_samples=16",
+        "--model_kwargs.d=16"]
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def run(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def one_line_error(err: str) -> str:
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1, err
+    assert lines[0].startswith("monoidlab: error: "), err
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    """One 3-step run shared by the evaluate tests: (run folder, its JSON result)."""
+    out = tmp_path_factory.mktemp("cli") / "run"
+    code = main(["train", "--language", "parity", "--model", "mlp-ldru", "--out", str(out),
+                 "--steps=3", "--test_lengths=41:42", "--json", *TINY])
+    assert code == 0
+    return out, json.loads((out / "results.json").read_text())
+
+
+def test_train_json(capsys, tmp_path):
+    out = tmp_path / "run"
+    code, stdout, _ = run(capsys, "train", "--language", "parity", "--model", "mlp-ldru",
+                          "--out", out, "--steps=3", "--test_lengths=41:42", "--json", *TINY)
+    assert code == 0
+    res = json.loads(stdout)
+    assert res["steps"] == 3 and res["model"] == "mlp-ldru" and res["problem"] == "parity"
+    assert set(res["accuracy"]) == {"41", "42"} and isinstance(res["solved"], bool)
+    assert res["score"] == pytest.approx(sum(res["accuracy"].values()) / 2)
+    assert {"checkpoint.pt", "metrics.jsonl", "config.json", "results.json"} <= \
+        {p.name for p in out.iterdir()}
+    cfg = json.loads((out / "config.json").read_text())
+    assert cfg["test_lengths"] == "41:42" and cfg["model_kwargs"] == {"d": 16}
+
+
+def test_train_text_output(capsys, tmp_path):
+    code, stdout, _ = run(capsys, "train", "--language", "parity", "--model", "pr-lstm",
+                          "--steps", "2", "--test_lengths=9", "--out", tmp_path / "r",
+                          "--device=cpu", "--batch_size=8", "--model_kwargs.hidden=8")
+    assert code == 0
+    assert "pr-lstm on parity: score" in stdout and "after 2 steps" in stdout
+    assert f"checkpoint: {tmp_path / 'r'}/checkpoint.pt" in stdout
+
+
+def test_evaluate_json(capsys, trained):
+    out, res = trained
+    code, stdout, _ = run(capsys, "evaluate", out, "--lengths", "41:43", "--json")
+    assert code == 0
+    data = json.loads(stdout)
+    assert list(data["accuracy"]) == ["41", "42", "43"]
+    assert data["score"] == pytest.approx(sum(data["accuracy"].values()) / 3)
+    assert data["solved"] == (data["score"] >= 0.9)
+    # same seeded test sets as the run's own final evaluation
+    assert {k: data["accuracy"][k] for k in ("41", "42")} == res["accuracy"]
+    code, again, _ = run(capsys, "evaluate", out / "checkpoint.pt", "--lengths", "41:43",
+                         "--json")
+    assert json.loads(again)["accuracy"] == data["accuracy"]
+
+
+def test_evaluate_table(capsys, trained):
+    out, _ = trained
+    code, stdout, _ = run(capsys, "evaluate", out, "--samples", "8")
+    assert code == 0
+    assert stdout.splitlines()[0].split() == ["length", "accuracy"]
+    assert "score" in stdout and ("not solved" in stdout or "solved" in stdout)
+
+
+def test_train_from_a_config_file_with_overrides(capsys, tmp_path):
+    code, stdout, _ = run(capsys, "train", "--config", CONFIGS / "parity-mlp-ldru.toml",
+                          "--steps=2", "--test_lengths=41", "--out", tmp_path / "r", "--json",
+                          "--batch_size=8", "--device=cpu")
+    assert code == 0 and json.loads(stdout)["steps"] == 2
+    cfg = json.loads((tmp_path / "r" / "config.json").read_text())
+    file_cfg = __import__("monoidlab.training", fromlist=["load_config"]).load_config(
+        CONFIGS / "parity-mlp-ldru.toml").as_dict()
+    changed = {k for k in cfg if cfg[k] != file_cfg[k]}
+    assert changed == {"steps", "test_lengths", "batch_size", "device"}
+
+
+def test_resume_from_the_cli(capsys, tmp_path):
+    args = ["train", "--language", "parity", "--out", tmp_path / "r", "--steps=4",
+            "--test_lengths=9", "--json", "--checkpoint_every=2", *TINY]
+    assert run(capsys, *args)[0] == 0
+    first = json.loads((tmp_path / "r" / "results.json").read_text())
+    code, stdout, _ = run(capsys, *args, "--resume")
+    assert code == 0 and json.loads(stdout)["accuracy"] == first["accuracy"]
+    code, _, err = run(capsys, *args, "--resume", "--lr=0.01")
+    assert code == 2 and "config differs" in one_line_error(err) and "lr" in err
+
+
+@pytest.mark.parametrize("extra, needle", [
+    (["--stepz=3"], "unknown key 'stepz'"),
+    (["--lr=abc"], "key 'lr'"),
+    (["--model_kwargs.dd=8"], "key 'model_kwargs'"),
+    (["--optimizer=sgd"], "key 'optimizer'"),
+    (["--test_lengths=9:2"], "key 'test_lengths'"),
+    (["--steps", "0"], "key 'steps'"),
+    (["--model", "gpt"], "unknown model 'gpt'"),
+    (["--lr", "0.1"], "unrecognised argument"),
+    (["--config", "/nonexistent/run.toml"], "cannot read"),
+])
+def test_bad_train_arguments_exit_2_with_one_line(capsys, tmp_path, extra, needle):
+    code, stdout, err = run(capsys, "train", "--language", "parity", "--steps=3",
+                            "--out", tmp_path / "r", *extra)
+    assert code == 2 and stdout == ""
+    assert needle in one_line_error(err)
+    assert not (tmp_path / "r" / "checkpoint.pt").exists()
+
+
+def test_train_needs_a_problem(capsys):
+    code, _, err = run(capsys, "train", "--steps=3")
+    assert code == 2 and "exactly one of 'language' or 'task'" in one_line_error(err)
+
+
+def test_evaluate_errors(capsys, tmp_path, trained):
+    code, _, err = run(capsys, "evaluate", tmp_path / "none")
+    assert code == 2 and "no checkpoint" in one_line_error(err)
+    code, _, err = run(capsys, "evaluate", trained[0], "--lengths", "x:y")
+    assert code == 2 and "--lengths" in one_line_error(err)
+
+
+def test_sweep_json(capsys, tmp_path):
+    f = tmp_path / "s.toml"
+    f.write_text(f"""[sweep]
+languages = ["parity"]
+models = ["mlp-ldru", "pr-lstm"]
+out = "{(tmp_path / 'out').as_posix()}"
+[base]
+device = "cpu"
+steps = 2
+batch_size = 8
+test_lengths = "9:10"
+test_samples = 8
+[models.mlp-ldru]
+model_kwargs = {{ d = 8 }}
+[models.pr-lstm]
+model_kwargs = {{ hidden = 8 }}
+""")
+    code, stdout, _ = run(capsys, "sweep", f, "--json")
+    assert code == 0
+    data = json.loads(stdout)
+    assert [r["model"] for r in data["rows"]] == ["mlp-ldru", "pr-lstm"]
+    assert set(data["solved"]) == {"mlp-ldru", "pr-lstm"}
+    assert (tmp_path / "out" / "results.csv").is_file()
+    code, stdout, _ = run(capsys, "sweep", f)  # rerun: nothing trained, the table again
+    assert code == 0 and "| parity |" in stdout and "results.csv" in stdout
+    f.write_text("[sweep]\nmodels = []\n")
+    code, _, err = run(capsys, "sweep", f)
+    assert code == 2 and "s.toml" in one_line_error(err)
+
+
+def test_installed_entry_point(tmp_path):
+    exe = Path(sys.executable).with_name("monoidlab")
+    if not exe.exists():
+        pytest.skip("the monoidlab entry point is not installed (pip install -e .)")
+    env = dict(os.environ, PYTHONWARNINGS="ignore")
+    done = subprocess.run([str(exe), "train", "--language", "parity", "--model", "mlp-ldru",
+                           "--out", str(tmp_path / "r"), "--steps=3", "--test_lengths=41:42",
+                           "--json", *TINY, "--threads=1"],
+                          capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr
+    assert set(json.loads(done.stdout)["accuracy"]) == {"41", "42"}

@@ -1,0 +1,586 @@
+"""The trainer: configs, the learning-rate schedule, the loop (overfitting, resumption,
+divergence, checkpoints), evaluation by length and sweeps.
+
+Everything runs on CPU with tiny models and a handful of steps; the learning benchmarks with
+real settings live in ``bench/bench_training.py``.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from monoidlab.models import REGISTRY, build_model
+from monoidlab.training import (
+    ConfigError,
+    TrainConfig,
+    TrainingDiverged,
+    apply_overrides,
+    evaluate,
+    load_checkpoint,
+    load_config,
+    train,
+)
+from monoidlab.training import trainer as trainer_mod
+from monoidlab.training.config import config_from_dict
+from monoidlab.training.problems import LanguageProblem, make_problem
+from monoidlab.training.sweep import load_sweep, run_sweep
+from monoidlab.training.trainer import build_for, lr_at
+
+CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+
+# the smallest sensible instance of every registered model
+TINY = {
+    "mlp-ldru": {"d": 8},
+    "pr-lstm": {"hidden": 8},
+    "pr-rnn": {"hidden": 8},
+    "rnn": {"hidden": 8},
+    "lstm": {"hidden": 8},
+    "transformer": {"d_model": 16, "n_layers": 1, "n_heads": 2},
+    "decoder-lm": {"d_model": 16, "n_layers": 1, "n_heads": 2},
+}
+LANGUAGE_MODELS = {"decoder-lm"}  # next-token models: (B, T, vocab) logits, no classifier head
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread():
+    # tiny models: a second intra-op thread only adds contention on the shared cores, and
+    # bit-for-bit comparisons want one fixed thread count
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def tiny_config(**kw) -> TrainConfig:
+    """A run that takes well under a second: MLP-LDRU d=8 on parity, batch 8."""
+    base = dict(language="parity", model="mlp-ldru", model_kwargs={"d": 8}, steps=12,
+                device="cpu", batch_size=8, train_lengths="1:8", test_lengths="9:11", test_samples=8,
+                checkpoint_every=4, log_every=1)
+    base.update(kw)
+    return TrainConfig(**base).validate()
+
+
+def temp_files(folder: Path) -> list[Path]:
+    return [p for p in folder.rglob("*") if p.name.endswith(".tmp")]
+
+
+# ----------------------------------------------------------------------------- models
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_every_registry_entry_has_the_common_shapes(name):
+    assert set(TINY) == set(REGISTRY), "add the new model to TINY"
+    torch.manual_seed(0)
+    tokens = torch.randint(0, 3, (4, 7))
+    lengths = torch.tensor([7, 1, 4, 6])
+    if name in LANGUAGE_MODELS:
+        lm = build_model(name, vocab_size=3, n_classes=3, **TINY[name]).eval()
+        assert lm(tokens, lengths).shape == (4, 7, 3)
+        return
+    model = build_model(name, vocab_size=3, n_classes=5, **TINY[name]).eval()
+    assert model(tokens, lengths).shape == (4, 5)
+    assert model.forward_all(tokens, lengths).shape == (4, 7, 5)
+
+
+@pytest.mark.parametrize("name", sorted(set(REGISTRY) - LANGUAGE_MODELS))
+def test_build_for_sizes_the_model_for_the_problem(name):
+    cfg = TrainConfig(language="cycle-navigation", model=name, model_kwargs=TINY[name])
+    problem = make_problem(cfg)
+    model = build_for(cfg, problem)
+    b = problem.batch(np.random.default_rng(0), 5, 3, train=True)
+    logits = model(torch.as_tensor(b["tokens"]), torch.as_tensor(b["lengths"]))
+    assert (problem.vocab_size, problem.n_classes) == (3, 5)
+    assert logits.shape == (3, 5)
+
+
+# ----------------------------------------------------------------------------- configs
+
+
+def test_config_round_trip_through_toml(tmp_path):
+    toml = tmp_path / "run.toml"
+    toml.write_text(
+        '[train]\nlanguage = "dyck-2"\nmodel = "pr-lstm"\nsteps = 123\nlr = 3e-4\n'
+        'optimizer = "amsgrad"\nwarmup = 0.2\nlr_schedule = "cosine"\n'
+        'grad_centralisation = true\ntest_lengths = "41:60"\nwithin = ["accept", "reject"]\n'
+        '[train.model_kwargs]\nhidden = 32\nnum_layers = 3\n')
+    cfg = load_config(toml)
+    assert (cfg.language, cfg.model, cfg.steps, cfg.lr) == ("dyck-2", "pr-lstm", 123, 3e-4)
+    assert cfg.model_kwargs == {"hidden": 32, "num_layers": 3}
+    assert cfg.grad_centralisation is True and cfg.within == ["accept", "reject"]
+    data = cfg.as_dict()
+    again = config_from_dict(json.loads(json.dumps(data)))  # through JSON, as in config.json
+    assert again == cfg and again.as_dict() == data
+    # top-level keys (no [train] table) work too
+    flat = tmp_path / "flat.toml"
+    flat.write_text('language = "parity"\nsteps = 7\n')
+    assert load_config(flat) == TrainConfig(language="parity", steps=7)
+
+
+@pytest.mark.parametrize("path", sorted(CONFIGS.glob("*.toml")), ids=lambda p: p.name)
+def test_bundled_configs_load(path):
+    import tomllib
+
+    if "sweep" in tomllib.loads(path.read_text()):
+        sweep = load_sweep(path)
+        assert sweep["runs"]
+        for run in sweep["runs"]:
+            config_from_dict(run["config"])
+    else:
+        cfg = load_config(path)
+        assert cfg.language or cfg.task
+
+
+@pytest.mark.parametrize("language", ["parity", "cycle-navigation"])
+def test_benchmark_configs_spell_out_the_cli_defaults(language):
+    """`monoidlab train --language L --model mlp-ldru` == configs/L-mlp-ldru.toml."""
+    import inspect
+
+    from monoidlab.models import model_class
+
+    file = load_config(CONFIGS / f"{language}-mlp-ldru.toml").as_dict()
+    default = TrainConfig(language=language, model="mlp-ldru").as_dict()
+    kwargs = file.pop("model_kwargs")
+    assert default.pop("model_kwargs") == {}
+    assert file == default
+    params = inspect.signature(model_class("mlp-ldru").__init__).parameters
+    assert kwargs == {k: params[k].default for k in kwargs}
+
+
+def test_every_config_key_is_documented():
+    import dataclasses
+
+    doc = (CONFIGS.parent / "docs" / "training.md").read_text()
+    missing = [f.name for f in dataclasses.fields(TrainConfig) if f"`{f.name}`" not in doc]
+    assert not missing, f"docs/training.md lacks {missing}"
+
+
+def test_overrides():
+    cfg = TrainConfig(language="parity")
+    cfg = apply_overrides(cfg, ["--steps=5", "model_kwargs.d=8", "--lr=3e-3", "batch-size=16",
+                                "train_lengths=2:9", "--bf16=false", "lr_schedule=cosine",
+                                "--model_kwargs.operator=gated-sum", "val_lengths=50"])
+    assert cfg.steps == 5 and cfg.lr == 3e-3 and cfg.batch_size == 16
+    assert cfg.model_kwargs == {"d": 8, "operator": "gated-sum"}
+    assert cfg.train_lengths == "2:9" and cfg.val_lengths == "50"
+    assert cfg.bf16 is False and cfg.lr_schedule == "cosine"
+    # an int where a float is expected is fine; the original config is untouched
+    assert apply_overrides(cfg, ["lr=1"]).lr == 1.0 and cfg.lr == 3e-3
+    # switching the problem
+    cfg2 = apply_overrides(cfg, ["language=dyck-2"])
+    assert cfg2.language == "dyck-2" and cfg2.task is None
+
+
+@pytest.mark.parametrize("override, key", [
+    ("stepz=3", "stepz"),
+    ("steps=abc", "steps"),
+    ("steps=1.5", "steps"),
+    ("steps=0", "steps"),
+    ("lr=-1", "lr"),
+    ("lr=fast", "lr"),
+    ("optimizer=sgd", "optimizer"),
+    ("warmup=1.5", "warmup"),
+    ("lr_schedule=linear", "lr_schedule"),
+    ("test_lengths=9:2", "test_lengths"),
+    ("train_lengths=a:b", "train_lengths"),
+    ("model=gpt", "model"),
+    ("bf16=maybe", "bf16"),
+    ("sampler=magic", "sampler"),
+    ("model_kwargs.dd=8", "model_kwargs"),
+    ("foo.bar=1", "foo.bar"),
+    ("task=reverse_string", "language"),  # both a language and a task
+])
+def test_bad_overrides_name_the_key(override, key):
+    with pytest.raises(ConfigError) as info:
+        apply_overrides(TrainConfig(language="parity"), [override])
+    msg = str(info.value)
+    assert repr(key) in msg or f"'{key}'" in msg, msg
+    assert "\n" not in msg
+
+
+def test_bad_override_syntax():
+    with pytest.raises(ConfigError, match="key=value"):
+        apply_overrides(TrainConfig(language="parity"), ["steps"])
+
+
+def test_bad_config_file_names_file_and_key(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('language = "parity"\nbatch = 12\n')
+    with pytest.raises(ConfigError, match=r"bad\.toml.*'batch'"):
+        load_config(bad)
+    bad.write_text('language = "parity"\nsteps = "many"\n')
+    with pytest.raises(ConfigError, match=r"bad\.toml: key 'steps': expected an integer"):
+        load_config(bad)
+    bad.write_text('language = "parity"\nsteps = \n')
+    with pytest.raises(ConfigError, match="invalid TOML"):
+        load_config(bad)
+    with pytest.raises(ConfigError, match="cannot read"):
+        load_config(tmp_path / "missing.toml")
+
+
+def test_bad_model_kwargs_value_is_a_config_error():
+    cfg = TrainConfig(language="parity", model="transformer",
+                      model_kwargs={"d_model": 16, "n_heads": 2, "position": "nope"})
+    with pytest.raises(ConfigError, match="model_kwargs"):
+        build_for(cfg, make_problem(cfg))
+
+
+# ----------------------------------------------------------------------------- lr schedule
+
+
+def test_lr_warmup_starts_at_1e8_and_is_linear():
+    cfg = TrainConfig(language="parity", steps=100, warmup=0.2, lr=1e-3)
+    assert lr_at(cfg, 0) == pytest.approx(1e-8)
+    assert lr_at(cfg, 10) == pytest.approx(1e-8 + (1e-3 - 1e-8) / 2)
+    assert lr_at(cfg, 20) == pytest.approx(1e-3)
+    assert all(lr_at(cfg, s) < lr_at(cfg, s + 1) for s in range(19))
+    assert all(lr_at(cfg, s) == 1e-3 for s in range(20, 100))  # then constant
+
+
+def test_lr_cosine_after_warmup():
+    cfg = TrainConfig(language="parity", steps=110, warmup=10 / 110, lr=2e-3,
+                      lr_schedule="cosine")
+    assert lr_at(cfg, 10) == pytest.approx(2e-3)
+    assert lr_at(cfg, 60) == pytest.approx(1e-3)  # halfway through the decay
+    assert lr_at(cfg, 109) == pytest.approx(2e-3 * 0.5 * (1 + math.cos(math.pi * 99 / 100)))
+    assert all(lr_at(cfg, s) > lr_at(cfg, s + 1) for s in range(10, 109))
+    no_warm = TrainConfig(language="parity", steps=10, lr=1.0, lr_schedule="cosine")
+    assert lr_at(no_warm, 0) == 1.0
+
+
+# ----------------------------------------------------------------------------- the loop
+
+
+def test_tiny_model_overfits_a_few_strings():
+    # lengths 2..4 of parity: 28 strings in all, seen over and over
+    cfg = tiny_config(model_kwargs={"d": 32, "dropout": 0.0}, steps=100, batch_size=16,
+                      train_lengths="2:4", test_lengths="2:4", test_samples=32, lr=3e-3,
+                      sampler="uniform", log_every=50)
+    res = train(cfg, None, progress=False)
+    assert res["accuracy"] == {2: 1.0, 3: 1.0, 4: 1.0}
+    assert res["score"] == 1.0 and res["solved"] and res["steps"] == 100
+
+
+def test_run_folder_and_checkpoint(tmp_path):
+    out = tmp_path / "run"
+    res = train(tiny_config(), out, progress=False)
+    assert {p.name for p in out.iterdir()} >= {"checkpoint.pt", "config.json", "metrics.jsonl",
+                                               "results.json"}
+    assert temp_files(out) == []  # atomic writes leave no temporary files behind
+    ckpt = torch.load(out / "checkpoint.pt", weights_only=True)
+    assert {"model", "optimizer", "step", "config", "rng"} <= set(ckpt)
+    assert ckpt["step"] == 12 and ckpt["config"] == tiny_config().as_dict()
+    assert isinstance(ckpt["rng"]["torch"], torch.Tensor)
+    assert json.loads((out / "config.json").read_text()) == tiny_config().as_dict()
+    saved = json.loads((out / "results.json").read_text())
+    assert saved["score"] == res["score"] and set(saved["accuracy"]) == {"9", "10", "11"}
+    steps = [json.loads(ln)["step"] for ln in (out / "metrics.jsonl").read_text().splitlines()]
+    assert steps == list(range(1, 13))
+    model, cfg, problem, _ = load_checkpoint(out)
+    assert cfg == tiny_config() and not model.training
+    again = evaluate(model, problem, range(9, 12), 8, cfg.seed)
+    assert again == res["accuracy"]  # the checkpoint is the final model
+
+
+def test_checkpoint_write_is_atomic(tmp_path, monkeypatch):
+    """A crash while writing a checkpoint leaves the previous one intact and no temp file."""
+    out = tmp_path / "run"
+    train(tiny_config(steps=4), out, progress=False)
+    before = (out / "checkpoint.pt").read_bytes()
+    import monoidlab.io
+
+    real_replace = monoidlab.io.os.replace
+
+    def crash(src, dst):
+        if Path(dst).name == "checkpoint.pt":
+            raise OSError("disk full")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(monoidlab.io.os, "replace", crash)
+    with pytest.raises(OSError, match="disk full"):
+        train(tiny_config(steps=8), tmp_path / "run", resume=False, progress=False)
+    assert (out / "checkpoint.pt").read_bytes() == before
+    assert temp_files(out) == []
+
+
+def _kill_at(monkeypatch, kill_step: int) -> None:
+    """Make the training loop die (as a kill would) when it reaches ``kill_step``."""
+    real = trainer_mod._seed_torch
+
+    def seed_or_die(cfg, step):
+        if step == kill_step:
+            raise KeyboardInterrupt(f"killed at step {step}")
+        real(cfg, step)
+
+    monkeypatch.setattr(trainer_mod, "_seed_torch", seed_or_die)
+
+
+def _metrics(path: Path) -> list[dict]:
+    rows = [json.loads(ln) for ln in path.read_text().splitlines()]
+    return [{k: v for k, v in r.items() if k != "elapsed_s"} for r in rows]
+
+
+@pytest.mark.parametrize("model", ["mlp-ldru", "pr-lstm"])
+def test_resume_equals_uninterrupted_run(tmp_path, monkeypatch, model):
+    # every stateful part at once: dropout (torch RNG), AMSGrad state, warm-up + cosine lr,
+    # gradient centralisation, the sampler's RNG
+    kw = {"d": 8, "dropout": 0.25} if model == "mlp-ldru" else {"hidden": 8}
+    cfg = tiny_config(model=model, model_kwargs=kw, optimizer="amsgrad", warmup=0.25,
+                      lr_schedule="cosine", grad_centralisation=True, lr=3e-3)
+    full = train(cfg, tmp_path / "full", progress=False)
+
+    with monkeypatch.context() as m:  # killed after the step-8 checkpoint, before step 11
+        _kill_at(m, 11)
+        with pytest.raises(KeyboardInterrupt):
+            train(cfg, tmp_path / "killed", progress=False)
+    assert torch.load(tmp_path / "killed" / "checkpoint.pt", weights_only=True)["step"] == 8
+    assert not (tmp_path / "killed" / "results.json").exists()
+    resumed = train(cfg, tmp_path / "killed", resume=True, progress=False)
+
+    a = torch.load(tmp_path / "full" / "checkpoint.pt", weights_only=True)
+    b = torch.load(tmp_path / "killed" / "checkpoint.pt", weights_only=True)
+    assert a["step"] == b["step"] == 12
+    assert a["model"].keys() == b["model"].keys()
+    for k in a["model"]:
+        assert torch.equal(a["model"][k], b["model"][k]), k  # bit for bit
+    for sa, sb in zip(a["optimizer"]["state"].values(), b["optimizer"]["state"].values()):
+        for k in sa:
+            assert torch.equal(sa[k], sb[k]), k
+    assert resumed["accuracy"] == full["accuracy"] and resumed["score"] == full["score"]
+    assert _metrics(tmp_path / "killed" / "metrics.jsonl") == \
+        _metrics(tmp_path / "full" / "metrics.jsonl")
+
+
+def test_resume_from_a_copied_intermediate_checkpoint(tmp_path):
+    """Same property without a kill: a run stopped at step 8 (steps=8) is not a prefix of a
+    12-step run when the lr schedule depends on ``steps``; with a constant lr it is."""
+    cfg = tiny_config(steps=12)
+    full = train(cfg, tmp_path / "full", progress=False)
+    train(tiny_config(steps=8), tmp_path / "short", progress=False)
+    (tmp_path / "cont").mkdir()
+    ck = torch.load(tmp_path / "short" / "checkpoint.pt", weights_only=True)
+    ck["config"] = cfg.as_dict()  # continue it as the 12-step run
+    torch.save(ck, tmp_path / "cont" / "checkpoint.pt")
+    cont = train(cfg, tmp_path / "cont", resume=True, progress=False)
+    assert cont["accuracy"] == full["accuracy"]
+    a = torch.load(tmp_path / "full" / "checkpoint.pt", weights_only=True)["model"]
+    b = torch.load(tmp_path / "cont" / "checkpoint.pt", weights_only=True)["model"]
+    assert all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_resume_refuses_a_different_config(tmp_path):
+    train(tiny_config(steps=4), tmp_path / "run", progress=False)
+    with pytest.raises(ValueError, match="lr"):
+        train(tiny_config(steps=4, lr=5e-3), tmp_path / "run", resume=True, progress=False)
+    with pytest.raises(FileNotFoundError, match="no checkpoint"):
+        train(tiny_config(), tmp_path / "nothing", resume=True, progress=False)
+
+
+def test_nan_loss_stops_and_keeps_the_last_good_checkpoint(tmp_path, monkeypatch):
+    real = LanguageProblem.loss
+    calls = {"n": 0}
+
+    def loss(self, model, batch):
+        value, correct = real(self, model, batch)
+        calls["n"] += 1
+        return (value * float("nan"), correct) if calls["n"] == 7 else (value, correct)
+
+    monkeypatch.setattr(LanguageProblem, "loss", loss)
+    out = tmp_path / "run"
+    with pytest.raises(TrainingDiverged) as info:
+        train(tiny_config(), out, progress=False)
+    msg = str(info.value)
+    assert "nan" in msg and "step 6" in msg and "checkpoint.pt" in msg and "kept" in msg
+    ckpt = torch.load(out / "checkpoint.pt", weights_only=True)
+    assert ckpt["step"] == 4
+    assert all(torch.isfinite(v).all() for v in ckpt["model"].values())
+    assert not (out / "results.json").exists() and temp_files(out) == []
+    load_checkpoint(out)  # still usable
+
+
+def test_nan_gradient_with_a_finite_loss_stops_before_the_weights_are_poisoned(
+        tmp_path, monkeypatch):
+    """A finite loss with a NaN gradient used to turn the weights into NaN after the step,
+    and the next checkpoint (written before the next loss is checked) saved them."""
+    real = LanguageProblem.loss
+    calls = {"n": 0}
+
+    def loss(self, model, batch):
+        value, correct = real(self, model, batch)
+        calls["n"] += 1
+        if calls["n"] == 6:  # d sqrt(x)/dx at 0 is inf, times 0: NaN gradient, loss unchanged
+            value = value + torch.sqrt(next(model.parameters()).sum() * 0)
+        return value, correct
+
+    monkeypatch.setattr(LanguageProblem, "loss", loss)
+    out = tmp_path / "run"
+    with pytest.raises(TrainingDiverged, match="gradient norm is nan at step 5.*kept"):
+        train(tiny_config(checkpoint_every=1), out, progress=False)
+    ckpt = torch.load(out / "checkpoint.pt", weights_only=True)
+    assert ckpt["step"] == 5
+    assert all(torch.isfinite(v).all() for v in ckpt["model"].values())
+
+
+def test_huge_lr_diverges_with_a_clear_message(tmp_path):
+    out = tmp_path / "run"
+    cfg = tiny_config(lr=1e30, clip=0.0, steps=40, checkpoint_every=1,
+                      model_kwargs={"d": 8, "dropout": 0.0})
+    with pytest.raises(TrainingDiverged, match=r"at step \d+ .*Try a lower lr"):
+        train(cfg, out, progress=False)
+    ckpt = torch.load(out / "checkpoint.pt", weights_only=True)
+    assert all(torch.isfinite(v).all() for v in ckpt["model"].values())
+
+
+def test_nan_without_out_dir_says_no_checkpoint(monkeypatch):
+    monkeypatch.setattr(LanguageProblem, "loss",
+                        lambda self, m, b: (torch.tensor(float("inf")), torch.zeros(1)))
+    with pytest.raises(TrainingDiverged, match="inf at step 0.*no checkpoint"):
+        train(tiny_config(), None, progress=False)
+
+
+def test_training_is_reproducible_and_seeded():
+    a = train(tiny_config(steps=6), None, progress=False, evaluate_at_end=True)
+    b = train(tiny_config(steps=6), None, progress=False, evaluate_at_end=True)
+    assert a["accuracy"] == b["accuracy"]
+    c = train(tiny_config(steps=6, seed=1), None, progress=False, evaluate_at_end=False)
+    assert "accuracy" not in c and c["steps"] == 6
+
+
+@pytest.mark.parametrize("model", ["mlp-ldru", "pr-lstm"])
+def test_tape_task_and_assoc_regulariser_run(model):
+    kw = dict(model=model, model_kwargs=TINY[model], steps=3, task="reverse_string",
+              language=None, test_lengths="5:6", train_lengths="2:4")
+    res = train(tiny_config(**kw), None, progress=False)
+    assert set(res["accuracy"]) == {5, 6}
+    if model == "mlp-ldru":
+        res = train(tiny_config(assoc_weight=0.1, steps=3), None, progress=False)
+        assert 0 <= res["score"] <= 1
+
+
+# ----------------------------------------------------------------------------- evaluation
+
+
+def test_evaluate_every_length_fixed_sets():
+    cfg = tiny_config()
+    problem = make_problem(cfg)
+    torch.manual_seed(0)
+    model = build_for(cfg, problem)
+    model.train()
+    a = evaluate(model, problem, range(5, 12), n_per_length=20, seed=3, batch_size=8)
+    b = evaluate(model, problem, range(5, 12), n_per_length=20, seed=3, batch_size=8)
+    assert list(a) == list(range(5, 12)) and a == b
+    assert all(0 <= v <= 1 and abs(v * 20 - round(v * 20)) < 1e-4 for v in a.values())
+    assert model.training  # the mode is restored (dropout off only while evaluating)
+    # the test set depends on the seed, not on the model's RNG state
+    torch.manual_seed(123)
+    assert evaluate(model, problem, range(5, 12), 20, seed=3, batch_size=8) == a
+
+
+def test_evaluate_skips_lengths_without_strings():
+    cfg = TrainConfig(language="modular-arithmetic", model="rnn", model_kwargs={"hidden": 8})
+    problem = make_problem(cfg)
+    model = build_for(cfg, problem)
+    acc = evaluate(model, problem, range(2, 8), n_per_length=4)
+    assert list(acc) == [3, 5, 7]  # expressions have odd lengths only
+
+
+# ----------------------------------------------------------------------------- sweeps
+
+
+def _sweep_file(tmp_path: Path) -> Path:
+    f = tmp_path / "tiny-sweep.toml"
+    f.write_text(f"""
+[sweep]
+languages = ["parity"]
+models = ["mlp-ldru"]
+seeds = [0, 1]
+out = "{(tmp_path / 'sweep').as_posix()}"
+title = "tiny sweep"
+[base]
+device = "cpu"
+steps = 3
+batch_size = 8
+train_lengths = "1:6"
+test_lengths = "7:8"
+test_samples = 8
+[models.mlp-ldru]
+model_kwargs = {{ d = 8 }}
+""")
+    return f
+
+
+def test_sweep_writes_results_and_skips_finished_runs(tmp_path, monkeypatch):
+    f = _sweep_file(tmp_path)
+    res = run_sweep(f, progress=False)
+    out = tmp_path / "sweep"
+    rows = list(csv.DictReader((out / "results.csv").open()))
+    assert [r["id"] for r in rows] == ["parity__mlp-ldru__s0", "parity__mlp-ldru__s1"]
+    assert all(r["steps"] == "3" and r["device"] == "cpu" for r in rows)
+    md = (out / "summary.md").read_text()
+    assert md.startswith("# tiny sweep") and "| parity |" in md and "mlp-ldru" in md
+    assert "| solved |" in md
+    assert md == res["summary_md"] and len(res["rows"]) == 2
+    for r in res["rows"]:
+        assert (out / r["id"] / "checkpoint.pt").is_file()
+    assert temp_files(out) == []
+
+    def no_training(*a, **k):
+        raise AssertionError("a finished run was trained again")
+
+    monkeypatch.setattr(trainer_mod, "train", no_training)
+    again = run_sweep(f, progress=False)
+    assert [r["score"] for r in again["rows"]] == [r["score"] for r in res["rows"]]
+    assert (out / "summary.md").read_text() == md
+
+
+def test_sweep_resumes_an_unfinished_run(tmp_path, monkeypatch):
+    f = _sweep_file(tmp_path)
+    run_sweep(f, progress=False)
+    out = tmp_path / "sweep" / "parity__mlp-ldru__s1"
+    (out / "results.json").unlink()  # as if it had been killed after its last checkpoint
+    seen = []
+    real = trainer_mod.train
+
+    def spy(cfg, out_dir, resume=False, **kw):
+        seen.append((Path(out_dir).name, resume))
+        return real(cfg, out_dir, resume=resume, **kw)
+
+    monkeypatch.setattr(trainer_mod, "train", spy)
+    run_sweep(f, progress=False)
+    assert seen == [("parity__mlp-ldru__s1", True)]
+
+
+def test_sweep_errors(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[sweep]\nlanguages = ["parity"]\nmodels = ["mlp-ldru"]\n[base]\nstepz = 3\n')
+    with pytest.raises(ConfigError, match="stepz"):
+        load_sweep(bad)
+    bad.write_text('[sweep]\nmodels = ["mlp-ldru"]\n')
+    with pytest.raises(ConfigError, match="languages"):
+        load_sweep(bad)
+    bad.write_text('[base]\nsteps = 3\n')
+    with pytest.raises(ConfigError, match=r"\[sweep\]"):
+        load_sweep(bad)
+
+
+def test_sweep_ray_without_ray_is_a_clear_error(tmp_path, monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_ray(name, *a, **k):
+        if name == "ray":
+            raise ImportError("No module named 'ray'")
+        return real_import(name, *a, **k)
+
+    monkeypatch.setattr(builtins, "__import__", no_ray)
+    with pytest.raises(ImportError, match=r"monoidlab\[ray\]"):
+        run_sweep(_sweep_file(tmp_path), ray_address="local", progress=False)
+    shutil.rmtree(tmp_path / "sweep", ignore_errors=True)

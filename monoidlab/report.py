@@ -223,20 +223,60 @@ def _model_section(checkpoint, lang, test_lengths, probe, umap, n_probe) -> list
                  f"<b>{score:.3f}</b> ({'solved' if score >= cfg.solved_threshold else 'not solved'}"
                  f" at threshold {cfg.solved_threshold}).</p>")
     parts.append(_img(plots.accuracy_by_length({cfg.model: acc}), "accuracy by length"))
-    if probe:
-        try:
-            from monoidlab import probing  # noqa: F401
-        except ImportError:
-            return parts
+    if probe and getattr(problem, "lang", None) is not None:
         parts += _probe_section(checkpoint, umap, n_probe)
     return parts
 
 
 def _probe_section(checkpoint, umap: bool, n_probe: int) -> list[str]:
-    """Probing and associativity, through :mod:`monoidlab.probing`'s report helper."""
-    from monoidlab import probing
+    """Cluster agreement, linear probe, UMAP and associativity, trained vs initialisation."""
+    from monoidlab import plots_probe
+    from monoidlab.probing import probe_checkpoint
 
-    fn = getattr(probing, "report_sections", None)
-    if fn is None:
-        return []
-    return fn(checkpoint, umap=umap, n_strings=n_probe, img=_img, table=_table)
+    res = probe_checkpoint(checkpoint, n_strings=n_probe, n_triples=min(150, n_probe))
+    m = res["metrics"]
+    parts = ["<h3>Probing the tree-node embeddings</h3>",
+             f"<p class=note>Held-out strings: {html.escape(str(m['heldout']['description']))}"
+             "</p>"]
+    rows = []
+    for which in ("trained", "init"):
+        mm = m.get(which)
+        if not mm:
+            continue
+        for r in mm["agreement"]:
+            if r.get("level") == "all":
+                rows.append({"model": which, "method": r["method"], "ARI": r.get("ari"),
+                             "NMI": r.get("nmi"), "V-measure": r.get("v_measure"),
+                             "purity": r.get("purity"), "nodes": r["n"], "ECs": r["n_ecs"]})
+        rows.append({"model": which, "method": "linear probe (test acc.)",
+                     "ARI": mm["probe"]["accuracy"], "NMI": "", "V-measure": "",
+                     "purity": f"chance {mm['probe']['chance']:.3f}", "nodes": mm["n_nodes"],
+                     "ECs": mm["n_ecs"]})
+    parts.append(_table(rows, ["model", "method", "ARI", "NMI", "V-measure", "purity", "nodes",
+                               "ECs"]))
+    trained = res["trained"]
+    best = next(iter(trained["agreement"].fitted.values()), None)
+    if best is not None:
+        parts.append(_img(plots_probe.contingency_heatmap(best, res["language"].monoid()),
+                          "true EC × cluster (KMeans), trained model"))
+    if umap:
+        parts.append(_img(plots_probe.umap_figure(trained["embeddings"], max_points=1500),
+                          "UMAP of node embeddings, coloured by true EC and by level"))
+    assoc = m["trained"].get("associativity") or {}
+    if "overall" in assoc:
+        parts.append("<h3>Associativity on held-out triples</h3>")
+        rows = [{"model": w, **{k: v for k, v in (m[w]["associativity"] or {}).get(
+            "overall", {}).items() if k in ("n", "cos_mean", "rel_l2_mean", "head_same",
+                                          "head_true", "probe_same", "id_right_cos_mean",
+                                          "id_left_cos_mean")}} for w in ("trained", "init")
+                if m.get(w)]
+        parts.append(_table(rows, list(rows[0])))
+        parts.append("<p class=note>cos/rel_l2: distance between (x⊙y)⊙z and x⊙(y⊙z); "
+                     "head_same/head_true: the head decodes both alike / to the class of xyz; "
+                     "id_*: x⊙pad and pad⊙x against x.</p>")
+        init_df = res["init"]["associativity"] if res.get("init") else None
+        parts.append(_img(plots_probe.associativity_histograms(trained["associativity"], init_df),
+                          "distance between the two bracketings, trained vs initialisation"))
+    elif assoc:
+        parts.append(f"<p class=note>Associativity: {html.escape(str(assoc))}</p>")
+    return parts

@@ -1,0 +1,147 @@
+"""CLI command ``probe``: node embeddings vs true ECs and learned associativity of a checkpoint.
+
+``monoidlab probe CHECKPOINT [--n-strings N] [--lengths A:B] [--out DIR] [--json] [--no-umap]``
+writes ``probe.json`` and the figures (contingency heatmaps, UMAP, associativity histograms)
+to ``--out`` (default: ``probe/`` next to the checkpoint), for the trained model and the same
+model at initialisation.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from monoidlab.cli import command, emit, format_table, parse_range
+
+
+def _out_dir(checkpoint: str, out: str | None) -> Path:
+    if out:
+        return Path(out)
+    p = Path(checkpoint)
+    return (p if p.is_dir() else p.parent) / "probe"
+
+
+def _r(v: float) -> float:
+    return round(float(v), 3) + 0.0  # no "-0.000"
+
+
+def _table(m: dict) -> str:
+    lines = [f"{m['model']} on {m['language']} after {m['steps']} steps",
+             m["heldout"]["description"], ""]
+    rows = []
+    for which in ("trained", "init"):
+        if which not in m:
+            continue
+        r = m[which]
+        for a in r["agreement"]:
+            if a["level"] == "all":
+                rows.append({"model": which, "clustering": a["method"], "ARI": _r(a["ari"]),
+                             "NMI": _r(a["nmi"]), "V": _r(a["v_measure"]),
+                             "purity": _r(a["purity"])})
+    lines.append(format_table(rows, ["model", "clustering", "ARI", "NMI", "V", "purity"]))
+    prows = [{"model": w, "accuracy": m[w]["probe"]["accuracy"],
+              "train accuracy": m[w]["probe"]["train_accuracy"], "chance": m[w]["probe"]["chance"]}
+             for w in ("trained", "init") if w in m]
+    lines += ["", "linear probe (EC from the embedding, held-out strings' nodes)",
+              format_table(prows, ["model", "accuracy", "train accuracy", "chance"])]
+    arows = []
+    for which in ("trained", "init"):
+        a = m.get(which, {}).get("associativity")
+        if not a or "overall" not in a:
+            continue
+        o = a["overall"]
+        arows.append({"model": which, "cos": o["cos_mean"], "rel_l2": o["rel_l2_mean"],
+                      "head_same": o["head_same"], "head_true": o["head_true"],
+                      "probe_true": o.get("probe_true", ""),
+                      "id_rel_l2": o.get("id_right_rel_mean", "")})
+    if arows:
+        lines += ["", f"associativity on {m['trained']['associativity']['overall']['n']} "
+                  "held-out triples (means)",
+                  format_table(arows, ["model", "cos", "rel_l2", "head_same", "head_true",
+                                       "probe_true", "id_rel_l2"])]
+    elif "associativity" in m.get("trained", {}):
+        lines += ["", f"associativity: {m['trained']['associativity'].get('skipped', '-')}"]
+    return "\n".join(lines)
+
+
+@command("probe", "cluster node embeddings against true ECs; associativity on held-out triples")
+def cmd_probe(args):
+    import json
+
+    from monoidlab.io import atomic_write_text
+    from monoidlab.probing import probe_checkpoint
+
+    lengths = parse_range(args.lengths, "--lengths") if args.lengths else None
+    res = probe_checkpoint(args.checkpoint, n_strings=args.n_strings, lengths=lengths,
+                           mode=args.heldout, n_triples=args.n_triples, seed=args.seed,
+                           compare_init=not args.no_init, max_nodes=args.max_nodes,
+                           clusterers=_clusterers(args.clusterers))
+    m = res["metrics"]
+    out = _out_dir(args.checkpoint, args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    m["figures"] = _figures(res, out, umap=not args.no_umap)
+    from monoidlab.cli import _json_default
+
+    atomic_write_text(out / "probe.json", json.dumps(m, indent=2, default=_json_default))
+    emit(args, m, _table(m) + f"\n\nwrote {out}/probe.json and {len(m['figures'])} figures")
+
+
+def _clusterers(text: str) -> tuple[str, ...]:
+    from monoidlab.cli import CLIError
+    from monoidlab.probing import CLUSTERERS
+
+    names = tuple(c.strip() for c in text.split(",") if c.strip())
+    bad = [c for c in names if c not in CLUSTERERS]
+    if bad or not names:
+        raise CLIError(f"--clusterers: expected a comma-separated subset of "
+                       f"{','.join(CLUSTERERS)}, got {text!r}")
+    return names
+
+
+def _figures(res: dict, out: Path, umap: bool) -> list[str]:
+    import matplotlib.pyplot as plt
+
+    from monoidlab import plots_probe as pp
+
+    written = []
+
+    def save(fig, name):
+        fig.savefig(out / name, dpi=110, bbox_inches="tight")
+        plt.close(fig)
+        written.append(name)
+
+    monoid = res["language"].monoid()
+    for which in ("trained", "init"):
+        r = res[which]
+        if r is None:
+            continue
+        sfx = "" if which == "trained" else "_init"
+        for name, est in r["agreement"].fitted.items():
+            save(pp.contingency_heatmap(est, monoid, title=f"{which}: {name}"),
+                 f"contingency_{name}{sfx}.png")
+        if umap:
+            save(pp.umap_figure(r["embeddings"], title=f"UMAP of node embeddings ({which})"),
+                 f"umap{sfx}.png")
+    if res["trained"]["associativity"] is not None:
+        init = res["init"]["associativity"] if res["init"] else None
+        save(pp.associativity_histograms(res["trained"]["associativity"], init),
+             "associativity.png")
+    return written
+
+
+cmd_probe.configure = lambda p: (
+    p.add_argument("checkpoint", help="checkpoint.pt or its run folder"),
+    p.add_argument("--n-strings", type=int, default=200, help="held-out strings to embed"),
+    p.add_argument("--lengths", default=None,
+                   help="A:B (default: beyond the training lengths, max+1 .. 2·max)"),
+    p.add_argument("--heldout", choices=("lengths", "disjoint"), default="lengths",
+                   help="hold out by length (default) or by content (training strings "
+                        "regenerated and excluded)"),
+    p.add_argument("--n-triples", type=int, default=300, help="triples for associativity"),
+    p.add_argument("--max-nodes", type=int, default=3000, help="nodes per clustering fit"),
+    p.add_argument("--clusterers", default="kmeans,agglomerative,hdbscan",
+                   help="comma-separated clustering methods"),
+    p.add_argument("--seed", type=int, default=0),
+    p.add_argument("--no-init", action="store_true", help="skip the model at initialisation"),
+    p.add_argument("--no-umap", action="store_true", help="skip the UMAP figures (slow start)"),
+    p.add_argument("--out", default=None, help="folder for probe.json and figures"),
+    p.add_argument("--json", action="store_true"))

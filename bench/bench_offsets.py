@@ -14,7 +14,7 @@ Usage::
     python bench/bench_offsets.py --steps 100000 --batch-size 256 --test-samples 512  # paper scale (GPU)
     python bench/bench_offsets.py --table-only
 
-Writes ``docs/results_offsets.md`` (tables + settings) and prints the same.
+Writes its own section of ``docs/results.md`` (tables + settings) and prints the same.
 """
 
 from __future__ import annotations
@@ -102,12 +102,13 @@ def main(argv=None) -> int:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--device", default="auto")
     ap.add_argument("--runs", default=str(ROOT / "runs" / "offsets"))
-    ap.add_argument("--out", default=str(ROOT / "docs" / "results_offsets.md"))
+    ap.add_argument("--out", default=str(ROOT / "docs" / "results.md"),
+                    help="markdown page; the bench writes its own section of it")
     args = ap.parse_args(argv)
 
     t0 = time.time()
     table = support_table()
-    lines = ["# Coverage-driven training: random left offsets (issue 9)", "",
+    lines = [f"## Coverage-driven training: random left offsets ({args.steps} steps)", "",
              "Predicted support length = smallest maximum training length L such that training "
              "lengths 1..L show every EC composition that test lengths 41..500 need (`balanced` "
              "schedule, test strings at offset 0). With offsets, each training string of length "
@@ -127,7 +128,7 @@ def main(argv=None) -> int:
         t1 = time.time()
         with ProcessPoolExecutor(args.workers) as ex:
             results = list(ex.map(_train, js))
-        lines += ["## Training runs", "",
+        lines += ["### Training runs", "",
                   f"MLP-LDRU (d={args.d}, dropout {args.dropout}), {args.steps} steps, batch "
                   f"{args.batch_size}, Adam lr {args.lr}, clip 1.0, class-balanced sampler, one "
                   f"length per batch; OOD score = mean accuracy over lengths 41..500 with "
@@ -144,9 +145,9 @@ def main(argv=None) -> int:
         print("\n".join(lines[-(len(results) + 6):]), flush=True)
         (Path(args.runs)).mkdir(parents=True, exist_ok=True)
         (Path(args.runs) / "results.json").write_text(json.dumps(results, indent=2))
-    from monoidlab.io import atomic_write_text
+    from monoidlab.io import write_section
 
-    atomic_write_text(args.out, "\n".join(lines) + "\n")
+    write_section(args.out, f"offsets {args.steps} steps", "\n".join(lines), title="Results")
     print(f"wrote {args.out}", file=sys.stderr)
     return 0
 

@@ -14,7 +14,7 @@ import os
 import tempfile
 from pathlib import Path
 
-__all__ = ["atomic_write_bytes", "atomic_write_text", "atomic_torch_save"]
+__all__ = ["atomic_write_bytes", "atomic_write_text", "atomic_torch_save", "write_section"]
 
 
 def atomic_write_bytes(path, data: bytes) -> None:
@@ -46,3 +46,27 @@ def atomic_torch_save(obj, path) -> None:
     buf = io.BytesIO()
     torch.save(obj, buf)
     atomic_write_bytes(path, buf.getvalue())
+
+
+def write_section(path, name: str, text: str, title: str | None = None) -> None:
+    """Replace (or append) the generated section ``name`` of a markdown file, atomically.
+
+    Sections sit between ``<!-- begin NAME -->`` and ``<!-- end NAME -->``, so several
+    generators (sweeps, benchmarks) can share one page without overwriting each other.
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "r.md"
+    >>> write_section(p, "a", "one"); write_section(p, "b", "two"); write_section(p, "a", "ONE")
+    >>> p.read_text().count("ONE"), "one" in p.read_text(), "two" in p.read_text()
+    (1, False, True)
+    """
+    path = Path(path)
+    begin, end = f"<!-- begin {name} -->", f"<!-- end {name} -->"
+    block = f"{begin}\n{text.rstrip()}\n{end}\n"
+    old = path.read_text(encoding="utf-8") if path.is_file() else (f"# {title}\n\n" if title else "")
+    if begin in old and end in old:
+        head, rest = old.split(begin, 1)
+        new = head + block + rest.split(end, 1)[1].lstrip("\n")
+    else:
+        new = old.rstrip("\n") + ("\n\n" if old.strip() else "") + block
+    atomic_write_text(path, new)

@@ -27,7 +27,7 @@ import os
 import tomllib
 from pathlib import Path
 
-from monoidlab.io import atomic_write_text
+from monoidlab.io import atomic_write_text, write_section
 from monoidlab.training.config import ConfigError, config_from_dict
 
 __all__ = ["load_sweep", "run_sweep", "summarise"]
@@ -196,12 +196,14 @@ def summarise(sweep: dict, rows: list[dict]) -> dict:
                 "model_kwargs", "steps", "batch_size", "optimizer", "lr", "warmup")})
         hours = sum(r["train_seconds"] for r in rows) / 3600
         notes = sweep.get("notes", "").strip()
-        atomic_write_text(sweep["results_md"], md + (f"\n{notes}\n" if notes else "") +
+        # one generated section per sweep: other sections of the page are kept
+        write_section(sweep["results_md"], f"sweep {Path(sweep['source']).stem}",
+                      md.replace("# ", "## ", 1) + (f"\n{notes}\n" if notes else "") +
                           f"\nSweep file: `{sweep['source']}`; {len(rows)} runs, "
                           f"{hours:.2f} h of training in total (evaluation not included). "
                           "Per-model settings (first run of each model):\n\n" +
                           "".join(f"- `{m}`: `{json.dumps(v)}`\n" for m, v in per_model.items())
                           + "\nSettings of the first run (others differ only by task, model, "
                           f"seed and the per-model/per-task overrides):\n\n```json\n"
-                          f"{settings}\n```\n")
+                          f"{settings}\n```\n", title="Results")
     return {"rows": rows, "summary_md": md, "solved": solved, "out": str(out)}

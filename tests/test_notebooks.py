@@ -35,6 +35,7 @@ def test_notebook_executes(path, tmp_path, monkeypatch):
 
 def test_notebooks_exist():
     names = {p.stem for p in NOTEBOOKS}
-    for expected in ("01_monoids_and_classes", "02_coverage_gaps", "03_minimum_training_length"):
+    for expected in ("01_monoids_and_classes", "02_coverage_gaps", "03_minimum_training_length",
+                     "04_probing_and_associativity"):
         assert expected in names
     assert os.path.isdir(NOTEBOOKS[0].parent)

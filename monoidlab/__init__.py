@@ -11,8 +11,15 @@ The main path, importable from the top level (torch, seaborn and umap load only 
 """
 
 from monoidlab.automaton import Automaton, SpecError, minimise
-from monoidlab.coverage import (Coverage, CoverageGap, compare, coverage_gap, exact_coverage,
-                                min_training_length, sampled_coverage)
+from monoidlab.coverage import (
+                                Coverage,
+                                CoverageGap,
+                                compare,
+                                coverage_gap,
+                                exact_coverage,
+                                min_training_length,
+                                sampled_coverage,
+)
 from monoidlab.languages import language_names, load_language, suite, suite_names
 from monoidlab.monoid import MonoidTooLarge, SyntacticMonoid
 from monoidlab.sampling import Batch, length_batches, sample

@@ -19,7 +19,6 @@ Example
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any

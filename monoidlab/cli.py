@@ -170,8 +170,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 def markdown_reference() -> str:
     """The CLI reference (docs/cli.md), generated from the parser so that it cannot drift."""
+    cols = os.environ.get("COLUMNS")
     os.environ["COLUMNS"] = "100"  # argparse wraps usage lines at the terminal width
-    parser = build_parser()
+    try:
+        parser = build_parser()
+        return _markdown(parser)
+    finally:
+        if cols is None:
+            del os.environ["COLUMNS"]
+        else:
+            os.environ["COLUMNS"] = cols
+
+
+def _markdown(parser) -> str:
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     lines = ["# CLI reference", "",
              "Generated from the parser (`python -c \"from monoidlab.cli import "

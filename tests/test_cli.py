@@ -153,3 +153,15 @@ def test_installed_entry_point():
                           env=env)
     assert done.returncode == 2 and done.stdout == ""
     assert "no language named 'nope'" in one_line_error(done.stderr)
+
+
+def test_cli_reference_is_up_to_date():
+    """docs/cli.md is generated from the parser; regenerate it when a command changes."""
+    from pathlib import Path
+
+    from monoidlab.cli import markdown_reference
+
+    doc = Path(__file__).resolve().parent.parent / "docs" / "cli.md"
+    assert doc.read_text() == markdown_reference() + "\n", (
+        "docs/cli.md is stale: python -c \"from monoidlab.cli import markdown_reference as m; "
+        "print(m())\" > docs/cli.md")

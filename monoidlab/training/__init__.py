@@ -6,8 +6,13 @@
 """
 
 from monoidlab.training.config import ConfigError, TrainConfig, apply_overrides, load_config
-from monoidlab.training.trainer import (TrainingDiverged, evaluate, load_checkpoint, pick_device,
-                                        train)
+from monoidlab.training.trainer import (
+                                        TrainingDiverged,
+                                        evaluate,
+                                        load_checkpoint,
+                                        pick_device,
+                                        train,
+)
 
 __all__ = ["TrainConfig", "ConfigError", "apply_overrides", "load_config", "train", "evaluate",
            "load_checkpoint", "TrainingDiverged", "pick_device"]

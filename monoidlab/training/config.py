@@ -94,6 +94,9 @@ class TrainConfig:
             ("pad_offset", self.pad_offset in ("none", "random"), "none or random"),
             ("solved_threshold", 0 <= self.solved_threshold <= 1, "must lie in [0, 1]"),
         ]
+        if self.pad_offset == "random" and self.model != "mlp-ldru":
+            raise ConfigError(f"{source}: key 'pad_offset': random offsets need a balanced-tree "
+                              f"model (mlp-ldru), not {self.model!r}")
         for key, ok, msg in checks:
             if not ok:
                 raise ConfigError(f"{source}: key {key!r}: {msg} (got {getattr(self, key)!r})")

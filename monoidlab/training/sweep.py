@@ -166,8 +166,8 @@ def summarise(sweep: dict, rows: list[dict]) -> dict:
     table = {}
     for r in rows:
         table.setdefault((r["problem"], r["model"]), []).append(r["score"])
-    lines = [f"# {sweep['title']}", "", f"Score = mean accuracy over test lengths; best seed "
-             f"(mean over seeds in brackets); **bold** = solved (≥ threshold).", "",
+    lines = [f"# {sweep['title']}", "", "Score = mean accuracy over test lengths; best seed "
+             "(mean over seeds in brackets); **bold** = solved (≥ threshold).", "",
              "| task | " + " | ".join(models) + " |", "|---|" + "---|" * len(models)]
     solved = dict.fromkeys(models, 0)
     for p in problems:

@@ -94,8 +94,7 @@ class _KeyIndex:
                        if self.mode == "packed" and bits * n <= self.DIRECT_BITS else None)
         rng = np.random.default_rng(12345)
         self.mult = rng.integers(1, 2**62, size=n, dtype=np.int64) | 1
-        self.sorted_keys = np.empty(0, np.int64)
-        self.sorted_idx = np.empty(0, np.int64)
+        self.runs: list[tuple[np.ndarray, np.ndarray]] = []  # sorted (keys, indices) runs
         self.rows: np.ndarray | None = None  # stored rows by index, for hash verification
 
     def keys(self, rows: np.ndarray) -> np.ndarray:
@@ -118,11 +117,11 @@ class _KeyIndex:
         """
         if self.direct is not None:
             return self.direct[keys].astype(np.int64)
-        if not len(self.sorted_idx):
-            return np.full(len(keys), -1, np.int64)
-        pos = np.searchsorted(self.sorted_keys, keys)
-        pos = np.minimum(pos, len(self.sorted_keys) - 1)
-        found = np.where(self.sorted_keys[pos] == keys, self.sorted_idx[pos], -1)
+        found = np.full(len(keys), -1, np.int64)
+        for run_keys, run_idx in self.runs:  # at most ~log2(N) sorted runs
+            pos = np.minimum(np.searchsorted(run_keys, keys), len(run_keys) - 1)
+            hit = run_keys[pos] == keys
+            found[hit] = run_idx[pos[hit]]
         if self.mode == "hash" and rows is not None and self.rows is not None:
             hit = np.flatnonzero(found >= 0)
             bad = (self.rows[found[hit]] != rows[hit]).any(axis=1)
@@ -132,19 +131,131 @@ class _KeyIndex:
                 found[hit[bad]] = -1
         return found
 
+    def assign(self, keys: np.ndarray, rows: np.ndarray, start: int):
+        """Index of every candidate key, numbering unseen keys ``start, start+1, ...`` in
+        candidate order; returns ``(found, first_pos)`` (positions of the new keys)."""
+        found = self.lookup(keys, rows)
+        new_mask = found < 0
+        new_pos = np.flatnonzero(new_mask)
+        _, first, inv = np.unique(keys[new_pos], return_index=True, return_inverse=True)
+        if self.mode == "hash" and (rows[new_pos] != rows[new_pos[first]][inv.ravel()]).any():
+            raise _HashCollision
+        first_pos = np.sort(new_pos[first])
+        self.add(keys[first_pos], np.arange(start, start + len(first_pos)))
+        if self.mode == "hash":
+            self.rows = np.concatenate([self.rows, rows[first_pos]])
+        found[new_mask] = self.lookup(keys[new_mask])
+        return found, first_pos
+
     def add(self, keys: np.ndarray, idx: np.ndarray, rows: np.ndarray | None = None) -> None:
         if self.direct is not None:
             self.direct[keys] = idx
+            return
+        if not len(keys):
             return
         order = np.argsort(keys, kind="stable")
         keys, idx = keys[order], idx[order]
         if self.mode == "hash" and len(np.unique(keys)) != len(keys):
             raise _HashCollision
-        # merge two sorted runs in O(N) instead of re-sorting everything
-        at = np.searchsorted(self.sorted_keys, keys)
-        self.sorted_keys = np.insert(self.sorted_keys, at, keys) if len(self.sorted_idx) else keys
-        self.sorted_idx = np.insert(self.sorted_idx, at, idx) if len(at) and len(self.sorted_idx) \
-            else (idx if not len(self.sorted_idx) else self.sorted_idx)
+        # Sorted runs merged like a binary counter (an LSM tree): each key is re-sorted only
+        # O(log N) times, however many levels the closure has (random machines: hundreds).
+        self.runs.append((keys, idx))
+        while len(self.runs) > 1 and len(self.runs[-1][0]) * 2 >= len(self.runs[-2][0]):
+            (k2, i2), (k1, i1) = self.runs.pop(), self.runs.pop()
+            k, i = np.concatenate([k1, k2]), np.concatenate([i1, i2])
+            o = np.argsort(k, kind="stable")
+            self.runs.append((k[o], i[o]))
+
+
+_PROBE: list = []
+
+
+def _probe_kernels():
+    """numba kernels for an open-addressing hash table of int64 keys (or None)."""
+    if _PROBE:
+        return _PROBE[0]
+    try:
+        import numba
+    except ImportError:
+        _PROBE.append(None)
+        return None
+
+    @numba.njit(cache=True, nogil=True)
+    def assign(tab_keys, tab_vals, shift, keys, start, found, is_new):  # pragma: no cover
+        mask = tab_keys.shape[0] - 1
+        nxt = start
+        for i in range(keys.shape[0]):
+            key = keys[i]
+            slot = np.int64((np.uint64(key) * np.uint64(11400714819323198485)) >> np.uint64(shift))
+            while True:
+                v = tab_vals[slot]
+                if v < 0:  # empty: a new element, numbered in candidate (shortlex) order
+                    tab_keys[slot] = key
+                    tab_vals[slot] = nxt
+                    found[i] = nxt
+                    is_new[i] = True
+                    nxt += 1
+                    break
+                if tab_keys[slot] == key:
+                    found[i] = v
+                    break
+                slot = (slot + 1) & mask
+        return nxt
+
+    @numba.njit(cache=True, nogil=True)
+    def lookup(tab_keys, tab_vals, shift, keys, found):  # pragma: no cover
+        mask = tab_keys.shape[0] - 1
+        for i in range(keys.shape[0]):
+            key = keys[i]
+            slot = np.int64((np.uint64(key) * np.uint64(11400714819323198485)) >> np.uint64(shift))
+            found[i] = -1
+            while tab_vals[slot] >= 0:
+                if tab_keys[slot] == key:
+                    found[i] = tab_vals[slot]
+                    break
+                slot = (slot + 1) & mask
+
+    _PROBE.append((assign, lookup))
+    return _PROBE[0]
+
+
+class _HashedIndex(_KeyIndex):
+    """Packed keys in a numba open-addressing table (load <= 1/2): one pass per frontier, no
+    sorting, however many levels the closure has."""
+
+    def __init__(self, n: int):
+        super().__init__(n)
+        self.kernels = _probe_kernels()
+        self.all_keys: list[np.ndarray] = []
+        self._alloc(1 << 12)
+
+    def _alloc(self, capacity: int) -> None:
+        self.tab_keys = np.zeros(capacity, np.int64)
+        self.tab_vals = np.full(capacity, -1, np.int64)
+        self.hshift = 64 - (capacity.bit_length() - 1)
+        if self.all_keys:  # re-insert every key in index order: values stay 0..N-1
+            keys = np.concatenate(self.all_keys)
+            self.kernels[0](self.tab_keys, self.tab_vals, self.hshift, keys, 0,
+                            np.empty(len(keys), np.int64), np.zeros(len(keys), np.bool_))
+
+    def assign(self, keys: np.ndarray, rows: np.ndarray, start: int):
+        need = 2 * (start + len(keys))
+        if need > len(self.tab_keys):
+            self._alloc(1 << (need - 1).bit_length())
+        found = np.empty(len(keys), np.int64)
+        is_new = np.zeros(len(keys), np.bool_)
+        self.kernels[0](self.tab_keys, self.tab_vals, self.hshift, keys, start, found, is_new)
+        first_pos = np.flatnonzero(is_new)
+        self.all_keys.append(keys[first_pos])
+        return found, first_pos
+
+    def add(self, keys: np.ndarray, idx: np.ndarray, rows=None) -> None:
+        self.assign(keys, rows, int(idx[0]) if len(idx) else 0)
+
+    def lookup(self, keys: np.ndarray, rows=None, strict: bool = True) -> np.ndarray:
+        found = np.empty(len(keys), np.int64)
+        self.kernels[1](self.tab_keys, self.tab_vals, self.hshift, keys, found)
+        return found
 
 
 def _enumerate(delta: np.ndarray, max_elements: int, name: str, exact_bytes: bool):
@@ -153,6 +264,8 @@ def _enumerate(delta: np.ndarray, max_elements: int, name: str, exact_bytes: boo
     dt = np.uint8 if n <= 256 else np.uint16 if n <= 65536 else np.uint32
     gens = delta.T.astype(dt)  # gens[a][q] = delta[q, a]
     index = _KeyIndex(n, exact_bytes)
+    if index.mode == "packed" and index.direct is None and _probe_kernels() is not None:
+        index = _HashedIndex(n)
     elements = [np.arange(n, dtype=dt)[None, :]]
     parent = [np.array([-1])]
     letter = [np.array([-1])]
@@ -165,24 +278,15 @@ def _enumerate(delta: np.ndarray, max_elements: int, name: str, exact_bytes: boo
         # All products frontier × letter at once: f_{ua}(q) = delta(f_u(q), a).
         cand = gens[:, frontier].transpose(1, 0, 2).reshape(-1, n)  # (F*k, n), row = u*k + a
         keys = index.keys(cand)
-        found = index.lookup(keys, cand)
-        new_mask = found < 0
-        # First occurrence of each unseen key, in candidate order (= shortlex order).
-        new_pos = np.flatnonzero(new_mask)
-        _, first, inv = np.unique(keys[new_pos], return_index=True, return_inverse=True)
-        if index.mode == "hash" and (cand[new_pos] != cand[new_pos[first]][inv.ravel()]).any():
-            raise _HashCollision
-        first_pos = np.sort(new_pos[first])
+        # Known candidates get their index; unseen ones are numbered in candidate order, so
+        # the first occurrence of each new element is its shortlex-least word.
+        found, first_pos = index.assign(keys, cand, size)
         n_new = len(first_pos)
         if size + n_new > max_elements:
             raise MonoidTooLarge(
                 f"{name}: the monoid has more than max_elements={max_elements} "
                 f"elements (at least {size + n_new}); raise max_elements to enumerate it")
-        index.add(keys[first_pos], np.arange(size, size + n_new))
         elements.append(cand[first_pos])
-        if index.mode == "hash":
-            index.rows = np.concatenate([index.rows, cand[first_pos]])
-        found[new_mask] = index.lookup(keys[new_mask])
         right_rows.append(found.reshape(-1, k))
         parent.append(frontier_start + first_pos // k)
         letter.append(first_pos % k)

@@ -45,3 +45,16 @@ def tomita7():
     import monoidlab as ml
 
     return ml.load_language("tomita-7")
+
+
+@pytest.fixture(scope="module")
+def one_torch_thread():
+    """Tiny models run on one torch thread: a second intra-op thread only adds contention on
+    the shared CI cores, and bit-for-bit comparisons want one fixed thread count.
+    Modules opt in with ``pytestmark = pytest.mark.usefixtures("one_torch_thread")``."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)

@@ -26,12 +26,7 @@ from monoidlab.training.trainer import _to_device
 HINTED = ("index_hints", "combination")
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def segments(tokens: list[str]) -> list[list[str]]:

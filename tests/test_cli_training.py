@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-import torch
 
 from monoidlab.cli import main
 
@@ -18,12 +17,7 @@ TINY = ["--device=cpu", "--batch_size=16", "--train_lengths=1:8", "--test_sample
         "--model_kwargs.d=16"]
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def run(capsys, *argv):

@@ -31,13 +31,7 @@ def _seed():
     torch.manual_seed(0)
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    # tiny models: a second intra-op thread only adds contention on the shared CI cores
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def tiny(kind: str, **kw):

@@ -49,14 +49,7 @@ TINY = {
 LANGUAGE_MODELS = {"decoder-lm"}  # next-token models: (B, T, vocab) logits, no classifier head
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    # tiny models: a second intra-op thread only adds contention on the shared cores, and
-    # bit-for-bit comparisons want one fixed thread count
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def tiny_config(**kw) -> TrainConfig:

@@ -160,15 +160,20 @@ def config_from_dict(data: dict, source: str = "config") -> TrainConfig:
     return TrainConfig(**kwargs).validate(source)
 
 
-def load_config(path) -> TrainConfig:
-    """Read a TOML config (a ``[train]`` table or top-level keys)."""
+def read_toml(path) -> dict:
+    """Parse a TOML file; unreadable or invalid files raise :class:`ConfigError` naming it."""
     path = Path(path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read ({exc.strerror or exc})") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+
+
+def load_config(path) -> TrainConfig:
+    """Read a TOML config (a ``[train]`` table or top-level keys)."""
+    data = read_toml(path)
     data = data.get("train", data)
     return config_from_dict(data, str(path))
 

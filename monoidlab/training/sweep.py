@@ -24,23 +24,17 @@ import csv
 import io
 import json
 import os
-import tomllib
 from pathlib import Path
 
 from monoidlab.io import atomic_write_text, write_section
-from monoidlab.training.config import ConfigError, config_from_dict
+from monoidlab.training.config import ConfigError, config_from_dict, read_toml
 
 __all__ = ["load_sweep", "run_sweep", "summarise"]
 
 
 def load_sweep(path) -> dict:
     path = Path(path)
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    data = read_toml(path)
     sweep = data.get("sweep")
     if not isinstance(sweep, dict):
         raise ConfigError(f"{path}: missing [sweep] table")

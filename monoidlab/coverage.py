@@ -278,9 +278,13 @@ def exact_coverage(lang, lengths, *, schedule: str = "balanced", distribution: s
         n = lang.n_states
         # Lengths without any string of the wanted classes (even lengths of well-formed
         # expressions) cannot be drawn: the length law is uniform over the others.
-        has = np.zeros(max_len + 1, bool)
-        for t in targets:
-            has |= (pi_r * _state_suffix(lang, t, 0, True)[0][None, :]).sum(axis=1) > 0
+        # avail[t, L]: target t has strings of length L
+        avail = np.array([(pi_r * t[np.asarray(lang.output)][None, :]).sum(axis=1) > 0
+                          for t in targets])
+        has = avail.any(axis=0)
+        # balanced: the classes available at a length share it equally
+        share = (1.0 / np.maximum(avail.sum(axis=0), 1) if distribution == "balanced"
+                 else np.ones(max_len + 1))
         tl = lens[lens >= 1]
         rescale = len(tl) / max(int(has[tl].sum()), 1)
         for target in targets:
@@ -291,12 +295,6 @@ def exact_coverage(lang, lengths, *, schedule: str = "balanced", distribution: s
             Zr = (pi_r * g_r[0][None, :]).sum(axis=1) > 0
             L_col = rows[:, 0].astype(np.int64)
             live = Zr[L_col]
-            if distribution == "balanced":  # each class gets an equal share of its lengths
-                n_avail = sum(((pi_r * _state_suffix(lang, t, 0, True)[0][None, :]).sum(1) > 0)
-                              for t in targets)
-                share = 1.0 / np.maximum(n_avail, 1)
-            else:
-                share = np.ones(max_len + 1)
             sel = rows[live]
             if not len(sel):
                 continue

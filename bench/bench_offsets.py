@@ -102,13 +102,16 @@ def main(argv=None) -> int:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--device", default="auto")
     ap.add_argument("--runs", default=str(ROOT / "runs" / "offsets"))
+    ap.add_argument("--section", default=None,
+                    help="name of the generated section (default: 'offsets STEPS steps')")
     ap.add_argument("--out", default=str(ROOT / "docs" / "results.md"),
                     help="markdown page; the bench writes its own section of it")
     args = ap.parse_args(argv)
 
     t0 = time.time()
     table = support_table()
-    lines = [f"## Coverage-driven training: random left offsets ({args.steps} steps)", "",
+    lines = [f"## Coverage-driven training: random left offsets ({args.steps} steps"
+             f"{', seeds ' + ' '.join(map(str, args.seeds)) if args.section else ''})", "",
              "Predicted support length = smallest maximum training length L such that training "
              "lengths 1..L show every EC composition that test lengths 41..500 need (`balanced` "
              "schedule, test strings at offset 0). With offsets, each training string of length "
@@ -147,7 +150,8 @@ def main(argv=None) -> int:
         (Path(args.runs) / "results.json").write_text(json.dumps(results, indent=2))
     from monoidlab.io import write_section
 
-    write_section(args.out, f"offsets {args.steps} steps", "\n".join(lines), title="Results")
+    write_section(args.out, args.section or f"offsets {args.steps} steps", "\n".join(lines),
+                  title="Results")
     print(f"wrote {args.out}", file=sys.stderr)
     return 0
 

@@ -28,6 +28,8 @@ from typing import ClassVar
 import numpy as np
 
 __all__ = [
+    "StringTask",
+    "as_2d",
     "TASKS",
     "RandomStream",
     "Task",
@@ -291,6 +293,27 @@ class Task(abc.ABC):
 
 # -- registry ---------------------------------------------------------------------------
 TASKS: dict[str, type[Task]] = {}
+
+
+def as_2d(inputs) -> np.ndarray:
+    """int64 (B, n) view of one string (n,) or a batch (B, n)."""
+    x = np.asarray(inputs, dtype=np.int64)
+    return x[None, :] if x.ndim == 1 else x
+
+
+class StringTask(Task):
+    """A task on uniform random strings over ``vocab_size`` symbols whose output uses the same
+    symbols (reverse, duplicate, odds first, sort): shared vocabularies and sampler."""
+
+    def __init__(self, vocab_size: int = 2):
+        self.input_vocab = [str(i) for i in range(vocab_size)]
+        self.output_vocab = list(self.input_vocab)
+
+    def output_length(self, n: int) -> int:
+        return n
+
+    def _sample(self, rng, batch, length) -> TaskBatch:
+        return self._batch(rng.integers(0, len(self.input_vocab), (batch, length)))
 
 
 def register_task(cls: type[Task]) -> type[Task]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Task, TaskBatch, register_task
+from .base import as_2d as _as_2d
 from .deletang_cs import (
     BinaryAddition,
     BinaryMultiplication,
@@ -72,10 +73,6 @@ DELETANG_TASKS = (
     "bucket_sort",
 )
 
-
-def _as_2d(inputs: np.ndarray) -> np.ndarray:
-    x = np.asarray(inputs, dtype=np.int64)
-    return x[None, :] if x.ndim == 1 else x
 
 
 @register_task

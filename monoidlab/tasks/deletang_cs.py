@@ -18,7 +18,8 @@ import math
 
 import numpy as np
 
-from .base import Task, TaskBatch, register_task
+from .base import StringTask, Task, TaskBatch, register_task
+from .base import as_2d as _as_2d
 
 __all__ = [
     "BinaryAddition",
@@ -32,10 +33,6 @@ __all__ = [
 
 END = 2  # terminator class of the arithmetic tasks
 
-
-def _as_2d(inputs) -> np.ndarray:
-    x = np.asarray(inputs, dtype=np.int64)
-    return x[None, :] if x.ndim == 1 else x
 
 
 # -- binary helpers ---------------------------------------------------------------------------
@@ -235,7 +232,7 @@ class ComputeSqrt(Task):
 
 
 @register_task
-class DuplicateString(Task):
+class DuplicateString(StringTask):
     """Output the input twice, ww (output length 2n).
 
     Examples:
@@ -245,10 +242,6 @@ class DuplicateString(Task):
     name = "duplicate_string"
     level = "CS"
 
-    def __init__(self, vocab_size: int = 2):
-        self.input_vocab = [str(i) for i in range(vocab_size)]
-        self.output_vocab = list(self.input_vocab)
-
     def output_length(self, n: int) -> int:
         return 2 * n
 
@@ -256,9 +249,6 @@ class DuplicateString(Task):
         x = _as_2d(inputs)
         t = np.concatenate([x, x], axis=1)
         return t, np.ones(t.shape, bool)
-
-    def _sample(self, rng, batch, length) -> TaskBatch:
-        return self._batch(rng.integers(0, len(self.input_vocab), (batch, length)))
 
 
 @register_task
@@ -307,7 +297,7 @@ class MissingDuplicateString(Task):
 
 
 @register_task
-class OddsFirst(Task):
+class OddsFirst(StringTask):
     """The symbols at odd positions first, then those at even ones (1-based).
 
     s1 s2 s3 s4 s5 → s1 s3 s5 s2 s4, as in the paper and the official docstring. The
@@ -322,12 +312,8 @@ class OddsFirst(Task):
     level = "CS"
 
     def __init__(self, vocab_size: int = 2, code_order: bool = False):
+        super().__init__(vocab_size)
         self.code_order = code_order
-        self.input_vocab = [str(i) for i in range(vocab_size)]
-        self.output_vocab = list(self.input_vocab)
-
-    def output_length(self, n: int) -> int:
-        return n
 
     def label(self, inputs):
         x = _as_2d(inputs)
@@ -335,12 +321,9 @@ class OddsFirst(Task):
         t = np.concatenate([first, second], axis=1)
         return t, np.ones(t.shape, bool)
 
-    def _sample(self, rng, batch, length) -> TaskBatch:
-        return self._batch(rng.integers(0, len(self.input_vocab), (batch, length)))
-
 
 @register_task
-class BucketSort(Task):
+class BucketSort(StringTask):
     """Sort a string over {0..4} (output length n).
 
     Examples:
@@ -351,15 +334,8 @@ class BucketSort(Task):
     level = "CS"
 
     def __init__(self, vocab_size: int = 5):
-        self.input_vocab = [str(i) for i in range(vocab_size)]
-        self.output_vocab = list(self.input_vocab)
-
-    def output_length(self, n: int) -> int:
-        return n
+        super().__init__(vocab_size)
 
     def label(self, inputs):
         x = _as_2d(inputs)
         return np.sort(x, axis=1), np.ones(x.shape, bool)
-
-    def _sample(self, rng, batch, length) -> TaskBatch:
-        return self._batch(rng.integers(0, len(self.input_vocab), (batch, length)))

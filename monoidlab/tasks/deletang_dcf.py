@@ -19,7 +19,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .base import RandomStream, Task, TaskBatch, register_task
+from .base import RandomStream, StringTask, Task, TaskBatch, register_task
+from .base import as_2d as _as_2d
 
 __all__ = [
     "ModularArithmeticBrackets",
@@ -30,10 +31,6 @@ __all__ = [
     "generate_bracket_expression",
 ]
 
-
-def _as_2d(inputs) -> np.ndarray:
-    x = np.asarray(inputs, dtype=np.int64)
-    return x[None, :] if x.ndim == 1 else x
 
 
 @register_task
@@ -94,7 +91,7 @@ class StackManipulation(Task):
 
 
 @register_task
-class ReverseString(Task):
+class ReverseString(StringTask):
     """Output the input string reversed (output length n).
 
     Examples:
@@ -104,19 +101,9 @@ class ReverseString(Task):
     name = "reverse_string"
     level = "DCF"
 
-    def __init__(self, vocab_size: int = 2):
-        self.input_vocab = [str(i) for i in range(vocab_size)]
-        self.output_vocab = list(self.input_vocab)
-
-    def output_length(self, n: int) -> int:
-        return n
-
     def label(self, inputs):
         x = _as_2d(inputs)
         return x[:, ::-1].copy(), np.ones(x.shape, bool)
-
-    def _sample(self, rng, batch, length) -> TaskBatch:
-        return self._batch(rng.integers(0, len(self.input_vocab), (batch, length)))
 
 
 # -- bracketed modular expressions ---------------------------------------------------------

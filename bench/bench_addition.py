@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from monoidlab.io import atomic_write_text
+from monoidlab._util import atomic_write_text
 from monoidlab.training import load_config, train
 from monoidlab.training.config import config_from_dict
 
@@ -138,7 +138,7 @@ def main(argv=None) -> None:
     atomic_write_text(out / "summary.md", md)
     print("\n" + md + f"\ntotal wall time {wall / 60:.1f} min", flush=True)
 
-    from monoidlab.training.lm import exact_match_figure
+    from monoidlab.viz.training import exact_match_figure
 
     curves = {v: {s: r["accuracy"] for s, r in per.items()} for v, per in results.items()}
     fig = exact_match_figure(curves, train_length=train_max,

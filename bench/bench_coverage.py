@@ -28,11 +28,15 @@ import time
 import numpy as np
 
 import monoidlab as ml
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
+from references import reference_node_labels  # noqa: E402  (test-only slow reference)
+
 from monoidlab.cli import main as cli_main
-from monoidlab.compositions import composition_counts, reference_node_labels
+from monoidlab.compositions import composition_counts
 from monoidlab.coverage import exact_coverage
 from monoidlab.sampling import sample
-from monoidlab.trees import schedule
+from monoidlab.schedules import schedule
 
 
 def clock():
@@ -88,7 +92,7 @@ def bench_compositions(n: int, length: int, ref_n: int, slow_ref_n: int) -> None
     chunk = 50_000
     with Timer() as t:
         for i, s in enumerate(range(0, n, chunk)):
-            b = sample(lang, [length], min(chunk, n - s), method="uniform", seed=i)
+            b = sample(lang, [length], min(chunk, n - s), sampler="uniform", seed=i)
             tokens[s: s + len(b)] = b.tokens
     lengths = np.full(n, length)
     print(f"    sampling (sample(), uniform, labels included, chunks of {chunk:,}): {t}")
@@ -143,7 +147,7 @@ def bench_exact(test_lengths: range) -> None:
     wf = [c for c in lang.classes if c != "incomplete"]
     for dist in ("uniform", "balanced"):
         with Timer() as t:
-            exact_coverage(lang, test_lengths, within=wf, distribution=dist)
+            exact_coverage(lang, test_lengths, within=wf, sampler=dist)
         print(f"    modular-arithmetic within well-formed expressions, {dist}: {t}")
 
 

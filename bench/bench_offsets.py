@@ -33,8 +33,8 @@ ROOT = Path(__file__).resolve().parent.parent
 def support_table(test: str = "41:500") -> list[dict]:
     import monoidlab as ml
     from monoidlab.cli import parse_range
-    from monoidlab.coverage import min_training_length
-    from monoidlab.training.problems import resolve_within
+    from monoidlab.min_length import min_training_length
+    from monoidlab.sublanguage import resolve_within
 
     rows = []
     for name in ml.suite("ldru21"):
@@ -42,7 +42,7 @@ def support_table(test: str = "41:500") -> list[dict]:
         within = resolve_within(lang, "auto")
         t0 = time.time()
         plain = min_training_length(lang, parse_range(test), within=within)
-        shifted = min_training_length(lang, parse_range(test), within=within, train_offsets="random")
+        shifted = min_training_length(lang, parse_range(test), within=within, offsets="random")
         rows.append({"name": name, "needed": plain.needed, "support_length": plain.support_length,
                      "support_length_offsets": shifted.support_length,
                      "seconds": round(time.time() - t0, 2)})
@@ -77,7 +77,7 @@ def jobs(table, args) -> list[dict]:
                            batch_size=args.batch_size, lr=args.lr,
                            model_kwargs={"d": args.d, "dropout": args.dropout},
                            train_lengths=f"1:{max_len}", test_lengths="41:500",
-                           test_samples=args.test_samples, sampler="balanced", pad_offset=pad,
+                           test_samples=args.test_samples, sampler="balanced", offsets=pad,
                            seed=seed, checkpoint_every=10**9, log_every=100, device=args.device)
                 run_id = f"{name}__{'off' if pad == 'random' else 'L' + str(max_len)}__s{seed}"
                 out.append({"config": cfg, "out": str(Path(args.runs) / run_id),
@@ -148,7 +148,7 @@ def main(argv=None) -> int:
         print("\n".join(lines[-(len(results) + 6):]), flush=True)
         (Path(args.runs)).mkdir(parents=True, exist_ok=True)
         (Path(args.runs) / "results.json").write_text(json.dumps(results, indent=2))
-    from monoidlab.io import write_section
+    from monoidlab._util import write_section
 
     write_section(args.out, args.section or f"offsets {args.steps} steps", "\n".join(lines),
                   title="Results")

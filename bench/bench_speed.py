@@ -174,8 +174,9 @@ def inference_scaling(device, lengths, batch: int, budget_s: float) -> list[dict
 
 def train_speed(device, length: int, batch: int, budget_s: float) -> list[dict]:
     from monoidlab.training import TrainConfig
+    from monoidlab.training.evaluate import to_device as _to_device
     from monoidlab.training.problems import make_problem
-    from monoidlab.training.trainer import _to_device, build_for
+    from monoidlab.training.trainer import build_for
 
     rows = []
     for name, kw in TRAIN_MODELS.items():

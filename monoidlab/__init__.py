@@ -10,23 +10,33 @@ The main path, importable from the top level (torch, seaborn and umap load only 
 12
 """
 
-from monoidlab.automaton import Automaton, SpecError, minimise
+from monoidlab._util import Lengths
+from monoidlab.automaton import Automaton, minimise
 from monoidlab.coverage import (
-                                Coverage,
-                                CoverageGap,
-                                compare,
-                                coverage_gap,
-                                exact_coverage,
-                                min_training_length,
-                                sampled_coverage,
+    Coverage,
+    CoverageGap,
+    compare,
+    coverage_gap,
+    exact_coverage,
+    sampled_coverage,
+)
+from monoidlab.errors import (
+    ConfigError,
+    InputError,
+    MonoidlabError,
+    MonoidTooLarge,
+    SpecError,
+    UnknownName,
 )
 from monoidlab.languages import language_names, load_language, suite, suite_names
-from monoidlab.monoid import MonoidTooLarge, SyntacticMonoid
+from monoidlab.min_length import MinLength, min_training_length
+from monoidlab.monoid import SyntacticMonoid
 from monoidlab.sampling import Batch, length_batches, sample
 
 __version__ = "0.1.0"
 
-__all__ = ["Automaton", "SpecError", "minimise", "SyntacticMonoid", "MonoidTooLarge",
-           "load_language", "language_names", "suite", "suite_names", "Batch", "sample",
-           "length_batches", "Coverage", "CoverageGap", "exact_coverage", "sampled_coverage",
-           "coverage_gap", "compare", "min_training_length", "__version__"]
+__all__ = ["Automaton", "minimise", "SyntacticMonoid", "load_language", "language_names",
+           "suite", "suite_names", "Batch", "sample", "length_batches", "Coverage",
+           "CoverageGap", "exact_coverage", "sampled_coverage", "coverage_gap", "compare",
+           "MinLength", "min_training_length", "Lengths", "MonoidlabError", "InputError",
+           "UnknownName", "SpecError", "ConfigError", "MonoidTooLarge", "__version__"]

@@ -20,23 +20,15 @@ Example
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from monoidlab._kernels import fold_kernel
+from monoidlab._util import check_batch
+from monoidlab.errors import InputError, MonoidTooLarge, SpecError
+
 __all__ = ["Automaton", "SpecError", "minimise"]
-
-
-class SpecError(ValueError):
-    """A language spec (or automaton description) is invalid.
-
-    The message always names the source (file or constructor) and the field at fault.
-    """
-
-    def __init__(self, source: str, field: str, message: str):
-        self.source, self.field = source, field
-        super().__init__(f"{source}: field {field!r}: {message}")
 
 
 def _smallest_int(n: int) -> np.dtype:
@@ -158,22 +150,54 @@ class Automaton:
             raise SpecError(src, "start", f"start state {start!r} is not a state index 0..{n - 1}")
 
         mdelta, mstart, mout, old_to_new = minimise(delta, int(start), output)
-        self.alphabet: tuple[str, ...] = alphabet
-        self.delta: np.ndarray = mdelta.astype(_smallest_int(len(mdelta)))
-        self.delta.flags.writeable = False
-        self.start: int = mstart
-        self.output: np.ndarray = mout
-        self.output.flags.writeable = False
-        self.classes: tuple[str, ...] = classes
-        self.name, self.description = name, description
+        delta_ro = mdelta.astype(_smallest_int(len(mdelta)))
+        delta_ro.flags.writeable = False
+        mout.flags.writeable = False
         names = [str(i) for i in range(len(mdelta))]
         if state_names is not None:
             for old in range(len(old_to_new) - 1, -1, -1):  # first given name wins
                 if old_to_new[old] >= 0:
                     names[old_to_new[old]] = str(state_names[old])
-        self.state_names: tuple[str, ...] = tuple(names)
-        self._symbol_index = {a: i for i, a in enumerate(alphabet)}
-        self._monoid = None
+        self._init(alphabet, delta_ro, mstart, mout, classes, str(name), str(description),
+                   tuple(names))
+
+    def _init(self, alphabet, delta, start, output, classes, name, description, state_names):
+        # The only writes: everything after goes through __setattr__, which refuses.
+        for key, value in (("alphabet", alphabet), ("delta", delta), ("start", start),
+                           ("output", output), ("classes", classes), ("name", name),
+                           ("description", description), ("state_names", state_names),
+                           ("_symbol_index", {a: i for i, a in enumerate(alphabet)}),
+                           ("_monoid", None)):
+            object.__setattr__(self, key, value)
+
+    def __setattr__(self, key: str, value: Any) -> None:
+        raise AttributeError(f"Automaton is immutable (it is shared by the language cache); use "
+                             f"automaton.replace({key}=...) for a changed copy")
+
+    def __delattr__(self, key: str) -> None:
+        raise AttributeError("Automaton is immutable")
+
+    def replace(self, *, name: str | None = None, description: str | None = None,
+                classes: Sequence[str] | None = None) -> Automaton:
+        """A copy with a new name, description or class names (the machine is unchanged, so
+        no minimisation runs and the copy shares the cached monoid).
+
+        >>> from monoidlab import families
+        >>> families.parity().replace(name="xor").name
+        'xor'
+        """
+        new_classes = self.classes if classes is None else tuple(str(c) for c in classes)
+        if len(new_classes) != len(self.classes):
+            raise SpecError(f"Automaton({self.name!r})", "classes", f"expected "
+                            f"{len(self.classes)} class names, got {len(new_classes)}")
+        copy = object.__new__(Automaton)
+        copy._init(self.alphabet, self.delta, self.start, self.output, new_classes,
+                   self.name if name is None else str(name),
+                   self.description if description is None else str(description),
+                   self.state_names)
+        if self._monoid is not None and new_classes == self.classes:
+            object.__setattr__(copy, "_monoid", self._monoid)
+        return copy
 
     # ------------------------------------------------------------------ basic facts
     @property
@@ -207,7 +231,8 @@ class Automaton:
                 and self.classes == other.classes and np.array_equal(self.delta, other.delta)
                 and np.array_equal(self.output, other.output))
 
-    __hash__ = None  # mutable cache inside; equality is structural
+    def __hash__(self) -> int:
+        return hash((self.alphabet, self.classes, self.delta.tobytes(), self.output.tobytes()))
 
     def _repr_html_(self) -> str:
         head = "".join(f"<th>{a}</th>" for a in self.alphabet)
@@ -224,7 +249,7 @@ class Automaton:
         """Encode strings as ``(tokens (B, T) int64, lengths (B,) int64)``, right-padded with 0.
 
         A string is a ``str`` when every symbol is one character, otherwise a list of symbols.
-        An unknown symbol raises ``ValueError`` naming the symbol and the string's index.
+        An unknown symbol raises :class:`~monoidlab.errors.InputError` naming the symbol and the string's index.
         """
         strings = list(strings)
         lengths = np.fromiter((len(s) for s in strings), np.int64, len(strings))
@@ -243,7 +268,7 @@ class Automaton:
             if bad.any():
                 first = int(np.flatnonzero(bad)[0])
                 row = int(np.searchsorted(np.cumsum(lengths), first, side="right"))
-                raise ValueError(f"{self.name}: symbol {chr(codes[first])!r} in string {row} is "
+                raise InputError(f"{self.name}: symbol {chr(codes[first])!r} in string {row} is "
                                  f"not in the alphabet {list(self.alphabet)}")
             flat = order[pos]
             mask = np.arange(T)[None, :] < lengths[:, None]
@@ -251,13 +276,13 @@ class Automaton:
             return tokens, lengths
         for i, s in enumerate(strings):
             if isinstance(s, str) and not self.single_char:
-                raise ValueError(f"{self.name}: string {i} is a str but the alphabet has multi-"
+                raise InputError(f"{self.name}: string {i} is a str but the alphabet has multi-"
                                  f"character symbols {list(self.alphabet)}; give a list of symbols")
             for t, a in enumerate(s):
                 try:
                     tokens[i, t] = self._symbol_index[a]
                 except KeyError:
-                    raise ValueError(f"{self.name}: symbol {a!r} in string {i} is not in the "
+                    raise InputError(f"{self.name}: symbol {a!r} in string {i} is not in the "
                                      f"alphabet {list(self.alphabet)}") from None
         return tokens, lengths
 
@@ -271,23 +296,12 @@ class Automaton:
     def _as_batch(self, strings_or_tokens, lengths=None) -> tuple[np.ndarray, np.ndarray]:
         if lengths is None:
             return self.encode(strings_or_tokens)
-        tokens = np.asarray(strings_or_tokens)
-        lengths = np.asarray(lengths)
-        if tokens.ndim != 2 or lengths.shape != (tokens.shape[0],):
-            raise ValueError(f"{self.name}: expected tokens (B, T) and lengths (B,), got "
-                             f"{tokens.shape} and {lengths.shape}")
-        if tokens.size and (tokens.min() < 0 or tokens.max() >= self.n_symbols):
-            raise ValueError(f"{self.name}: token ids must lie in 0..{self.n_symbols - 1}")
-        if lengths.size and (lengths.min() < 0 or lengths.max() > tokens.shape[1]):
-            raise ValueError(f"{self.name}: lengths must lie in 0..{tokens.shape[1]}")
-        return tokens, lengths
+        return check_batch(strings_or_tokens, lengths, self.n_symbols, self.name)
 
     def run(self, strings_or_tokens, lengths=None) -> np.ndarray:
         """Final state of every string (compiled fold, or numpy in lock-step over the batch)."""
         tokens, lengths = self._as_batch(strings_or_tokens, lengths)
-        from monoidlab.monoid import _fold_kernel
-
-        kernel = _fold_kernel()  # compiled fold; the start state is 0 after minimisation
+        kernel = fold_kernel()  # compiled fold; the start state is 0 after minimisation
         if kernel is not None and tokens.size and self.start == 0:
             out = np.zeros(len(lengths), np.int64)
             kernel(self.delta.astype(np.int32), np.ascontiguousarray(tokens),
@@ -309,20 +323,21 @@ class Automaton:
 
     # ------------------------------------------------------------------ algebra
     def monoid(self, max_elements: int = 1_000_000):
-        """The syntactic monoid (transition monoid of this minimal machine), cached."""
+        """The syntactic monoid (transition monoid of this minimal machine), cached.
+
+        A cached monoid larger than a later, smaller ``max_elements`` raises
+        :class:`~monoidlab.errors.MonoidTooLarge` as a fresh enumeration would.
+        """
+        # The one lazy edge from automaton to monoid (same layer, see tests/test_layers.py):
+        # the cache lives here so that every holder of this machine shares one enumeration.
         from monoidlab.monoid import SyntacticMonoid
 
         if self._monoid is None:  # a failed (too large) enumeration is not cached
-            self._monoid = SyntacticMonoid(self, max_elements=max_elements)
+            object.__setattr__(self, "_monoid", SyntacticMonoid(self, max_elements=max_elements))
+        elif self._monoid.size > max_elements:
+            raise MonoidTooLarge(f"{self.name}: the monoid has {self._monoid.size} elements, more "
+                                 f"than max_elements={max_elements}")
         return self._monoid
-
-    # ------------------------------------------------------------------ constructors
-    @classmethod
-    def from_spec(cls, path: str | Path) -> Automaton:
-        """Load a TOML spec file (format: ``languages/README.md``)."""
-        from monoidlab.spec import load_spec
-
-        return load_spec(path)
 
     @classmethod
     def from_dfa(cls, dfa, *, name: str = "dfa", description: str = "",
@@ -365,7 +380,7 @@ class Automaton:
         from automata.fa.dfa import DFA
 
         if self.n_classes != 2:
-            raise ValueError(f"{self.name}: automata-lib DFAs recognise; this machine has "
+            raise InputError(f"{self.name}: automata-lib DFAs recognise; this machine has "
                              f"{self.n_classes} classes")
         states = {f"q{q}" for q in range(self.n_states)}
         trans = {f"q{q}": {a: f"q{int(self.delta[q, i])}" for i, a in enumerate(self.alphabet)}

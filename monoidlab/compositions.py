@@ -1,6 +1,6 @@
 """EC labels of every tree node, and composition counts from sampled strings.
 
-For a batch and a schedule (:mod:`monoidlab.trees`), every internal node combines a left part
+For a batch and a schedule (:mod:`monoidlab.schedules`), every internal node combines a left part
 and a right part; its *composition* is the pair (EC(left), EC(right)) and its EC is their
 product. Labels are computed stage by stage through the multiplication table, vectorised over
 all strings of one length (and offset) at once.
@@ -21,9 +21,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from monoidlab.trees import schedule as get_schedule
+from monoidlab._kernels import balanced_count_kernel
+from monoidlab._util import check_batch
+from monoidlab.errors import InputError
+from monoidlab.schedules import schedule as get_schedule
 
-__all__ = ["NodeLabels", "node_labels", "composition_counts", "reference_node_labels"]
+__all__ = ["NodeLabels", "node_labels", "composition_counts"]
 
 
 @dataclass
@@ -58,12 +61,11 @@ class NodeLabels:
 
 
 def _check(monoid, tokens, lengths, offsets):
-    tokens, lengths = monoid._check_batch(tokens, lengths)
-    if lengths.size and lengths.min() < 1:
-        raise ValueError("every string needs length >= 1 to have a tree")
+    tokens, lengths = check_batch(tokens, lengths, monoid.n_symbols, monoid.automaton.name,
+                                  min_length=1)  # every string needs a tree
     offsets = np.zeros(len(lengths), np.int64) if offsets is None else np.asarray(offsets, np.int64)
     if offsets.shape != lengths.shape or (offsets.size and offsets.min() < 0):
-        raise ValueError(f"offsets must be non-negative, one per string; got shape {offsets.shape}")
+        raise InputError(f"offsets must be non-negative, one per string; got shape {offsets.shape}")
     return tokens, lengths, offsets
 
 
@@ -109,67 +111,6 @@ def node_labels(monoid, tokens, lengths, schedule: str = "balanced", offsets=Non
     return NodeLabels(**{k: v[order] for k, v in cat.items()})
 
 
-def reference_node_labels(monoid, strings, schedule: str = "balanced", offsets=None) -> list[list]:
-    """Slow reference: per string, per node, ``(left, right, node)`` ECs read off substrings.
-
-    Each child's substring (from its span) is labelled with ``element_of`` directly.
-    """
-    a = monoid.automaton
-    out = []
-    for i, w in enumerate(strings):
-        sched = get_schedule(schedule, len(w), 0 if offsets is None else int(offsets[i]))
-        rows = []
-        for n in range(sched.n_nodes):
-            ecs = []
-            for lo, hi in (sched.left_span[n], sched.right_span[n], sched.span[n]):
-                sub = w[lo:hi]
-                ecs.append(int(monoid.element_of(*a.encode([sub]))[0]) if hi > lo else 0)
-            rows.append(tuple(ecs))
-        out.append(rows)
-    return out
-
-
-_KERNEL: list = []
-
-
-def _balanced_kernel():
-    """numba kernel: per string, halve the EC buffer level by level and count the pairs."""
-    if _KERNEL:
-        return _KERNEL[0]
-    try:
-        import numba
-    except ImportError:  # the numpy path below
-        _KERNEL.append(None)
-        return None
-
-    @numba.njit(cache=True, nogil=True)
-    def count(table, letters, tokens, lengths, counts):  # pragma: no cover - compiled
-        M = table.shape[0]
-        buf = np.zeros(max(1, 2 * tokens.shape[1]), np.int32)
-        for i in range(tokens.shape[0]):
-            L = lengths[i]
-            width = 1
-            while width < L:
-                width *= 2
-            for t in range(L):
-                buf[t] = letters[tokens[i, t]]
-            for t in range(L, width):
-                buf[t] = 0  # right padding = identity
-            level, n = 0, width
-            while n > 1:
-                level += 1
-                half = n // 2
-                for j in range(half):
-                    left, right = buf[2 * j], buf[2 * j + 1]
-                    if j << level < L:  # the left child holds string, so a composition
-                        counts[level, left * M + right] += 1
-                    buf[j] = table[left, right]
-                n = half
-
-    _KERNEL.append(count)
-    return count
-
-
 def composition_counts(monoid, tokens, lengths, schedule: str = "balanced", offsets=None,
                        per_level: bool = False, chunk: int = 20_000):
     """Observed composition counts over a batch: ``(|M|, |M|)`` (or per level ``(levels, |M|, |M|)``).
@@ -182,7 +123,7 @@ def composition_counts(monoid, tokens, lengths, schedule: str = "balanced", offs
     M = monoid.size
     n_levels = int(np.ceil(np.log2(max(int((lengths + offsets).max(initial=1)), 1)))) + 1
     counts = np.zeros((n_levels, M * M), np.int64)
-    kernel = _balanced_kernel() if schedule == "balanced" and not offsets.any() else None
+    kernel = balanced_count_kernel() if schedule == "balanced" and not offsets.any() else None
     if kernel is not None and len(lengths):
         table = monoid.table.astype(np.int32)
         kernel(table, monoid.letters.astype(np.int32), np.ascontiguousarray(tokens),

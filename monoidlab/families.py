@@ -1,7 +1,7 @@
 """Parametric families of automata (the generators behind ``family = "..."`` specs).
 
 Every function returns a minimal :class:`~monoidlab.automaton.Automaton`. The definitions follow
-DESIGN.md (the MLP-LDRU authors' supplementary code and Delétang et al. 2023).
+the MLP-LDRU authors' supplementary code and Delétang et al. (2023); see docs/languages.md.
 
 Example
 -------
@@ -18,7 +18,8 @@ import itertools
 
 import numpy as np
 
-from monoidlab.automaton import Automaton, SpecError
+from monoidlab.automaton import Automaton
+from monoidlab.errors import InputError, SpecError
 
 __all__ = ["FAMILIES", "build_family", "count_mod", "parity", "even_pairs", "cycle_navigation",
            "modular_arithmetic", "modular_arithmetic_precedence", "dyck", "tomita", "prefix",
@@ -146,7 +147,7 @@ def modular_arithmetic_precedence(mod: int = 5) -> Automaton:
 def dyck(n: int) -> Automaton:
     """Bounded Dyck language D_n over {0 = "(", 1 = ")"}: balanced with depth never above n."""
     if n < 1:
-        raise ValueError(f"dyck: depth bound n must be >= 1, got {n}")
+        raise InputError(f"dyck: depth bound n must be >= 1, got {n}")
     reject = n + 1
     delta = np.full((n + 2, 2), reject, np.int64)
     for d in range(n + 1):
@@ -159,7 +160,7 @@ def dyck(n: int) -> Automaton:
                      description=f"bounded Dyck D_{n}: 0='(', 1=')', depth <= {n}")
 
 
-# Tomita grammars as the MLP-LDRU authors coded them (DESIGN.md); rows: state -> (on 0, on 1).
+# Tomita grammars as the MLP-LDRU authors coded them (docs/languages.md); rows: state -> (on 0, on 1).
 _TOMITA = {
     1: ([[0, 1], [1, 1]], [0], "0*"),
     2: ([[1, 2], [2, 0], [2, 2]], [0], "(01)*"),
@@ -173,9 +174,9 @@ _TOMITA = {
 
 
 def tomita(k: int) -> Automaton:
-    """Tomita grammar k (1..7) in the convention of DESIGN.md."""
+    """Tomita grammar k (1..7) as the MLP-LDRU authors coded them (docs/languages.md)."""
     if k not in _TOMITA:
-        raise ValueError(f"tomita: k must be 1..7, got {k}")
+        raise InputError(f"tomita: k must be 1..7, got {k}")
     rows, accept, desc = _TOMITA[k]
     output = [int(q in accept) for q in range(len(rows))]
     return Automaton(alphabet=["0", "1"], delta=rows, start=0, output=output, name=f"tomita-{k}",

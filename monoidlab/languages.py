@@ -16,7 +16,9 @@ import tomllib
 from functools import lru_cache
 from pathlib import Path
 
-from monoidlab.automaton import Automaton, SpecError
+from monoidlab.automaton import Automaton
+from monoidlab.errors import SpecError, UnknownName
+from monoidlab.spec import load_spec
 
 __all__ = ["languages_dir", "load_language", "language_names", "suite", "suite_names"]
 
@@ -26,8 +28,8 @@ def languages_dir() -> Path:
     env = os.environ.get("MONOIDLAB_LANGUAGES")
     path = Path(env) if env else Path(__file__).resolve().parent.parent / "languages"
     if not path.is_dir():
-        raise FileNotFoundError(f"language folder {path} not found; set MONOIDLAB_LANGUAGES to the "
-                                "folder holding the *.toml specs")
+        raise SpecError(str(path), "<folder>", "language folder not found; set MONOIDLAB_LANGUAGES "
+                        "to the folder holding the *.toml specs")
     return path
 
 
@@ -38,7 +40,7 @@ def language_names() -> list[str]:
 
 @lru_cache(maxsize=128)
 def _load_cached(path: str, mtime: float) -> Automaton:
-    return Automaton.from_spec(path)
+    return load_spec(path)
 
 
 def load_language(name_or_path: str | os.PathLike) -> Automaton:
@@ -51,7 +53,7 @@ def load_language(name_or_path: str | os.PathLike) -> Automaton:
     if not (text.endswith(".toml") or path.is_file()):
         path = languages_dir() / f"{text}.toml"
         if not path.is_file():
-            raise SpecError(text, "name", f"no language named {text!r} in {languages_dir()}; known: "
+            raise UnknownName(f"{text}: no language named {text!r} in {languages_dir()}; known: "
                             f"{', '.join(language_names())}")
     if not path.is_file():
         raise SpecError(text, "<file>", "no such file")
@@ -75,5 +77,5 @@ def suite(name: str) -> list[str]:
         return language_names()
     suites = _suites()
     if name not in suites:
-        raise ValueError(f"unknown suite {name!r}; known: {', '.join(suite_names() + ['all'])}")
+        raise UnknownName(f"unknown suite {name!r}; known: {', '.join(suite_names() + ['all'])}")
     return suites[name]

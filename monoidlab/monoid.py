@@ -6,9 +6,9 @@ classes* (ECs) of strings. Convention: reading u then v, f_uv = f_v ∘ f_u, so 
 is "a then b". Elements are numbered in shortlex order of their shortest representative word
 (identity = 0).
 
-Enumeration is a frontier-batched closure in numpy: the whole frontier is multiplied by every
-letter at once and deduplicated in bulk through integer keys, which also yields the right Cayley
-table for free. The left table and the full multiplication table are built on demand.
+Enumeration is a frontier-batched closure in numpy (:mod:`monoidlab._enumerate`), which also
+yields the right Cayley table for free. The left table and the full multiplication table are
+built on demand.
 
 Example
 -------
@@ -27,273 +27,14 @@ from functools import cached_property
 
 import numpy as np
 
-__all__ = ["SyntacticMonoid", "MonoidTooLarge"]
+from monoidlab._enumerate import HashCollision, enumerate_monoid
+from monoidlab._kernels import fold_kernel
+from monoidlab._util import check_batch
+from monoidlab.errors import MonoidTooLarge
+
+__all__ = ["SyntacticMonoid", "MonoidTooLarge", "TABLE_LIMIT"]
 
 TABLE_LIMIT = 4096  # build the full |M| x |M| table up to this size, products on demand beyond
-
-
-class MonoidTooLarge(RuntimeError):
-    """Enumeration went past ``max_elements``."""
-
-
-_KERNEL: list = []  # [compiled fold or None], filled on first use
-
-
-def _fold_kernel():
-    """The numba fold (compiled once per process, cached on disk), or None without numba."""
-    if _KERNEL:
-        return _KERNEL[0]
-    try:
-        import numba
-    except ImportError:  # numpy fallback
-        _KERNEL.append(None)
-        return None
-
-    @numba.njit(cache=True, nogil=True)
-    def fold8(table, tokens, lengths, out):  # pragma: no cover - compiled
-        W = 8
-        e = np.zeros(W, np.int64)
-        for s in range(0, tokens.shape[0], W):
-            n = min(W, tokens.shape[0] - s)
-            longest = 0
-            for j in range(n):
-                e[j] = 0
-                longest = max(longest, lengths[s + j])
-            for t in range(longest):
-                for j in range(n):  # eight independent chains interleave in the pipeline
-                    if t < lengths[s + j]:
-                        e[j] = table[e[j], tokens[s + j, t]]
-            for j in range(n):
-                out[s + j] = e[j]
-
-    _KERNEL.append(fold8)
-    return fold8
-
-
-class _HashCollision(Exception):
-    """Two different transformations met under one 64-bit hash (astronomically rare)."""
-
-
-class _KeyIndex:
-    """Map transformations (rows of state images) to element indices through integer keys.
-
-    Keys are the rows packed into an int64 (``bits`` per state) when they fit; up to 2^22 keys
-    a direct-address table answers lookups in one gather. Wider rows (many states) are hashed
-    to 64 bits and every hit is verified against the stored row; on a collision the caller
-    restarts with exact byte-string keys.
-    """
-
-    DIRECT_BITS = 22  # 4M int32 entries (16 MB); wider keys use the sorted index
-
-    def __init__(self, n: int, exact_bytes: bool = False):
-        self.n = n
-        bits = max(1, int(np.ceil(np.log2(max(n, 2)))))
-        self.mode = ("bytes" if exact_bytes else "packed" if bits * n <= 63 else "hash")
-        self.shift = np.arange(n, dtype=np.int64) * bits
-        self.direct = (np.full(1 << (bits * n), -1, np.int32)
-                       if self.mode == "packed" and bits * n <= self.DIRECT_BITS else None)
-        rng = np.random.default_rng(12345)
-        self.mult = rng.integers(1, 2**62, size=n, dtype=np.int64) | 1
-        self.runs: list[tuple[np.ndarray, np.ndarray]] = []  # sorted (keys, indices) runs
-        self.rows: np.ndarray | None = None  # stored rows by index, for hash verification
-
-    def keys(self, rows: np.ndarray) -> np.ndarray:
-        if not rows.size:
-            return np.empty(0, np.int64)
-        if self.mode == "packed":
-            return np.bitwise_or.reduce(rows.astype(np.int64) << self.shift, axis=1)
-        if self.mode == "hash":
-            with np.errstate(over="ignore"):  # wrap-around multiply-add is the hash
-                return (rows.astype(np.int64) * self.mult).sum(axis=1)
-        rows = np.ascontiguousarray(rows)  # exact: each row's bytes as one byte string
-        return rows.view(np.dtype((np.bytes_, rows.shape[1] * rows.itemsize))).ravel()
-
-    def lookup(self, keys: np.ndarray, rows: np.ndarray | None = None,
-               strict: bool = True) -> np.ndarray:
-        """Element index of each key, or -1 when unknown.
-
-        In hash mode ``rows`` verify every hit: a mismatch raises :class:`_HashCollision`
-        (``strict``, during enumeration) or reads as unknown (queries of arbitrary rows).
-        """
-        if self.direct is not None:
-            return self.direct[keys].astype(np.int64)
-        found = np.full(len(keys), -1, np.int64)
-        for run_keys, run_idx in self.runs:  # at most ~log2(N) sorted runs
-            pos = np.minimum(np.searchsorted(run_keys, keys), len(run_keys) - 1)
-            hit = run_keys[pos] == keys
-            found[hit] = run_idx[pos[hit]]
-        if self.mode == "hash" and rows is not None and self.rows is not None:
-            hit = np.flatnonzero(found >= 0)
-            bad = (self.rows[found[hit]] != rows[hit]).any(axis=1)
-            if bad.any():
-                if strict:
-                    raise _HashCollision
-                found[hit[bad]] = -1
-        return found
-
-    def assign(self, keys: np.ndarray, rows: np.ndarray, start: int):
-        """Index of every candidate key, numbering unseen keys ``start, start+1, ...`` in
-        candidate order; returns ``(found, first_pos)`` (positions of the new keys)."""
-        found = self.lookup(keys, rows)
-        new_mask = found < 0
-        new_pos = np.flatnonzero(new_mask)
-        _, first, inv = np.unique(keys[new_pos], return_index=True, return_inverse=True)
-        if self.mode == "hash" and (rows[new_pos] != rows[new_pos[first]][inv.ravel()]).any():
-            raise _HashCollision
-        first_pos = np.sort(new_pos[first])
-        self.add(keys[first_pos], np.arange(start, start + len(first_pos)))
-        if self.mode == "hash":
-            self.rows = np.concatenate([self.rows, rows[first_pos]])
-        found[new_mask] = self.lookup(keys[new_mask])
-        return found, first_pos
-
-    def add(self, keys: np.ndarray, idx: np.ndarray, rows: np.ndarray | None = None) -> None:
-        if self.direct is not None:
-            self.direct[keys] = idx
-            return
-        if not len(keys):
-            return
-        order = np.argsort(keys, kind="stable")
-        keys, idx = keys[order], idx[order]
-        if self.mode == "hash" and len(np.unique(keys)) != len(keys):
-            raise _HashCollision
-        # Sorted runs merged like a binary counter (an LSM tree): each key is re-sorted only
-        # O(log N) times, however many levels the closure has (random machines: hundreds).
-        self.runs.append((keys, idx))
-        while len(self.runs) > 1 and len(self.runs[-1][0]) * 2 >= len(self.runs[-2][0]):
-            (k2, i2), (k1, i1) = self.runs.pop(), self.runs.pop()
-            k, i = np.concatenate([k1, k2]), np.concatenate([i1, i2])
-            o = np.argsort(k, kind="stable")
-            self.runs.append((k[o], i[o]))
-
-
-_PROBE: list = []
-
-
-def _probe_kernels():
-    """numba kernels for an open-addressing hash table of int64 keys (or None)."""
-    if _PROBE:
-        return _PROBE[0]
-    try:
-        import numba
-    except ImportError:
-        _PROBE.append(None)
-        return None
-
-    @numba.njit(cache=True, nogil=True)
-    def assign(tab_keys, tab_vals, shift, keys, start, found, is_new):  # pragma: no cover
-        mask = tab_keys.shape[0] - 1
-        nxt = start
-        for i in range(keys.shape[0]):
-            key = keys[i]
-            slot = np.int64((np.uint64(key) * np.uint64(11400714819323198485)) >> np.uint64(shift))
-            while True:
-                v = tab_vals[slot]
-                if v < 0:  # empty: a new element, numbered in candidate (shortlex) order
-                    tab_keys[slot] = key
-                    tab_vals[slot] = nxt
-                    found[i] = nxt
-                    is_new[i] = True
-                    nxt += 1
-                    break
-                if tab_keys[slot] == key:
-                    found[i] = v
-                    break
-                slot = (slot + 1) & mask
-        return nxt
-
-    @numba.njit(cache=True, nogil=True)
-    def lookup(tab_keys, tab_vals, shift, keys, found):  # pragma: no cover
-        mask = tab_keys.shape[0] - 1
-        for i in range(keys.shape[0]):
-            key = keys[i]
-            slot = np.int64((np.uint64(key) * np.uint64(11400714819323198485)) >> np.uint64(shift))
-            found[i] = -1
-            while tab_vals[slot] >= 0:
-                if tab_keys[slot] == key:
-                    found[i] = tab_vals[slot]
-                    break
-                slot = (slot + 1) & mask
-
-    _PROBE.append((assign, lookup))
-    return _PROBE[0]
-
-
-class _HashedIndex(_KeyIndex):
-    """Packed keys in a numba open-addressing table (load <= 1/2): one pass per frontier, no
-    sorting, however many levels the closure has."""
-
-    def __init__(self, n: int):
-        super().__init__(n)
-        self.kernels = _probe_kernels()
-        self.all_keys: list[np.ndarray] = []
-        self._alloc(1 << 12)
-
-    def _alloc(self, capacity: int) -> None:
-        self.tab_keys = np.zeros(capacity, np.int64)
-        self.tab_vals = np.full(capacity, -1, np.int64)
-        self.hshift = 64 - (capacity.bit_length() - 1)
-        if self.all_keys:  # re-insert every key in index order: values stay 0..N-1
-            keys = np.concatenate(self.all_keys)
-            self.kernels[0](self.tab_keys, self.tab_vals, self.hshift, keys, 0,
-                            np.empty(len(keys), np.int64), np.zeros(len(keys), np.bool_))
-
-    def assign(self, keys: np.ndarray, rows: np.ndarray, start: int):
-        need = 2 * (start + len(keys))
-        if need > len(self.tab_keys):
-            self._alloc(1 << (need - 1).bit_length())
-        found = np.empty(len(keys), np.int64)
-        is_new = np.zeros(len(keys), np.bool_)
-        self.kernels[0](self.tab_keys, self.tab_vals, self.hshift, keys, start, found, is_new)
-        first_pos = np.flatnonzero(is_new)
-        self.all_keys.append(keys[first_pos])
-        return found, first_pos
-
-    def add(self, keys: np.ndarray, idx: np.ndarray, rows=None) -> None:
-        self.assign(keys, rows, int(idx[0]) if len(idx) else 0)
-
-    def lookup(self, keys: np.ndarray, rows=None, strict: bool = True) -> np.ndarray:
-        found = np.empty(len(keys), np.int64)
-        self.kernels[1](self.tab_keys, self.tab_vals, self.hshift, keys, found)
-        return found
-
-
-def _enumerate(delta: np.ndarray, max_elements: int, name: str, exact_bytes: bool):
-    """Frontier-batched closure; returns element rows, right-table rows, parents, letters, index."""
-    n, k = delta.shape
-    dt = np.uint8 if n <= 256 else np.uint16 if n <= 65536 else np.uint32
-    gens = delta.T.astype(dt)  # gens[a][q] = delta[q, a]
-    index = _KeyIndex(n, exact_bytes)
-    if index.mode == "packed" and index.direct is None and _probe_kernels() is not None:
-        index = _HashedIndex(n)
-    elements = [np.arange(n, dtype=dt)[None, :]]
-    parent = [np.array([-1])]
-    letter = [np.array([-1])]
-    index.add(index.keys(elements[0]), np.array([0]))
-    index.rows = elements[0]
-    right_rows = []  # right[frontier elements], filled level by level
-    frontier = elements[0]
-    frontier_start, size = 0, 1
-    while frontier.size:
-        # All products frontier × letter at once: f_{ua}(q) = delta(f_u(q), a).
-        cand = gens[:, frontier].transpose(1, 0, 2).reshape(-1, n)  # (F*k, n), row = u*k + a
-        keys = index.keys(cand)
-        # Known candidates get their index; unseen ones are numbered in candidate order, so
-        # the first occurrence of each new element is its shortlex-least word.
-        found, first_pos = index.assign(keys, cand, size)
-        n_new = len(first_pos)
-        if size + n_new > max_elements:
-            raise MonoidTooLarge(
-                f"{name}: the monoid has more than max_elements={max_elements} "
-                f"elements (at least {size + n_new}); raise max_elements to enumerate it")
-        elements.append(cand[first_pos])
-        right_rows.append(found.reshape(-1, k))
-        parent.append(frontier_start + first_pos // k)
-        letter.append(first_pos % k)
-        frontier_start, size = size, size + n_new
-        frontier = cand[first_pos]
-    return elements, right_rows, parent, letter, index
-
 
 class SyntacticMonoid:
     """Transition monoid of a minimal :class:`~monoidlab.automaton.Automaton`.
@@ -311,9 +52,9 @@ class SyntacticMonoid:
         self.max_elements = int(max_elements)
         delta = np.asarray(automaton.delta)
         try:
-            out = _enumerate(delta, self.max_elements, automaton.name, exact_bytes=False)
-        except _HashCollision:  # never seen in practice; exact keys are slower but safe
-            out = _enumerate(delta, self.max_elements, automaton.name, exact_bytes=True)
+            out = enumerate_monoid(delta, self.max_elements, automaton.name, exact_bytes=False)
+        except HashCollision:  # never seen in practice; exact keys are slower but safe
+            out = enumerate_monoid(delta, self.max_elements, automaton.name, exact_bytes=True)
         elements, right_rows, parent, letter, index = out
         self.elements: np.ndarray = np.concatenate(elements)
         self.right: np.ndarray = np.concatenate(right_rows).astype(np.int64)
@@ -401,8 +142,9 @@ class SyntacticMonoid:
     def table(self) -> np.ndarray:
         """Full multiplication table ``table[a, b]`` = a·b (only for |M| <= 4096)."""
         if self.size > TABLE_LIMIT:
-            raise MemoryError(f"{self.automaton.name}: |M| = {self.size} > {TABLE_LIMIT}; use "
-                              "multiply() for on-demand products")
+            raise MonoidTooLarge(f"{self.automaton.name}: the monoid has {self.size} elements; "
+                                 f"full multiplication tables are built up to {TABLE_LIMIT} "
+                                 "(use multiply() for on-demand products)")
         # a·b = fold of b's word over the right table, from every a at once.
         ilr = self.identity_letter_right.astype(np.int32)
         words = self.word_matrix
@@ -440,16 +182,7 @@ class SyntacticMonoid:
 
     # ------------------------------------------------------------------ labelling
     def _check_batch(self, tokens, lengths):
-        tokens = np.asarray(tokens)
-        lengths = np.asarray(lengths)
-        if tokens.ndim != 2 or lengths.shape != (tokens.shape[0],):
-            raise ValueError(f"expected tokens (B, T) and lengths (B,), got {tokens.shape} and "
-                             f"{lengths.shape}")
-        if tokens.size and (tokens.min() < 0 or tokens.max() >= self.n_symbols):
-            raise ValueError(f"token ids must lie in 0..{self.n_symbols - 1}")
-        if lengths.size and (lengths.min() < 0 or lengths.max() > tokens.shape[1]):
-            raise ValueError(f"lengths must lie in 0..{tokens.shape[1]}")
-        return tokens, lengths
+        return check_batch(tokens, lengths, self.n_symbols, self.automaton.name)
 
     def _padded_columns(self, tokens, lengths):
         k = self.n_symbols
@@ -473,7 +206,7 @@ class SyntacticMonoid:
         """
         tokens, lengths = self._check_batch(tokens, lengths)
         out = np.zeros(tokens.shape[0], np.int64)
-        kernel = _fold_kernel()
+        kernel = fold_kernel()
         if kernel is not None and tokens.size:
             kernel(self._right32, np.ascontiguousarray(tokens), lengths.astype(np.int64), out)
             return out

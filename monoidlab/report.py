@@ -25,9 +25,9 @@ from pathlib import Path
 
 import numpy as np
 
-from monoidlab.io import atomic_write_text
+from monoidlab._util import atomic_write_text
 
-__all__ = ["build_report", "automaton_figure"]
+__all__ = ["build_report"]
 
 SMALL = 64  # egg-box and multiplication table only for monoids up to this size
 
@@ -61,43 +61,6 @@ def _fmt(v) -> str:
     return str(v)
 
 
-def automaton_figure(lang, max_states: int = 40):
-    """The minimal automaton drawn with networkx (start marked, classes as colours)."""
-    import matplotlib.pyplot as plt
-    import networkx as nx
-
-    g = nx.MultiDiGraph()
-    n = min(lang.n_states, max_states)
-    for q in range(n):
-        g.add_node(q)
-    labels: dict[tuple[int, int], list[str]] = {}
-    for q in range(n):
-        for a, sym in enumerate(lang.alphabet):
-            t = int(lang.delta[q, a])
-            if t < n:
-                labels.setdefault((q, t), []).append(sym)
-    for (q, t) in labels:
-        g.add_edge(q, t)
-    fig, ax = plt.subplots(figsize=(7, 5))
-    pos = nx.kamada_kawai_layout(nx.Graph(g)) if n > 1 else {0: (0, 0)}
-    cmap = plt.get_cmap("tab20")
-    colors = [cmap(int(lang.output[q]) % 20) for q in range(n)]
-    nx.draw_networkx_nodes(g, pos, node_color=colors, ax=ax, node_size=500,
-                           edgecolors=["black" if q == lang.start else "none" for q in range(n)],
-                           linewidths=2.5)
-    nx.draw_networkx_labels(g, pos, {q: lang.state_names[q][:6] for q in range(n)}, ax=ax,
-                            font_size=8)
-    nx.draw_networkx_edges(g, pos, ax=ax, arrows=True, connectionstyle="arc3,rad=0.15",
-                           node_size=500)
-    nx.draw_networkx_edge_labels(g, pos, {k: ",".join(v)[:12] for k, v in labels.items()},
-                                 ax=ax, font_size=7, connectionstyle="arc3,rad=0.15")
-    ax.set_title(f"{lang.name}: minimal automaton ({lang.n_states} states; start has a black rim;"
-                 f" colour = class)" + (" — truncated" if lang.n_states > max_states else ""),
-                 fontsize=9)
-    ax.axis("off")
-    return fig
-
-
 CSS = """body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;
 color:#222}h1{font-size:1.6em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:2em}
 table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:2px 8px;
@@ -110,9 +73,10 @@ def build_report(language, out_dir, *, checkpoint=None, train_lengths=range(1, 4
                  umap: bool = True, n_probe: int = 200, progress: bool = False) -> Path:
     """Write ``OUT/<language>.html`` and return its path."""
     import monoidlab as ml
-    from monoidlab import plots
-    from monoidlab.coverage import compare, exact_coverage, min_training_length
-    from monoidlab.training.problems import resolve_within
+    from monoidlab import viz
+    from monoidlab.coverage import compare, exact_coverage
+    from monoidlab.min_length import min_training_length
+    from monoidlab.sublanguage import resolve_within
 
     t0 = time.time()
     lang = ml.load_language(language) if isinstance(language, str) else language
@@ -136,7 +100,7 @@ def build_report(language, out_dir, *, checkpoint=None, train_lengths=range(1, 4
     parts.append(_table([{"states (minimal)": lang.n_states, "alphabet": " ".join(lang.alphabet),
                           "classes": ", ".join(lang.classes)}],
                         ["states (minimal)", "alphabet", "classes"]))
-    parts.append(_img(automaton_figure(lang), "minimal automaton"))
+    parts.append(_img(viz.automaton_figure(lang), "minimal automaton"))
     tick()
     # --- monoid
     s = monoid.summary()
@@ -145,9 +109,9 @@ def build_report(language, out_dir, *, checkpoint=None, train_lengths=range(1, 4
             "aperiodic", "commutative", "j_trivial", "r_trivial", "l_trivial"]
     parts.append(_table([s], cols))
     if monoid.size <= SMALL:
-        parts.append(_img(plots.egg_box_figure(monoid), "Green's structure: egg-box diagrams of "
+        parts.append(_img(viz.egg_box_figure(monoid), "Green's structure: egg-box diagrams of "
                           "the J-classes (rows R-classes, columns L-classes, * idempotent)"))
-        parts.append(_img(plots.multiplication_heatmap(monoid), "multiplication table a·b"))
+        parts.append(_img(viz.multiplication_heatmap(monoid), "multiplication table a·b"))
     else:
         parts.append(f"<p class=note>{monoid.size} elements: egg-box diagram and multiplication "
                      f"table are drawn for monoids up to {SMALL} elements.</p>")
@@ -159,17 +123,17 @@ def build_report(language, out_dir, *, checkpoint=None, train_lengths=range(1, 4
     gap = compare(tr, te)
     summ = gap.summary()
     parts.append(_table([summ], ["train_lengths", "test_lengths", "needed", "covered", "missing"]))
-    parts.append(_img(plots.gap_heatmaps(gap), "log10 frequency of EC compositions at training "
+    parts.append(_img(viz.gap_heatmaps(gap), "log10 frequency of EC compositions at training "
                       "and at test lengths, and their ratio (red: needed, never in training)"))
-    parts.append(_img(plots.missing_table(gap), "compositions needed at test, absent in training"))
-    parts.append(_img(plots.shift_bars(gap), "node-EC distribution shift"))
+    parts.append(_img(viz.missing_table(gap), "compositions needed at test, absent in training"))
+    parts.append(_img(viz.shift_bars(gap), "node-EC distribution shift"))
     tick()
     # --- minimum training length
     parts.append("<h2>Minimum training length</h2>")
     rows = []
     for off in (None, "random"):
         r = min_training_length(lang, test_lengths, schedule=schedule, within=within,
-                                train_offsets=off, delta=0.01,
+                                offsets=off, delta=0.01,
                                 sample_ranges=[train_lengths])
         n = next(iter(r.samples_needed.values()))
         rows.append({"training offsets": off or "0", "needed": r.needed,
@@ -205,7 +169,7 @@ def _rng(r) -> str:
 
 
 def _model_section(checkpoint, lang, test_lengths, probe, umap, n_probe) -> list[str]:
-    from monoidlab import plots
+    from monoidlab import viz
     from monoidlab.training import evaluate, load_checkpoint
 
     model, cfg, problem, ckpt = load_checkpoint(checkpoint)
@@ -222,16 +186,16 @@ def _model_section(checkpoint, lang, test_lengths, probe, umap, n_probe) -> list
     parts.append(f"<p>Mean accuracy over {len(acc)} test lengths in {lengths[0]}..{lengths[-1]}: "
                  f"<b>{score:.3f}</b> ({'solved' if score >= cfg.solved_threshold else 'not solved'}"
                  f" at threshold {cfg.solved_threshold}).</p>")
-    parts.append(_img(plots.accuracy_by_length({cfg.model: acc}), "accuracy by length"))
-    if probe and getattr(problem, "lang", None) is not None:
+    parts.append(_img(viz.accuracy_by_length({cfg.model: acc}), "accuracy by length"))
+    if probe and problem.language is not None:
         parts += _probe_section(checkpoint, umap, n_probe)
     return parts
 
 
 def _probe_section(checkpoint, umap: bool, n_probe: int) -> list[str]:
     """Cluster agreement, linear probe, UMAP and associativity, trained vs initialisation."""
-    from monoidlab import plots_probe
     from monoidlab.probing import probe_checkpoint
+    from monoidlab.viz import probing as viz_probing
 
     res = probe_checkpoint(checkpoint, n_strings=n_probe, n_triples=min(150, n_probe))
     m = res["metrics"]
@@ -257,10 +221,10 @@ def _probe_section(checkpoint, umap: bool, n_probe: int) -> list[str]:
     trained = res["trained"]
     best = next(iter(trained["agreement"].fitted.values()), None)
     if best is not None:
-        parts.append(_img(plots_probe.contingency_heatmap(best, res["language"].monoid()),
+        parts.append(_img(viz_probing.contingency_heatmap(best, res["language"].monoid()),
                           "true EC × cluster (KMeans), trained model"))
     if umap:
-        parts.append(_img(plots_probe.umap_figure(trained["embeddings"], max_points=1500),
+        parts.append(_img(viz_probing.umap_figure(trained["embeddings"], max_points=1500),
                           "UMAP of node embeddings, coloured by true EC and by level"))
     assoc = m["trained"].get("associativity") or {}
     if "overall" in assoc:
@@ -275,7 +239,7 @@ def _probe_section(checkpoint, umap: bool, n_probe: int) -> list[str]:
                      "head_same/head_true: the head decodes both alike / to the class of xyz; "
                      "id_*: x⊙pad and pad⊙x against x.</p>")
         init_df = res["init"]["associativity"] if res.get("init") else None
-        parts.append(_img(plots_probe.associativity_histograms(trained["associativity"], init_df),
+        parts.append(_img(viz_probing.associativity_histograms(trained["associativity"], init_df),
                           "distance between the two bracketings, trained vs initialisation"))
     elif assoc:
         parts.append(f"<p class=note>Associativity: {html.escape(str(assoc))}</p>")

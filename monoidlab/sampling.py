@@ -1,8 +1,9 @@
 """String samplers: seeded, vectorised over the batch, returning a :class:`Batch`.
 
-Methods
--------
-``uniform``        uniform over Σ^L (or over the strings of a sub-language, see ``within``).
+Samplers
+--------
+``uniform``        uniform over Σ^L (or over the strings of a sub-language, see
+                   :mod:`monoidlab.sublanguage`).
 ``balanced``       an equal share of every class at each length, exactly uniform inside a class:
                    letters are drawn from path counts of the automaton, no rejection loop.
 ``ec_stratified``  uniform over the ECs reachable at that length, then uniform among the strings
@@ -19,21 +20,27 @@ Example
 -------
 >>> import monoidlab as ml
 >>> lang = ml.load_language("dyck-4")
->>> b = ml.sample(lang, lengths=range(2, 21, 2), n=1000, method="balanced", seed=0)
+>>> b = ml.sample(lang, lengths=range(2, 21, 2), n=1000, sampler="balanced", seed=0)
 >>> abs(float(b.labels.mean()) - 0.5) < 0.01   # half balanced, although they are rare
 True
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from monoidlab._util import length_array
 from monoidlab.automaton import Automaton
+from monoidlab.errors import InputError, UnknownName
+from monoidlab.laws import backward_laws, forward_laws
+from monoidlab.sublanguage import Within, class_mask
 
-__all__ = ["Batch", "sample", "length_batches", "path_counts", "SAMPLERS", "as_lengths"]
+__all__ = ["Batch", "sample", "length_batches", "path_counts", "SAMPLERS", "as_lengths",
+           "check_sampler"]
 
 SAMPLERS = ("uniform", "balanced", "ec_stratified", "ldru")
 
@@ -75,14 +82,14 @@ class Batch:
                      np.concatenate([b.labels for b in batches]), batches[0].automaton)
 
 
-def as_lengths(lengths) -> np.ndarray:
-    """int | range | sequence → sorted unique array of non-negative lengths (clear errors)."""
-    arr = np.atleast_1d(np.asarray(list(lengths) if isinstance(lengths, range) else lengths))
-    if arr.size == 0:
-        raise ValueError("lengths: empty")
-    if not np.issubdtype(arr.dtype, np.integer) or arr.min() < 0:
-        raise ValueError(f"lengths must be non-negative integers, got {lengths!r}")
-    return np.unique(arr.astype(np.int64))
+as_lengths = length_array  # the name used before length_array moved to monoidlab._util
+
+
+def check_sampler(sampler: str) -> str:
+    """``sampler`` itself, or :class:`~monoidlab.errors.UnknownName` listing the samplers."""
+    if sampler not in SAMPLERS:
+        raise UnknownName(f"unknown sampler {sampler!r}; choose from {', '.join(SAMPLERS)}")
+    return sampler
 
 
 def path_counts(delta: np.ndarray, groups: np.ndarray, n_groups: int, max_len: int) -> np.ndarray:
@@ -92,15 +99,10 @@ def path_counts(delta: np.ndarray, groups: np.ndarray, n_groups: int, max_len: i
     g matter for sampling), so lengths in the thousands do not overflow. ``groups[q] = -1``
     excludes state q (e.g. outside a sub-language).
     """
-    n = delta.shape[0]
-    C = np.zeros((max_len + 1, n, n_groups))
+    final = np.zeros((delta.shape[0], n_groups))
     ok = groups >= 0
-    C[0, np.flatnonzero(ok), groups[ok]] = 1.0
-    for r in range(1, max_len + 1):
-        nxt = C[r - 1][delta].sum(axis=1)  # (n, k, G) summed over letters
-        scale = nxt.max(axis=0)
-        C[r] = nxt / np.where(scale > 0, scale, 1.0)
-    return C
+    final[np.flatnonzero(ok), groups[ok]] = 1.0
+    return backward_laws(delta, final, max_len, rescale=True)
 
 
 def _walk(rng, delta, C, start, lengths, targets) -> np.ndarray:
@@ -124,69 +126,61 @@ def _walk(rng, delta, C, start, lengths, targets) -> np.ndarray:
 
 
 def _draw_lengths(rng, lengths, n) -> np.ndarray:
-    return rng.choice(as_lengths(lengths), size=n)
+    return rng.choice(length_array(lengths), size=n)
 
 
-def _restriction(lang: Automaton, within) -> np.ndarray:
-    """Per-state group mask from ``within`` (class names of ``lang`` to keep), -1 = excluded."""
-    keep = np.ones(lang.n_classes, bool)
-    if within is not None:
-        names = [within] if isinstance(within, str) else list(within)
-        bad = [c for c in names if c not in lang.classes]
-        if bad:
-            raise ValueError(f"{lang.name}: within: unknown class(es) {bad}; classes: "
-                             f"{list(lang.classes)}")
-        keep = np.isin(lang.classes, names)
-    return keep
-
-
-def sample(lang: Automaton, lengths, n: int, *, method: str = "uniform", seed=None,
-           within: str | Sequence[str] | None = None, classes: Sequence[str] | None = None) -> Batch:
+def sample(lang: Automaton, lengths, n: int, *, sampler: str = "uniform", seed=None,
+           within: Within = None, classes: Sequence[str] | None = None,
+           method: str | None = None) -> Batch:
     """Draw ``n`` strings with lengths uniform over ``lengths``.
 
     Parameters
     ----------
-    method : one of ``uniform``, ``balanced``, ``ec_stratified``, ``ldru``.
+    sampler : one of ``uniform``, ``balanced``, ``ec_stratified``, ``ldru``.
     seed : int or ``numpy.random.Generator``.
-    within : keep only strings whose class is among these (a sub-language given by classes, e.g.
-        all but ``incomplete`` for well-formed ``modular-arithmetic`` expressions).
+    within : a sub-language (:mod:`monoidlab.sublanguage`): keep only strings whose class is
+        among these, e.g. ``"auto"`` for well-formed ``modular-arithmetic`` expressions.
     classes : for ``balanced``, the classes to balance (default: every class that has strings at
         the drawn length). A requested class with no string of some drawn length is an error.
+    method : deprecated name of ``sampler``.
     """
-    if method not in SAMPLERS:
-        raise ValueError(f"unknown sampler {method!r}; choose from {', '.join(SAMPLERS)}")
-    if n < 0:
-        raise ValueError(f"n must be >= 0, got {n}")
+    if method is not None:
+        warnings.warn("sample(method=...) is deprecated; use sampler=...", DeprecationWarning,
+                      stacklevel=2)
+        sampler = method
+    check_sampler(sampler)
+    if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 0:
+        raise InputError(f"n must be a non-negative integer, got {n!r}")
     rng = np.random.default_rng(seed)
     lens = _draw_lengths(rng, lengths, n)
     delta = np.asarray(lang.delta, np.int64)
-    keep = _restriction(lang, within)
+    keep = class_mask(lang, within)
     out = np.asarray(lang.output)
-    if method == "uniform" and within is None:
+    if sampler == "uniform" and keep.all():
         T = int(lens.max(initial=0))
         tokens = rng.integers(0, lang.n_symbols, size=(n, T))
         tokens[np.arange(T)[None, :] >= lens[:, None]] = 0
-    elif method in ("uniform", "balanced"):
-        groups = np.where(keep[out], out, -1) if method == "balanced" else np.where(keep[out], 0, -1)
-        n_groups = lang.n_classes if method == "balanced" else 1
+    elif sampler in ("uniform", "balanced"):
+        groups = np.where(keep[out], out, -1) if sampler == "balanced" else np.where(keep[out], 0, -1)
+        n_groups = lang.n_classes if sampler == "balanced" else 1
         C = path_counts(delta, groups, n_groups, int(lens.max(initial=0)))
         avail = C[lens, lang.start, :] > 0  # (n, G): which groups have strings at that length
         if classes is not None:
             want = np.zeros(n_groups, bool)
             for c in classes:
                 if c not in lang.classes:
-                    raise ValueError(f"{lang.name}: unknown class {c!r}; classes: {list(lang.classes)}")
+                    raise InputError(f"{lang.name}: unknown class {c!r}; classes: {list(lang.classes)}")
                 want[lang.classes.index(c)] = True
             missing = want[None, :] & ~avail
             if missing.any():
                 i, g = np.argwhere(missing)[0]
-                raise ValueError(f"{lang.name}: class {lang.classes[g]!r} has no string of "
+                raise InputError(f"{lang.name}: class {lang.classes[g]!r} has no string of "
                                  f"length {lens[i]}")
             avail &= want[None, :]
         empty = ~avail.any(axis=1)
         if empty.any():
-            raise ValueError(f"{lang.name}: no string of length {lens[np.argmax(empty)]} "
-                             f"{'in the requested classes' if within or classes else ''}".strip())
+            raise InputError(f"{lang.name}: no string of length {lens[np.argmax(empty)]} "
+                             f"{'in the requested classes' if not keep.all() or classes else ''}".strip())
         # Equal share per available class at each length: round-robin, then shuffled.
         targets = np.empty(n, np.int64)
         for L in np.unique(lens):
@@ -197,7 +191,7 @@ def sample(lang: Automaton, lengths, n: int, *, method: str = "uniform", seed=No
             targets[idx] = rng.permutation(
                 groups_here[(first + np.arange(len(idx))) % len(groups_here)])
         tokens = _walk(rng, delta, C, lang.start, lens, targets)
-    elif method == "ec_stratified":
+    elif sampler == "ec_stratified":
         tokens = _ec_stratified(rng, lang, lens, keep)
     else:  # ldru
         tokens = _ldru(rng, lang, lens)
@@ -205,25 +199,16 @@ def sample(lang: Automaton, lengths, n: int, *, method: str = "uniform", seed=No
     return Batch(tokens, lens, labels, lang)
 
 
-def _reachable_elements(monoid, max_len: int) -> np.ndarray:
-    """``R[m, e]``: element e is the EC of some word of length exactly m."""
-    R = np.zeros((max_len + 1, monoid.size), bool)
-    R[0, 0] = True
-    for m in range(1, max_len + 1):
-        R[m, np.unique(monoid.right[R[m - 1]])] = True
-    return R
-
-
 def _ec_stratified(rng, lang, lens, keep) -> np.ndarray:
     monoid = lang.monoid()
     right = monoid.right
-    R = _reachable_elements(monoid, int(lens.max(initial=0)))
+    R = forward_laws(right, 0, int(lens.max(initial=0)), indicator=True) > 0
     allowed = keep[monoid.outputs]
     targets = np.empty(len(lens), np.int64)
     for L in np.unique(lens):
         cand = np.flatnonzero(R[L] & allowed)
         if not len(cand):
-            raise ValueError(f"{lang.name}: no string of length {L} in the requested classes")
+            raise InputError(f"{lang.name}: no string of length {L} in the requested classes")
         idx = np.flatnonzero(lens == L)
         targets[idx] = rng.choice(cand, size=len(idx))
     tokens = np.zeros((len(lens), int(lens.max(initial=0))), np.int64)
@@ -267,8 +252,8 @@ def _ldru(rng, lang, lens) -> np.ndarray:
     return tokens
 
 
-def length_batches(lang: Automaton, lengths, batch_size: int, *, method: str = "uniform",
-                   seed=None, within=None) -> Iterator[Batch]:
+def length_batches(lang: Automaton, lengths, batch_size: int, *, sampler: str = "uniform",
+                   seed=None, within: Within = None) -> Iterator[Batch]:
     """Endless one-length batches (a length drawn uniformly per batch), the Delétang protocol.
 
     >>> import monoidlab as ml
@@ -277,7 +262,7 @@ def length_batches(lang: Automaton, lengths, batch_size: int, *, method: str = "
     1
     """
     rng = np.random.default_rng(seed)
-    lens = as_lengths(lengths)
+    lens = length_array(lengths)
     while True:
         L = int(rng.choice(lens))
-        yield sample(lang, [L], batch_size, method=method, seed=rng, within=within)
+        yield sample(lang, [L], batch_size, sampler=sampler, seed=rng, within=within)

@@ -28,7 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from monoidlab.automaton import Automaton, SpecError
+from monoidlab.automaton import Automaton
+from monoidlab.errors import SpecError
 
 __all__ = ["load_spec", "automaton_from_dict"]
 
@@ -94,9 +95,7 @@ def automaton_from_dict(data: dict[str, Any], *, source: str = "spec",
             raise SpecError(src, sorted(extra)[0], "a family spec takes only name, description, "
                             "family and params")
         auto = build_family(family, params, source=src)
-        auto.name = name
-        auto.description = description or auto.description
-        return auto
+        return auto.replace(name=name, description=description or auto.description)
 
     alphabet = _need(data, "alphabet", list, src, "a list of symbol strings")
     if not alphabet:

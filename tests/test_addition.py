@@ -20,8 +20,8 @@ from monoidlab.models import build_model
 from monoidlab.models.decoder import DecoderLM
 from monoidlab.tasks.addition import FORMATS, AdditionTask, AdditionTokenizer, int_to_digits
 from monoidlab.training import TrainConfig, train
-from monoidlab.training.lm import NextTokenProblem, addition_problem
-from monoidlab.training.trainer import _to_device
+from monoidlab.training.evaluate import to_device as _to_device
+from monoidlab.training.next_token import NextTokenProblem, addition_problem
 
 HINTED = ("index_hints", "combination")
 

@@ -7,7 +7,8 @@ import pytest
 
 import monoidlab as ml
 from monoidlab.cli import main
-from monoidlab.coverage import compare, exact_coverage, min_training_length
+from monoidlab.coverage import compare, exact_coverage
+from monoidlab.min_length import min_training_length
 
 
 def run(capsys, *argv):
@@ -71,12 +72,12 @@ def test_coverage_sampled(capsys):
 def test_coverage_train_offsets_random(capsys):
     base = run_json(capsys, "coverage", "dyck-2", "--train", "1:6", "--test", "30:34", "--exact")
     off = run_json(capsys, "coverage", "dyck-2", "--train", "1:6", "--test", "30:34", "--exact",
-                   "--train-offsets", "random")
-    assert off["train_offsets"] == "random"
+                   "--offsets", "random")
+    assert off["offsets"] == "random"
     assert off["needed"] == base["needed"]
     assert off["missing"] <= base["missing"]  # offsets only add training trees
     lst = run_json(capsys, "coverage", "dyck-2", "--train", "1:6", "--test", "30:34", "--exact",
-                   "--train-offsets", "0,1,3")
+                   "--offsets", "0,1,3")
     assert lst["missing"] <= base["missing"]
 
 
@@ -92,8 +93,8 @@ def test_coverage_within_modular_arithmetic(capsys):
     (["coverage", "dyck-2", "--train", "8:1"], "--train"),
     (["coverage", "dyck-2", "--test", "a:b"], "--test"),
     (["coverage", "dyck-2", "--train=-3:4"], "--train"),
-    (["coverage", "dyck-2", "--train-offsets", "random"], "--exact"),
-    (["coverage", "dyck-2", "--exact", "--train-offsets", "x,y"], "--train-offsets"),
+    (["coverage", "dyck-2", "--offsets", "random"], "--exact"),
+    (["coverage", "dyck-2", "--exact", "--offsets", "x,y"], "--offsets"),
     (["coverage", "dyck-2", "--exact", "--sampler", "ec_stratified"], "--exact"),
     (["coverage", "no-such-language", "--exact"], "no-such-language"),
     (["min-length"], "--suite"),
@@ -142,8 +143,8 @@ def test_min_length_sample_size(capsys):
 
 def test_min_length_train_offsets_and_schedules(capsys):
     base = run_json(capsys, "min-length", "dyck-2", "--test", "41:80")
-    off = run_json(capsys, "min-length", "dyck-2", "--test", "41:80", "--train-offsets", "random")
-    assert off["train_offsets"] == "random"
+    off = run_json(capsys, "min-length", "dyck-2", "--test", "41:80", "--offsets", "random")
+    assert off["offsets"] == "random"
     assert off["support_length"] <= base["support_length"]
     for sched in ("scan", "chain"):
         d = run_json(capsys, "min-length", "tomita-3", "--test", "41:60", "--schedule", sched)

@@ -3,11 +3,12 @@ padding semantics, and the fast composition counter against the generic one."""
 
 import numpy as np
 import pytest
+from references import reference_node_labels
 
 import monoidlab as ml
-from monoidlab.compositions import composition_counts, node_labels, reference_node_labels
+from monoidlab.compositions import composition_counts, node_labels
 from monoidlab.sampling import sample
-from monoidlab.trees import SCHEDULES, schedule
+from monoidlab.schedules import SCHEDULES, schedule
 
 LANGS = ["parity", "dyck-2", "tomita-3", "prefix-1-2", "modular-arithmetic"]
 

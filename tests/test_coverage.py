@@ -2,7 +2,7 @@
 
 The brute force enumerates Σ^L, weighs each string by its probability under the distribution,
 and labels each tree node's children by ``element_of`` on the child's substring, with the tree
-taken from ``trees.reference_spans`` (a top-down recursion independent of the schedules and of
+taken from ``references.reference_spans`` (a top-down recursion independent of the schedules and of
 the dynamic programming under test).
 """
 
@@ -10,22 +10,20 @@ import itertools
 
 import numpy as np
 import pytest
+from references import reference_spans
 
 import monoidlab as ml
 from monoidlab.compositions import composition_counts
 from monoidlab.coverage import (
     compare,
     coverage_gap,
-    coverage_probability,
     exact_coverage,
-    min_training_length,
     node_table,
     offsets_for,
     sampled_coverage,
-    samples_needed,
 )
+from monoidlab.min_length import coverage_probability, min_training_length, samples_needed
 from monoidlab.sampling import sample
-from monoidlab.trees import reference_spans
 
 
 def all_strings(lang, L: int) -> np.ndarray:
@@ -53,7 +51,7 @@ def string_weights(lang, strings, distribution, within) -> np.ndarray:
 
 
 def brute_coverage(lang, lengths, schedule="balanced", distribution="uniform", within=None,
-                   offsets=None, max_buffer=None):
+                   offsets=None, offset_buffer=None):
     """Expected counts per level ``(levels, M, M)`` and support, by enumeration."""
     m = lang.monoid()
     M = m.size
@@ -63,7 +61,7 @@ def brute_coverage(lang, lengths, schedule="balanced", distribution="uniform", w
     for L in lengths:
         strings = all_strings(lang, L)
         w = string_weights(lang, strings, distribution, within) / len(lengths)
-        offs = offsets_for(L, offsets, max_buffer)
+        offs = offsets_for(L, offsets, offset_buffer)
         for off in offs:
             for level, ls, rs in reference_spans(schedule, L, int(off)):
                 if ls[0] == ls[1] and rs[0] == rs[1]:
@@ -94,7 +92,7 @@ def assert_matches(cov, brute):
 def test_exact_equals_brute_force(name, schedule, distribution):
     lang = ml.load_language(name)
     lengths = range(1, 11)
-    cov = exact_coverage(lang, lengths, schedule=schedule, distribution=distribution,
+    cov = exact_coverage(lang, lengths, schedule=schedule, sampler=distribution,
                          per_level=True)
     assert cov.exact
     assert_matches(cov, brute_coverage(lang, lengths, schedule, distribution))
@@ -103,7 +101,7 @@ def test_exact_equals_brute_force(name, schedule, distribution):
 @pytest.mark.parametrize("schedule", ["balanced", "scan", "chain"])
 def test_exact_equals_brute_force_length_12(schedule):
     lang = ml.load_language("tomita-3")
-    cov = exact_coverage(lang, [11, 12], schedule=schedule, distribution="balanced",
+    cov = exact_coverage(lang, [11, 12], schedule=schedule, sampler="balanced",
                          per_level=True)
     assert_matches(cov, brute_coverage(lang, [11, 12], schedule, "balanced"))
 
@@ -113,7 +111,7 @@ def test_exact_equals_brute_force_length_12(schedule):
 def test_exact_within_sub_language(schedule, distribution):
     lang = ml.load_language("modular-arithmetic")
     wf = [c for c in lang.classes if c != "incomplete"]
-    cov = exact_coverage(lang, [1, 3, 5], schedule=schedule, distribution=distribution,
+    cov = exact_coverage(lang, [1, 3, 5], schedule=schedule, sampler=distribution,
                          within=wf, per_level=True)
     brute = brute_coverage(lang, [1, 3, 5], schedule, distribution, within=wf)
     assert_matches(cov, brute)
@@ -128,8 +126,8 @@ def test_within_lengths_without_strings_are_not_drawn(distribution):
     # (counts stay "expected compositions per string", which samples_needed relies on)
     lang = ml.load_language("modular-arithmetic")
     wf = [c for c in lang.classes if c != "incomplete"]
-    a = exact_coverage(lang, range(1, 8), within=wf, distribution=distribution)
-    b = exact_coverage(lang, [1, 3, 5, 7], within=wf, distribution=distribution)
+    a = exact_coverage(lang, range(1, 8), within=wf, sampler=distribution)
+    b = exact_coverage(lang, [1, 3, 5, 7], within=wf, sampler=distribution)
     np.testing.assert_allclose(a.counts, b.counts, rtol=1e-12, atol=1e-15)
     assert exact_coverage(lang, [2], within=wf).counts.sum() == 0
 
@@ -142,25 +140,25 @@ def test_exact_within_a_single_class(dyck2):
 
 
 @pytest.mark.parametrize("distribution", ["uniform", "balanced"])
-@pytest.mark.parametrize("offsets, max_buffer", [([0, 1, 2], None), ("random", 8),
+@pytest.mark.parametrize("offsets, offset_buffer", [([0, 1, 2], None), ("random", 8),
                                                  ("random", None)])
-def test_exact_with_offsets(offsets, max_buffer, distribution):
+def test_exact_with_offsets(offsets, offset_buffer, distribution):
     lang = ml.load_language("dyck-2")
     lengths = range(1, 7)
-    cov = exact_coverage(lang, lengths, distribution=distribution, offsets=offsets,
-                         max_buffer=max_buffer, per_level=True)
+    cov = exact_coverage(lang, lengths, sampler=distribution, offsets=offsets,
+                         offset_buffer=offset_buffer, per_level=True)
     assert_matches(cov, brute_coverage(lang, lengths, "balanced", distribution, None, offsets,
-                                       max_buffer))
+                                       offset_buffer))
 
 
 def test_offsets_for_and_node_table():
     assert offsets_for(5, None).tolist() == [0]
     assert offsets_for(5, 0).tolist() == [0]
     assert offsets_for(5, "random").tolist() == list(range(0, 16 - 5 + 1))
-    assert offsets_for(3, "random", max_buffer=8).tolist() == list(range(6))
+    assert offsets_for(3, "random", offset_buffer=8).tolist() == list(range(6))
     assert offsets_for(3, [0, 2]).tolist() == [0, 2]
-    with pytest.raises(ValueError, match="max_buffer"):
-        offsets_for(9, "random", max_buffer=8)
+    with pytest.raises(ValueError, match="offset_buffer"):
+        offsets_for(9, "random", offset_buffer=8)
     with pytest.raises(ValueError, match="random"):
         offsets_for(3, "shuffle")
     rows = node_table("balanced", [5, 6])
@@ -193,10 +191,10 @@ def test_long_lengths_support_does_not_underflow():
                                               ("uniform", "scan"), ("balanced", "chain")])
 def test_sampled_converges_to_exact(dyck2, method, schedule):
     lengths = range(1, 17)
-    exact = exact_coverage(dyck2, lengths, schedule=schedule, distribution=method)
+    exact = exact_coverage(dyck2, lengths, schedule=schedule, sampler=method)
     errs = []
     for n in (1_000, 10_000, 100_000):
-        b = sample(dyck2, lengths, n, method=method, seed=n)
+        b = sample(dyck2, lengths, n, sampler=method, seed=n)
         s = sampled_coverage(b, schedule)
         assert not s.exact and s.n_strings == n
         assert not (s.support & ~exact.support).any()  # nothing outside the exact support
@@ -208,7 +206,7 @@ def test_sampled_converges_to_exact(dyck2, method, schedule):
 
 def test_sampled_converges_with_random_offsets(dyck2):
     lengths = range(1, 9)
-    exact = exact_coverage(dyck2, lengths, offsets="random", max_buffer=16)
+    exact = exact_coverage(dyck2, lengths, offsets="random", offset_buffer=16)
     b = sample(dyck2, lengths, 60_000, seed=21)
     rng = np.random.default_rng(22)
     offsets = np.array([rng.integers(0, 16 - L + 1) for L in b.lengths])
@@ -326,7 +324,7 @@ def test_min_length_within_and_offsets():
     assert not (needed & ~have).any()  # sufficient
     d2 = ml.load_language("dyck-2")
     r0 = min_training_length(d2, range(41, 101)).support_length
-    r_off = min_training_length(d2, range(41, 101), train_offsets="random").support_length
+    r_off = min_training_length(d2, range(41, 101), offsets="random").support_length
     assert r_off is not None and r_off <= r0
 
 

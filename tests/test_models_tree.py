@@ -3,8 +3,9 @@ prefix invariance, node spans = trees spans, associativity of the sum ablation, 
 
 import pytest
 import torch
+from references import reference_forward
 
-from monoidlab import trees
+from monoidlab import schedules
 from monoidlab.models import build_model
 from monoidlab.models.common import associative_scan, gather_last
 from monoidlab.models.mlp_ldru import MLPLDRU
@@ -50,7 +51,7 @@ def test_parallel_equals_reference_each_length(kind):
     model = make(kind)
     for L in range(1, 18):
         tokens, lengths = batch([L] * 3, seed=L)
-        got, ref = model(tokens, lengths), model.reference_forward(tokens, lengths)
+        got, ref = model(tokens, lengths), reference_forward(model, tokens, lengths)
         torch.testing.assert_close(got, ref, atol=1e-5, rtol=1e-5)
 
 
@@ -58,7 +59,7 @@ def test_parallel_equals_reference_each_length(kind):
 def test_parallel_equals_reference_mixed_batch(kind):
     model = make(kind)
     tokens, lengths = batch(MIXED, T=20)  # T > max length: extra right padding
-    torch.testing.assert_close(model(tokens, lengths), model.reference_forward(tokens, lengths),
+    torch.testing.assert_close(model(tokens, lengths), reference_forward(model, tokens, lengths),
                                atol=1e-5, rtol=1e-5)
 
 
@@ -67,7 +68,7 @@ def test_prefix_scan_all_positions_match_reference(kind):
     model = make(kind, num_layers=3) if kind == "pr-lstm" else make(kind, num_layers=2)
     tokens, lengths = batch(MIXED, T=17)
     got = model.forward_all(tokens, lengths)
-    ref = model.reference_forward(tokens, lengths, all_positions=True)
+    ref = reference_forward(model, tokens, lengths, all_positions=True)
     mask = torch.arange(17) < lengths[:, None]
     torch.testing.assert_close(got[mask], ref[mask], atol=1e-5, rtol=1e-5)
     # forward_all at the last position == forward
@@ -103,7 +104,7 @@ def test_node_states_spans_match_trees(kind):
     name = "balanced" if kind == "mlp-ldru" else "scan"
     assert ns.schedule == name
     for b, L in enumerate(MIXED):
-        s = trees.schedule(name, L)
+        s = schedules.schedule(name, L)
         n = s.n_nodes
         assert ns.valid[b].sum() == n and ns.valid[b, :n].all()
         assert ns.span[b, :n].tolist() == s.span.tolist()
@@ -114,7 +115,7 @@ def test_node_states_spans_match_trees(kind):
     # the root node's state is what the head reads (MLP-LDRU: the logits come from it)
     if kind == "mlp-ldru":
         b = MIXED.index(13)
-        s = trees.schedule("balanced", 13)
+        s = schedules.schedule("balanced", 13)
         root = ns.states[b, s.root - s.buffer]
         torch.testing.assert_close(model.head(root), model(tokens, lengths)[b])
     flat = ns.flat()
@@ -128,7 +129,7 @@ def test_node_states_are_the_reference_node_values():
     ns = model.node_states(tokens, lengths)
     for b in range(2):
         L = int(lengths[b])
-        s = trees.schedule("scan", L)
+        s = schedules.schedule("scan", L)
         leaves = model.leaf(tokens[b : b + 1, :L])
         states = [tuple(x[:, t : t + 1] for x in leaves) for t in range(L)]
         for i in range(s.n_nodes):
@@ -146,7 +147,7 @@ def test_mlp_ldru_node_states_and_forward_all_match_per_node_recursion():
     all_logits = model.forward_all(tokens, lengths)
     for b in range(3):
         L, r = int(lengths[b]), int(offsets[b])
-        s = trees.schedule("balanced", L, r)
+        s = schedules.schedule("balanced", L, r)
         pos = (torch.arange(s.buffer) - r).clamp(0, L - 1)
         leaves = model.embed(tokens[b, pos][None], torch.as_tensor(~s.padding_leaf)[None])[0]
         states = list(leaves)
@@ -154,7 +155,7 @@ def test_mlp_ldru_node_states_and_forward_all_match_per_node_recursion():
             states.append(model.combine(states[s.left_child[i]], states[s.right_child[i]]))
             torch.testing.assert_close(ns.states[b, i], states[-1], atol=1e-5, rtol=1e-5)
         # forward_all: the same operator along the scan schedule, one state per prefix
-        s = trees.schedule("scan", L)
+        s = schedules.schedule("scan", L)
         states = list(model.embed(tokens[b : b + 1, :L])[0])
         for i in range(s.n_nodes):
             states.append(model.combine(states[s.left_child[i]], states[s.right_child[i]]))
@@ -171,14 +172,14 @@ def test_mlp_ldru_offsets():
     torch.testing.assert_close(model(tokens, lengths, offsets=zeros), base)
     offsets = torch.tensor([0, 3, 1, 7, 2, 0, 5, 1, 4, 9, 6, 2])
     got = model(tokens, lengths, offsets=offsets)
-    torch.testing.assert_close(got, model.reference_forward(tokens, lengths, offsets),
+    torch.testing.assert_close(got, reference_forward(model, tokens, lengths, offsets),
                                atol=1e-5, rtol=1e-5)
     for b in [1, 3, 9]:  # per string, the batch around it does not matter
         alone = model(tokens[b : b + 1], lengths[b : b + 1], offsets=offsets[b : b + 1])
         torch.testing.assert_close(got[b : b + 1], alone, atol=1e-5, rtol=1e-5)
     ns = model.node_states(tokens, lengths, offsets=offsets)
     for b in [1, 3, 9]:
-        s = trees.schedule("balanced", int(lengths[b]), int(offsets[b]))
+        s = schedules.schedule("balanced", int(lengths[b]), int(offsets[b]))
         assert ns.span[b, : s.n_nodes].tolist() == s.span.tolist()
         assert ns.valid[b].sum() == s.n_nodes
 
@@ -192,7 +193,7 @@ def test_sum_operator_is_associative():
     tokens, lengths = batch([5, 8, 3], T=8)
     ns = model.node_states(tokens, lengths)
     leaves = model._buffer(tokens, lengths, None)[0]  # (B, 8, d), padding leaves included
-    s = trees.schedule("balanced", 5)
+    s = schedules.schedule("balanced", 5)
     torch.testing.assert_close(ns.states[0, s.root - s.buffer], leaves[0].sum(0))
     loss = model.assoc_loss(tokens, lengths, generator=torch.Generator().manual_seed(0))
     assert loss.item() == pytest.approx(0.0, abs=1e-6)
@@ -219,7 +220,7 @@ def test_mlp_operator_is_not_associative_and_loss_has_grad():
 def test_ablation_operators_run(operator):
     model = make("mlp-ldru", operator=operator)
     tokens, lengths = batch(MIXED)
-    torch.testing.assert_close(model(tokens, lengths), model.reference_forward(tokens, lengths),
+    torch.testing.assert_close(model(tokens, lengths), reference_forward(model, tokens, lengths),
                                atol=1e-5, rtol=1e-5)
 
 

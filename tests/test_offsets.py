@@ -15,7 +15,7 @@ from monoidlab.training.problems import make_problem
 
 
 def test_training_batches_carry_offsets_inside_the_buffer():
-    cfg = TrainConfig(language="dyck-2", model="mlp-ldru", pad_offset="random")
+    cfg = TrainConfig(language="dyck-2", model="mlp-ldru", offsets="random")
     problem = make_problem(cfg)
     rng = np.random.default_rng(0)
     for L in (1, 5, 17, 40):
@@ -34,7 +34,7 @@ def test_offsets_for_random_is_uniform_range_and_zero_is_plain():
 
 
 def test_train_with_random_offsets_runs_and_is_seeded(tmp_path):
-    kw = dict(language="parity", model="mlp-ldru", pad_offset="random", steps=4, batch_size=8,
+    kw = dict(language="parity", model="mlp-ldru", offsets="random", steps=4, batch_size=8,
               model_kwargs={"d": 8}, test_lengths="41:42", test_samples=4)
     a = train(TrainConfig(**kw), progress=False)
     b = train(TrainConfig(**kw), progress=False)
@@ -42,23 +42,23 @@ def test_train_with_random_offsets_runs_and_is_seeded(tmp_path):
 
 
 def test_random_offsets_need_a_balanced_tree_model():
-    with pytest.raises(ConfigError, match="pad_offset"):
-        TrainConfig(language="parity", model="lstm", pad_offset="random").validate()
+    with pytest.raises(ConfigError, match="offsets"):
+        TrainConfig(language="parity", model="lstm", offsets="random").validate()
 
 
 @pytest.mark.parametrize("name", ["dyck-2", "tomita-3", "even-pairs", "prefix-2-2"])
 def test_offsets_never_lengthen_the_support(name):
     lang = ml.load_language(name)
     plain = ml.min_training_length(lang, range(41, 90))
-    shifted = ml.min_training_length(lang, range(41, 90), train_offsets="random")
+    shifted = ml.min_training_length(lang, range(41, 90), offsets="random")
     # offset 0 is among the random offsets, so the support can only grow
     assert shifted.support_length <= plain.support_length
     assert shifted.needed == plain.needed  # the test side stays at offset 0
 
 
 def test_min_length_cli_with_offsets(capsys):
-    assert main(["min-length", "dyck-6", "--test", "41:200", "--train-offsets", "random",
+    assert main(["min-length", "dyck-6", "--test", "41:200", "--offsets", "random",
                  "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["train_offsets"] == "random"
+    assert out["offsets"] == "random"
     assert out["support_length"] <= 44

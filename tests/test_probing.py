@@ -6,9 +6,10 @@ import json
 
 import numpy as np
 import pytest
+import references
 import torch
 
-from monoidlab import trees
+from monoidlab import schedules
 from monoidlab.models.mlp_ldru import MLPLDRU
 from monoidlab.models.pr_lstm import PRLSTM
 from monoidlab.models.recurrent import LSTMClassifier
@@ -50,13 +51,13 @@ def _strings(lang, lengths, seed=0):
 
 
 def _ref_tree_states(model, kind, tokens):
-    """{(height, span): state} of every internal node, by recursion over trees.reference_trees."""
+    """{(height, span): state} of every internal node, by recursion over references.reference_trees."""
     L = len(tokens)
     name = "balanced" if kind == "mlp-ldru" else "scan"
     out = {}
     with torch.no_grad():
         if kind == "mlp-ldru":
-            buf = trees.schedule("balanced", L).buffer
+            buf = schedules.schedule("balanced", L).buffer
             tok = torch.tensor([tokens + [0] * (buf - L)])
             leaves = model.embed(tok, torch.arange(buf)[None] < L)[0]
             leaf = lambda p: leaves[p]  # noqa: E731
@@ -78,7 +79,7 @@ def _ref_tree_states(model, kind, tokens):
             out[(h, span)] = v if kind == "mlp-ldru" else v[0]
             return v, h, ls
 
-        for root in trees.reference_trees(name, L):
+        for root in references.reference_trees(name, L):
             ev(root)
     return out
 
@@ -109,7 +110,7 @@ def test_node_rows_match_slow_reference(kind, tomita7):
                    for j, r in rows.iterrows()}
             assert sorted(got) == sorted(ref)
             want_spans = sorted((lv, (ls[0], rs[1])) for lv, ls, rs in
-                                trees.reference_spans(emb.schedule, L) if rs[1] > ls[0])
+                                references.reference_spans(emb.schedule, L) if rs[1] > ls[0])
             assert sorted(got) == want_spans
             for k, j in got.items():
                 np.testing.assert_allclose(emb.X[j], ref[k].numpy(), atol=1e-5)
@@ -221,10 +222,8 @@ def test_roots_are_what_the_head_reads(tomita7):
     for kind in ("mlp-ldru", "pr-lstm"):
         model = _model(kind, tomita7)
         r = torch.as_tensor(root_states(model, t, n), dtype=torch.float32)
-        from monoidlab.probing import _Operator
-
         with torch.no_grad():
-            logits = _Operator(model).logits(r)
+            logits = model.state_logits(r)
             torch.testing.assert_close(logits, model(torch.as_tensor(t), torch.as_tensor(n)),
                                        atol=1e-5, rtol=1e-5)
 
@@ -368,7 +367,7 @@ def test_cli_probe_on_a_five_step_run(tmp_path, capsys):
 
 
 def test_contingency_and_histogram_figures(tomita7):
-    from monoidlab import plots_probe
+    from monoidlab.viz import probing as plots_probe
 
     X, y = _blobs()
     fig = plots_probe.contingency_heatmap(ClusterAgreement("kmeans").fit(X, y), tomita7.monoid())
@@ -382,7 +381,7 @@ def test_contingency_and_histogram_figures(tomita7):
 
 def test_umap_figure(tomita7):
     """The one UMAP test (its first fit in a process costs ~20-28 s)."""
-    from monoidlab import plots_probe
+    from monoidlab.viz import probing as plots_probe
 
     model = _model("mlp-ldru", tomita7)
     emb = node_embeddings(model, tomita7, *tomita7.encode(_strings(tomita7, [16] * 10)))

@@ -54,14 +54,14 @@ def well_formed(lang):
 def test_reproducible_shapes_and_padding(name, method):
     lang = ml.load_language(name)
     lengths = [2, 3, 5, 8, 11]
-    a = sample(lang, lengths, 300, method=method, seed=7)
-    b = sample(lang, lengths, 300, method=method, seed=7)
-    c = sample(lang, lengths, 300, method=method, seed=np.random.default_rng(7))
+    a = sample(lang, lengths, 300, sampler=method, seed=7)
+    b = sample(lang, lengths, 300, sampler=method, seed=7)
+    c = sample(lang, lengths, 300, sampler=method, seed=np.random.default_rng(7))
     for x in (b, c):
         np.testing.assert_array_equal(a.tokens, x.tokens)
         np.testing.assert_array_equal(a.lengths, x.lengths)
         np.testing.assert_array_equal(a.labels, x.labels)
-    other = sample(lang, lengths, 300, method=method, seed=8)
+    other = sample(lang, lengths, 300, sampler=method, seed=8)
     assert not np.array_equal(a.tokens, other.tokens)
 
     assert a.tokens.ndim == 2 and a.tokens.shape == (300, a.lengths.max())
@@ -84,10 +84,10 @@ def test_lengths_are_uniform_over_the_set(dyck2):
 
 
 def test_uniform_letter_frequencies(modarith):
-    b = sample(modarith, [12], 20_000, method="uniform", seed=1)
+    b = sample(modarith, [12], 20_000, sampler="uniform", seed=1)
     assert_uniform(np.bincount(b.tokens.ravel(), minlength=8), "letters")
     # and the strings themselves (length 3: 512 strings, ~39 draws each)
-    s = sample(modarith, [3], 20_000, method="uniform", seed=2)
+    s = sample(modarith, [3], 20_000, sampler="uniform", seed=2)
     assert_uniform(np.bincount(codes(s.tokens, 8), minlength=8**3), "strings")
 
 
@@ -95,14 +95,14 @@ def test_uniform_letter_frequencies(modarith):
 def test_balanced_equal_class_shares_per_length(dyck2):
     lang = ml.load_language("prefix-1-4")  # 4 classes at every length >= 1
     for lg, lengths in ((dyck2, range(1, 13)), (lang, range(1, 7))):
-        b = sample(lg, lengths, 1001, method="balanced", seed=3)
+        b = sample(lg, lengths, 1001, sampler="balanced", seed=3)
         for L in np.unique(b.lengths):
             lab = b.labels[b.lengths == L]
             present = np.bincount(lab, minlength=lg.n_classes)
             present = present[present > 0]
             assert present.max() - present.min() <= 1, (lg.name, L, present)
     # dyck-2: both classes at even lengths, only reject at odd ones
-    b = sample(dyck2, range(1, 13), 2000, method="balanced", seed=4)
+    b = sample(dyck2, range(1, 13), 2000, sampler="balanced", seed=4)
     even = b.lengths % 2 == 0
     assert (b.labels[~even] == 0).all()
     assert abs(b.labels[even].mean() - 0.5) < 0.01
@@ -112,7 +112,7 @@ def test_balanced_is_exactly_uniform_inside_each_class(dyck2):
     L = 8
     strings = all_strings(dyck2, L)
     cls = dyck2.classify(strings, np.full(len(strings), L))
-    b = sample(dyck2, [L], 20_000, method="balanced", seed=5)
+    b = sample(dyck2, [L], 20_000, sampler="balanced", seed=5)
     freq = np.bincount(codes(b.tokens, 2), minlength=2**L)
     assert np.bincount(b.labels).tolist() == [10_000, 10_000]
     for c in (0, 1):
@@ -126,19 +126,19 @@ def test_balanced_is_exactly_uniform_inside_each_class(dyck2):
 
 def test_balanced_long_rare_class_is_fast(dyck2):
     # P(positive) at length 400 is ~1e-50 for uniform strings: no rejection loop can do this
-    b = sample(ml.load_language("dyck-6"), [400], 200, method="balanced", seed=6)
+    b = sample(ml.load_language("dyck-6"), [400], 200, sampler="balanced", seed=6)
     assert b.labels.sum() == 100
 
 
 def test_balanced_classes_argument(dyck2):
-    b = sample(dyck2, [4, 6], 100, method="balanced", classes=["accept"], seed=0)
+    b = sample(dyck2, [4, 6], 100, sampler="balanced", classes=["accept"], seed=0)
     assert (b.labels == 1).all()
     with pytest.raises(ValueError, match="'accept' has no string of length 3"):
-        sample(dyck2, [3], 10, method="balanced", classes=["accept"], seed=0)
+        sample(dyck2, [3], 10, sampler="balanced", classes=["accept"], seed=0)
     with pytest.raises(ValueError, match="'accept' has no string of length 3"):
-        sample(dyck2, [2, 3, 4], 100, method="balanced", classes=["accept"], seed=0)
+        sample(dyck2, [2, 3, 4], 100, sampler="balanced", classes=["accept"], seed=0)
     with pytest.raises(ValueError, match="unknown class"):
-        sample(dyck2, [4], 10, method="balanced", classes=["maybe"])
+        sample(dyck2, [4], 10, sampler="balanced", classes=["maybe"])
 
 
 # ------------------------------------------------------------------ ec_stratified
@@ -148,7 +148,7 @@ def test_ec_stratified_uniform_over_ecs_then_inside_each(dyck2):
     strings = all_strings(dyck2, L)
     ecs = m.element_of(strings, np.full(len(strings), L))
     reachable = np.unique(ecs)
-    b = sample(dyck2, [L], 20_000, method="ec_stratified", seed=9)
+    b = sample(dyck2, [L], 20_000, sampler="ec_stratified", seed=9)
     got = b.elements()
     assert set(np.unique(got).tolist()) == set(reachable.tolist())
     assert_uniform(np.bincount(got, minlength=m.size)[reachable], "ECs")
@@ -163,7 +163,7 @@ def test_ec_stratified_reaches_rare_ecs(dyck2):
     # under uniform sampling the EC of "0011" is rare at length 40; stratified sampling
     # gives it 1/|reachable ECs| of the draws
     m = dyck2.monoid()
-    b = sample(dyck2, [40], 4000, method="ec_stratified", seed=10)
+    b = sample(dyck2, [40], 4000, sampler="ec_stratified", seed=10)
     share = np.bincount(b.elements(), minlength=m.size)
     n_reach = int((share > 0).sum())
     assert n_reach == 8
@@ -171,7 +171,7 @@ def test_ec_stratified_reaches_rare_ecs(dyck2):
 
 
 def test_ec_stratified_within(dyck2):
-    b = sample(dyck2, [6, 8], 500, method="ec_stratified", within="accept", seed=0)
+    b = sample(dyck2, [6, 8], 500, sampler="ec_stratified", within="accept", seed=0)
     assert (b.labels == 1).all()
 
 
@@ -207,7 +207,7 @@ def _alive_probability(lang, L: int) -> float:
 
 def test_ldru_half_random_walks(dyck2):
     L, n = 20, 20_000
-    b = sample(dyck2, [L], n, method="ldru", seed=11)
+    b = sample(dyck2, [L], n, sampler="ldru", seed=11)
     alive = _never_dead(dyck2, b.tokens, b.lengths)
     strings = all_strings(dyck2, 12)  # the helper itself against a DP over states
     dp = _alive_probability(dyck2, 12)
@@ -225,7 +225,7 @@ def test_ldru_half_random_walks(dyck2):
 
 def test_ldru_is_uniform_for_a_non_recogniser():
     lang = ml.load_language("prefix-1-2")
-    b = sample(lang, [5], 8000, method="ldru", seed=12)
+    b = sample(lang, [5], 8000, sampler="ldru", seed=12)
     assert_uniform(np.bincount(codes(b.tokens, 2), minlength=32), "strings")
 
 
@@ -233,7 +233,7 @@ def test_ldru_is_uniform_for_a_non_recogniser():
 @pytest.mark.parametrize("method", ["uniform", "balanced", "ec_stratified"])
 def test_within_well_formed_expressions(modarith, method):
     wf = well_formed(modarith)
-    b = sample(modarith, [1, 3, 5], 3000, method=method, within=wf, seed=13)
+    b = sample(modarith, [1, 3, 5], 3000, sampler=method, within=wf, seed=13)
     inc = modarith.classes.index("incomplete")
     assert (b.labels != inc).all()
     assert set(b.lengths.tolist()) == {1, 3, 5}
@@ -249,7 +249,7 @@ def test_within_uniform_over_the_sub_language(modarith):
     inside = np.flatnonzero(np.isin(modarith.classify(strings, np.full(len(strings), 3)),
                                     [modarith.classes.index(c) for c in wf]))
     assert len(inside) == 5 * 3 * 5  # digit, operator, digit
-    b = sample(modarith, [3], 15_000, method="uniform", within=wf, seed=14)
+    b = sample(modarith, [3], 15_000, sampler="uniform", within=wf, seed=14)
     freq = np.bincount(codes(b.tokens, 8), minlength=8**3)
     assert freq[np.setdiff1d(np.arange(8**3), inside)].sum() == 0
     assert_uniform(freq[inside], "well-formed strings")
@@ -259,7 +259,7 @@ def test_within_errors(modarith, dyck2):
     wf = well_formed(modarith)
     for method in ("uniform", "balanced", "ec_stratified"):
         with pytest.raises(ValueError, match="no string of length 2"):
-            sample(modarith, [1, 2, 3], 100, method=method, within=wf, seed=0)
+            sample(modarith, [1, 2, 3], 100, sampler=method, within=wf, seed=0)
     with pytest.raises(ValueError, match="no string of length 3"):
         sample(dyck2, [3], 10, within="accept")
     with pytest.raises(ValueError, match="unknown class"):
@@ -269,7 +269,7 @@ def test_within_errors(modarith, dyck2):
 # ------------------------------------------------------------------ errors and helpers
 def test_argument_errors(dyck2):
     with pytest.raises(ValueError, match="unknown sampler 'bogus'"):
-        sample(dyck2, [4], 10, method="bogus")
+        sample(dyck2, [4], 10, sampler="bogus")
     with pytest.raises(ValueError, match="n must be"):
         sample(dyck2, [4], -1)
     with pytest.raises(ValueError, match="empty"):
@@ -311,7 +311,7 @@ def _state_after(lang, word) -> int:
 
 
 def test_length_batches_one_length_each(dyck2):
-    it = length_batches(dyck2, range(2, 13, 2), 64, method="balanced", seed=15)
+    it = length_batches(dyck2, range(2, 13, 2), 64, sampler="balanced", seed=15)
     batches = [next(it) for _ in range(30)]
     seen = set()
     for b in batches:
@@ -322,7 +322,7 @@ def test_length_batches_one_length_each(dyck2):
         assert b.labels.sum() == 32
         seen |= ls
     assert len(seen) > 3
-    again = length_batches(dyck2, range(2, 13, 2), 64, method="balanced", seed=15)
+    again = length_batches(dyck2, range(2, 13, 2), 64, sampler="balanced", seed=15)
     for b in batches[:5]:
         np.testing.assert_array_equal(b.tokens, next(again).tokens)
 
@@ -342,7 +342,7 @@ def test_batch_indexing_and_concat(dyck2):
 
 def test_balanced_remainder_is_not_biased(dyck2):
     # odd batches of one length: the extra string goes to a random class, not always "reject"
-    it = length_batches(dyck2, [6], 15, method="balanced", seed=17)
+    it = length_batches(dyck2, [6], 15, sampler="balanced", seed=17)
     extra = [int(next(it).labels.sum() == 8) for _ in range(200)]
     assert 0.35 < np.mean(extra) < 0.65
 

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import monoidlab as ml
-from monoidlab import Automaton, SpecError, families
+from monoidlab import Automaton, SpecError, UnknownName, families
 from monoidlab.languages import languages_dir
 from monoidlab.spec import automaton_from_dict, load_spec
 
@@ -200,7 +200,7 @@ def test_unreadable_files(tmp_path):
 
 
 def test_load_language_errors(tmp_path):
-    with pytest.raises(SpecError, match="no language named 'dyck-99'"):
+    with pytest.raises(UnknownName, match="no language named 'dyck-99'"):
         ml.load_language("dyck-99")
     with pytest.raises(SpecError, match="no such file"):
         ml.load_language(str(tmp_path / "missing.toml"))

@@ -28,9 +28,9 @@ from monoidlab.tasks import (
     listops_depth,
     listops_splits,
 )
-from monoidlab.tasks.deletang_cs import add_bits, bits_to_ints, ints_to_bits
+from monoidlab.tasks.cs import add_bits, bits_to_ints, ints_to_bits
 
-ALL = sorted(TASKS)
+ALL = sorted(n for n, cls in TASKS.items() if cls.problem_kind == "tape")  # tape tasks
 REF_LENGTHS = (5, 8, 13, 24, 37)
 
 LEVELS = {
@@ -148,19 +148,23 @@ def lengths_for(task, lengths=REF_LENGTHS):
 
 
 # -- registry and base ---------------------------------------------------------------------
-def test_registry_has_the_16_tasks_with_levels():
-    assert set(TASKS) == set(LEVELS) and len(DELETANG_TASKS) == 15
+def test_registry_has_the_16_tape_tasks_with_levels_and_addition():
+    assert set(TASKS) == set(LEVELS) | {"addition"} and len(DELETANG_TASKS) == 15
     assert set(DELETANG_TASKS) == set(LEVELS) - {"listops"}
     for name, level in LEVELS.items():
         task = get_task(name)
-        assert task.name == name and task.level == level
+        assert task.name == name and task.level == level and task.problem_kind == "tape"
+    addition = get_task("addition", format="reversed")
+    assert (type(addition).name, addition.level, addition.problem_kind) == \
+        ("addition", "LM", "next_token")
+    assert addition.name == "addition-reversed"  # a run is named by its format
 
 
 def test_get_task_errors_and_kwargs():
     with pytest.raises(ValueError, match="unknown task"):
         get_task("no_such_task")
     assert get_task("bucket_sort", vocab_size=3).n_classes == 3
-    with pytest.raises(TypeError):
+    with pytest.raises(ValueError, match="no option.*bogus"):
         get_task("parity_check", bogus=1)
 
 
@@ -215,7 +219,7 @@ def test_too_short_lengths_raise(name):
         task.sample(0, 4, task.min_length - 1)
     with pytest.raises(ValueError):
         task.sample(0, 0, max(task.min_length, 5))
-    with pytest.raises(TypeError):
+    with pytest.raises(ValueError, match="must be an int"):
         task.sample(0, 4, 5.0)
 
 

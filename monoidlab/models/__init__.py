@@ -1,14 +1,9 @@
 """Sequence models behind one interface, looked up by name.
 
-Every model is a ``torch.nn.Module`` built as ``Model(vocab_size, n_classes, **hyper)`` with
-
-* ``forward(tokens, lengths) -> logits``: tokens ``(B, T)`` int64, lengths ``(B,)`` int64,
-  logits ``(B, n_classes)`` read at the end of each string (positions >= length are padding);
-* ``forward_all(tokens, lengths) -> logits`` ``(B, T, n_classes)``, one prediction per position
-  (prefix models; used for Delétang's sequence tasks);
-* tree models (``mlp-ldru``, ``pr-lstm``) also ``node_states(tokens, lengths)`` returning a
-  :class:`monoidlab.models.common.NodeStates` (every internal node's state with its level and span,
-  in the order of :func:`monoidlab.trees.schedule`).
+Every model is a ``torch.nn.Module`` built as ``Model(vocab_size, n_classes, **hyper)``; what it
+can do beyond ``forward(tokens, lengths) -> logits (B, n_classes)`` is stated by the Protocols
+of :mod:`monoidlab.models.protocols` (per-position predictions, node states, a learned
+operator, offsets, a regulariser), which the trainer and the probes ask.
 
 Example
 -------
@@ -21,6 +16,8 @@ Example
 from __future__ import annotations
 
 import importlib
+
+from monoidlab.errors import UnknownName
 
 # name -> "module:Class"; imported lazily so that `import monoidlab` stays fast (torch is ~3 s).
 REGISTRY: dict[str, str] = {
@@ -39,7 +36,7 @@ def model_class(name: str):
     try:
         target = REGISTRY[name]
     except KeyError:
-        raise ValueError(
+        raise UnknownName(
             f"unknown model {name!r}; known models: {', '.join(sorted(REGISTRY))}"
         ) from None
     module, cls = target.split(":")

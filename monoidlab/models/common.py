@@ -2,7 +2,7 @@
 
 The parallel scan here is ``jax.lax.associative_scan`` transcribed to torch (strided slices
 along the sequence axis, one batched ``fn`` call per recursion step). Its ``fn`` calls happen
-in exactly the node order of :func:`monoidlab.trees.schedule` ``("scan", n)``, which is what
+in exactly the node order of :func:`monoidlab.schedules.schedule` ``("scan", n)``, which is what
 lets :class:`NodeStates` attach spans and levels to the recorded states.
 
 Example
@@ -24,7 +24,8 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from monoidlab import trees
+from monoidlab import schedules
+from monoidlab.errors import InputError
 
 State = tuple[Tensor, ...]  # a scan element: tensors of shape (B, n, ...) sharing B and n
 
@@ -39,18 +40,18 @@ def check_inputs(tokens: Tensor, lengths: Tensor | Sequence[int] | None) -> tupl
     device.
     """
     if tokens.dim() != 2:
-        raise ValueError(f"tokens must have shape (B, T), got {tuple(tokens.shape)}")
+        raise InputError(f"tokens must have shape (B, T), got {tuple(tokens.shape)}")
     if tokens.dtype.is_floating_point or tokens.dtype == torch.bool:
-        raise ValueError(f"tokens must be integers, got {tokens.dtype}")
+        raise InputError(f"tokens must be integers, got {tokens.dtype}")
     tokens = tokens.long()
     B, T = tokens.shape
     if lengths is None:
         lengths = torch.full((B,), T, dtype=torch.long, device=tokens.device)
     lengths = torch.as_tensor(lengths, dtype=torch.long, device=tokens.device)
     if lengths.shape != (B,):
-        raise ValueError(f"lengths must have shape ({B},), got {tuple(lengths.shape)}")
+        raise InputError(f"lengths must have shape ({B},), got {tuple(lengths.shape)}")
     if B and (int(lengths.min()) < 1 or int(lengths.max()) > T):
-        raise ValueError(f"lengths must lie in [1, {T}], got {lengths.tolist()}")
+        raise InputError(f"lengths must lie in [1, {T}], got {lengths.tolist()}")
     return tokens, lengths
 
 
@@ -60,9 +61,10 @@ def length_mask(lengths: Tensor, T: int) -> Tensor:
 
 
 def gather_last(x: Tensor, lengths: Tensor) -> Tensor:
-    """``x[b, lengths[b] - 1]`` for x of shape (B, T, ...): the state at each string's end."""
-    idx = (lengths - 1).view(-1, *([1] * (x.dim() - 1))).expand(-1, 1, *x.shape[2:])
-    return x.gather(1, idx).squeeze(1)
+    """``x[b, lengths[b] - 1]`` for x of shape (B, T, ...): the state at each string's end
+    (the one definition; every model reads its output through it)."""
+    idx = (lengths - 1).clamp_min(0).view(-1, *([1] * (x.dim() - 1)))
+    return x.gather(1, idx.expand(-1, 1, *x.shape[2:])).squeeze(1)
 
 
 def ceil_log2(n: Tensor) -> Tensor:
@@ -112,7 +114,7 @@ def associative_scan(
     """Inclusive scan of ``fn`` along dim 1, by ``jax.lax.associative_scan``'s recursion.
 
     ``elems`` is a tuple of tensors (B, n, ...); ``fn(a, b)`` takes two such tuples of equal n
-    and returns one. Prefix t of the result is the tree ``trees.schedule("scan", n)`` assigns
+    and returns one. Prefix t of the result is the tree ``schedules.schedule("scan", n)`` assigns
     to it, which is *not* a left fold: for a non-associative ``fn`` this matters. When
     ``record`` is a list, every ``fn`` output is appended to it, in the schedule's node order
     (concatenate along dim 1 to get one state per node). Cost: O(n) calls to ``fn`` in
@@ -152,7 +154,7 @@ def _interleave(even: Tensor, odd: Tensor) -> Tensor:
 class NodeStates:
     """Every internal node's state for a batch, each string under its own schedule.
 
-    Row b lists the nodes of ``trees.schedule(schedule, lengths[b], offsets[b])`` in that
+    Row b lists the nodes of ``schedules.schedule(schedule, lengths[b], offsets[b])`` in that
     schedule's order, then padding rows (``valid`` False, zero state, zero spans).
 
     Attributes
@@ -184,7 +186,7 @@ class NodeStates:
 
 def collect_nodes(
     all_nodes: Tensor,
-    big: trees.Schedule,
+    big: schedules.Schedule,
     name: str,
     lengths: Tensor,
     offsets: Tensor | None = None,
@@ -192,8 +194,8 @@ def collect_nodes(
     """Pick each string's own nodes out of states computed for the batch's schedule ``big``.
 
     ``all_nodes`` (B, big.n_nodes, d) holds one state per node of ``big`` for every row; row b
-    keeps the nodes of ``trees.schedule(name, lengths[b], offsets[b])`` (found through
-    :func:`trees.node_index_map`), which is how a string's spans stay its own in a batch of
+    keeps the nodes of ``schedules.schedule(name, lengths[b], offsets[b])`` (found through
+    :func:`schedules.node_index_map`), which is how a string's spans stay its own in a batch of
     longer strings.
     """
     B, _, d = all_nodes.shape
@@ -202,8 +204,8 @@ def collect_nodes(
     R = np.zeros_like(L) if offsets is None else offsets.cpu().numpy()
     scheds = {}
     for key in set(zip(L.tolist(), R.tolist())):  # one schedule per distinct (L, r)
-        s = trees.schedule(name, key[0], key[1])
-        scheds[key] = (s, trees.node_index_map(s, big))
+        s = schedules.schedule(name, key[0], key[1])
+        scheds[key] = (s, schedules.node_index_map(s, big))
     n_max = max((s.n_nodes for s, _ in scheds.values()), default=0)
     index = np.zeros((B, n_max), np.int64)
     valid = np.zeros((B, n_max), bool)

@@ -31,6 +31,7 @@ import contextlib
 import torch
 from torch import Tensor, nn
 
+from monoidlab.errors import InputError
 from monoidlab.models.positions import DEFAULT_MAX_LEN
 from monoidlab.models.transformer import TransformerStack
 
@@ -54,7 +55,7 @@ class DecoderLM(nn.Module):
     ):
         super().__init__()
         if n_classes is not None and n_classes != vocab_size:
-            raise ValueError(f"a language model predicts tokens: n_classes ({n_classes}) must "
+            raise InputError(f"a language model predicts tokens: n_classes ({n_classes}) must "
                              f"equal vocab_size ({vocab_size})")
         self.vocab_size = vocab_size
         self.stack = TransformerStack(

@@ -1,12 +1,12 @@
-"""MLP-LDRU: a learned binary operator reduced over a balanced binary tree (DESIGN.md, Models).
+"""MLP-LDRU: a learned binary operator reduced over a balanced binary tree (docs/models.md).
 
 The string is embedded, right-padded with zero vectors to a power of two, and reduced by one
 shared operator ``x ⊙ y`` level by level, pairing (0,1), (2,3), ... up to a single root (the
-``balanced`` schedule of :mod:`monoidlab.trees`); a linear head reads the root.
+``balanced`` schedule of :mod:`monoidlab.schedules`); a linear head reads the root.
 
-Padding order (a choice DESIGN leaves open): the zero vectors are put in first and the input
-block (LN, FFN, dropout) runs on *every* buffer position afterwards, exactly as DESIGN lists
-the steps. A padding leaf therefore enters the tree as one learned constant vector
+Padding order (a choice the papers leave open): the zero vectors are put in first and the input
+block (LN, FFN, dropout) runs on *every* buffer position afterwards, exactly as docs/models.md
+lists the steps. A padding leaf therefore enters the tree as one learned constant vector
 ``LN(0) + FFN(LN(0))`` (LN's bias through the FFN), the same for every padding position, which
 the model can learn to treat as the identity element.
 
@@ -28,7 +28,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from monoidlab import trees
+from monoidlab import schedules
+from monoidlab.errors import InputError
 from monoidlab.models.common import (
     NodeStates,
     associative_scan,
@@ -52,8 +53,8 @@ class MLPLDRU(nn.Module):
     dropout : after the input block and after every level (0.25; 0.1 for the Delétang tasks).
     operator : ``"mlp"`` (the paper's input-gated operator), or an ablation: ``"sum"``
         (x + y), ``"linear"`` (W[x; y] + b), ``"gated-sum"`` (g⊙x + (1−g)⊙y, g = σ(W[x; y] + b)).
-    post_block : apply ``h = LN(h + FFN'(h))`` after the operator at every level (DESIGN:
-        yes). With ``operator="sum", post_block=False`` the reduction is exactly associative
+    post_block : apply ``h = LN(h + FFN'(h))`` after the operator at every level (the
+        paper: yes). With ``operator="sum", post_block=False`` the reduction is exactly associative
         (and commutative): the root is the sum of the leaves.
 
     Init follows haiku defaults (the authors' code): Linear weights VarianceScaling(1.0), i.e.
@@ -67,7 +68,7 @@ class MLPLDRU(nn.Module):
                  operator: str = "mlp", post_block: bool = True):
         super().__init__()
         if operator not in OPERATORS:
-            raise ValueError(f"unknown operator {operator!r}; expected one of {OPERATORS}")
+            raise InputError(f"unknown operator {operator!r}; expected one of {OPERATORS}")
         self.vocab_size, self.n_classes, self.d = vocab_size, n_classes, d
         self.operator, self.post_block = operator, post_block
 
@@ -133,7 +134,7 @@ class MLPLDRU(nn.Module):
         else:
             offsets = torch.as_tensor(offsets, dtype=torch.long, device=tokens.device)
             if offsets.shape != lengths.shape or bool((offsets < 0).any()):
-                raise ValueError("offsets must be a (B,) tensor of non-negative ints")
+                raise InputError("offsets must be a (B,) tensor of non-negative ints")
         ends = offsets + lengths
         top = ceil_log2(ends)  # (B,)
         M = 1 << int(top.max())
@@ -158,22 +159,54 @@ class MLPLDRU(nn.Module):
         for pad-offset training). Each string's root is read at its own level
         ceil(log2(r_b + L_b)), so its tree never depends on the other strings of the batch.
         """
+        return self.head(self._roots(tokens, lengths, offsets))
+
+    def forward_at_offsets(self, tokens: Tensor, lengths: Tensor, offsets: Tensor) -> Tensor:
+        """:meth:`forward` with every string at its left offset (:class:`OffsetModel`)."""
+        return self.forward(tokens, lengths, offsets)
+
+    def _roots(self, tokens: Tensor, lengths: Tensor | None, offsets: Tensor | None) -> Tensor:
         tokens, lengths = check_inputs(tokens, lengths)
         leaves, top, _ = self._buffer(tokens, lengths, offsets)
         root = leaves[:, 0]  # strings of length 1 (no offset) are their own root
         for k, h in enumerate(self._levels(leaves), start=1):
             root = torch.where((top == k)[:, None], h[:, 0], root)
-        return self.head(root)
+        return root
+
+    # ------------------------------------------------------------------ OperatorModel
+    def root_states(self, tokens: Tensor, lengths: Tensor) -> Tensor:
+        """Each string's root vector (B, d), before the head (no dropout in eval mode)."""
+        return self._roots(tokens, lengths, None)
+
+    def apply_operator(self, a: Tensor, b: Tensor) -> Tensor:
+        """One tree node on flat vectors: :meth:`combine`."""
+        return self.combine(a, b)
+
+    def padding_state(self) -> Tensor:
+        """The padding leaf: a zero vector through the input block, LN(0) + FFN(LN(0))."""
+        t = torch.zeros((1, 1), dtype=torch.long, device=self.embedding.device)
+        return self.embed(t, t != 0)[0, 0]
+
+    def state_logits(self, state: Tensor) -> Tensor:
+        return self.head(state)
+
+    def visible_state(self, state: Tensor) -> Tensor:
+        return state
+
+    def regulariser(self, tokens: Tensor, lengths: Tensor,
+                    offsets: Tensor | None = None) -> Tensor:
+        """The associativity regulariser :meth:`assoc_loss` (:class:`RegularisedModel`)."""
+        return self.assoc_loss(tokens, lengths, offsets)
 
     def node_states(self, tokens: Tensor, lengths: Tensor | None = None,
                     offsets: Tensor | None = None) -> NodeStates:
-        """Every internal node's vector, in the order of ``trees.schedule("balanced", L, r)``."""
+        """Every internal node's vector, in the order of ``schedules.schedule("balanced", L, r)``."""
         tokens, lengths = check_inputs(tokens, lengths)
         h, _, offsets = self._buffer(tokens, lengths, offsets)
         M = h.shape[1]
         # levels concatenated = the node order of the full buffer's balanced schedule
         all_nodes = torch.cat([h[:, :0], *self._levels(h)], dim=1)
-        big = trees.schedule("balanced", M)
+        big = schedules.schedule("balanced", M)
         return collect_nodes(all_nodes, big, "balanced", lengths, offsets)
 
     def forward_all(self, tokens: Tensor, lengths: Tensor | None = None) -> Tensor:
@@ -228,27 +261,6 @@ class MLPLDRU(nn.Module):
         left = self.combine(self.combine(a, b), c)
         right = self.combine(a, self.combine(b, c))
         return (1 - F.cosine_similarity(left, right, dim=-1)).mean()
-
-    @torch.no_grad()
-    def reference_forward(self, tokens: Tensor, lengths: Tensor | None = None,
-                          offsets: Tensor | None = None) -> Tensor:
-        """Slow reference of :meth:`forward`: one string at a time, one node at a time, over
-        the tree of ``trees.schedule("balanced", L, r)``. Use in eval mode."""
-        tokens, lengths = check_inputs(tokens, lengths)
-        out = []
-        for b in range(tokens.shape[0]):
-            L, r = int(lengths[b]), 0 if offsets is None else int(offsets[b])
-            s = trees.schedule("balanced", L, r)
-            pos = torch.arange(s.buffer) - r
-            valid = torch.as_tensor(~s.padding_leaf, device=tokens.device)
-            tok = tokens[b, pos.clamp(0, L - 1).to(tokens.device)]
-            leaves = self.embed(tok[None], valid[None])[0]
-            states = list(leaves)
-            for i in range(s.n_nodes):
-                x, y = states[s.left_child[i]], states[s.right_child[i]]
-                states.append(self.drop(self.combine(x, y)))
-            out.append(self.head(states[s.root]))
-        return torch.stack(out)
 
 
 def _identity(d: int) -> nn.Linear:

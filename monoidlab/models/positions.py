@@ -36,6 +36,8 @@ import inspect
 import torch
 from torch import Tensor, nn
 
+from monoidlab.errors import InputError
+
 __all__ = [
     "PositionEncoding",
     "NoPositions",
@@ -103,7 +105,7 @@ def sinusoid_table(positions: Tensor, dim: int, max_timescale: float = 1e4) -> T
     torch.Size([1, 2, 4])
     """
     if dim % 2:
-        raise ValueError(f"sinusoidal encodings need an even dimension, got {dim}")
+        raise InputError(f"sinusoidal encodings need an even dimension, got {dim}")
     inv_freq = max_timescale ** (
         -torch.arange(0, dim, 2, device=positions.device, dtype=torch.float32) / dim
     )
@@ -152,7 +154,7 @@ class LearnedPositions(PositionEncoding):
         # One host sync per forward; worth it for a message that names the fix.
         lo, hi = int(positions.min()), int(positions.max())
         if lo < 0 or hi >= self.max_len:
-            raise ValueError(
+            raise InputError(
                 f"learned position encoding covers positions 0..{self.max_len - 1}, got "
                 f"position {hi if hi >= self.max_len else lo}; build the model with a larger "
                 f"max_len (or use a relative encoding such as rope, alibi or fire)"
@@ -207,7 +209,7 @@ class RoPE(PositionEncoding):
         super().__init__(d_model, n_heads)
         d_head = d_model // n_heads
         if d_head % 2:
-            raise ValueError(f"RoPE needs an even head dimension, got {d_head}")
+            raise InputError(f"RoPE needs an even head dimension, got {d_head}")
         k = torch.arange(d_head // 2, dtype=torch.float32)
         self.register_buffer("inv_freq", max_timescale ** (-k / (d_head // 2)), persistent=False)
 
@@ -294,7 +296,7 @@ class RandomizedPositions(PositionEncoding):
     ):
         super().__init__(base.d_model, base.n_heads)
         if eval_positions not in ("arange", "random"):
-            raise ValueError(f"eval_positions must be 'arange' or 'random', got {eval_positions!r}")
+            raise InputError(f"eval_positions must be 'arange' or 'random', got {eval_positions!r}")
         self.base = base
         self.max_randomized_len = int(max_randomized_len)
         self.eval_positions = eval_positions
@@ -320,7 +322,7 @@ class RandomizedPositions(PositionEncoding):
             return super().make_positions(batch_size, length, device)
         n = self.max_randomized_len
         if length > n:
-            raise ValueError(
+            raise InputError(
                 f"cannot draw {length} distinct positions from 0..{n - 1}; raise "
                 f"max_randomized_len above the longest sequence"
             )
@@ -387,7 +389,7 @@ def make_position_encoding(
     if name.startswith(_RANDOMIZED_PREFIX):
         base_name = name[len(_RANDOMIZED_PREFIX):]
         if base_name == "none":
-            raise ValueError("'randomized-none' has no positions to randomize; use 'none'")
+            raise InputError("'randomized-none' has no positions to randomize; use 'none'")
         rkw = {k: kw.pop(k) for k in _RANDOMIZED_OPTIONS if k in kw}
         n = rkw.get("max_randomized_len", DEFAULT_MAX_RANDOMIZED_LEN)
         base = make_position_encoding(base_name, d_model, n_heads, max(max_len, n), **kw)
@@ -395,15 +397,15 @@ def make_position_encoding(
     try:
         cls = _BASES[name]
     except KeyError:
-        raise ValueError(
+        raise InputError(
             f"unknown position encoding {name!r}; known: {', '.join(available_position_encodings())}"
         ) from None
     unknown = sorted(set(kw) - set(_options(cls)))
     if unknown:
-        raise ValueError(
+        raise InputError(
             f"position encoding {name!r} got unknown option(s) {unknown}; it accepts "
             f"{_options(cls)}"
         )
     if d_model % n_heads:
-        raise ValueError(f"d_model={d_model} is not divisible by n_heads={n_heads}")
+        raise InputError(f"d_model={d_model} is not divisible by n_heads={n_heads}")
     return cls(d_model, n_heads, max_len=max_len, **kw)

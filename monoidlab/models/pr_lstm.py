@@ -3,7 +3,7 @@
 Every token becomes an LSTM state (h, c); a binary N-ary LSTM cell (N = 2, one forget gate
 per child) followed by ``num_layers − 1`` unary refinement cells combines two states; the
 combinations follow ``jax.lax.associative_scan``'s recursion (the ``scan`` schedule of
-:mod:`monoidlab.trees`), so every prefix gets a state in O(log T) batched steps. Because the
+:mod:`monoidlab.schedules`), so every prefix gets a state in O(log T) batched steps. Because the
 cell is not associative, the particular trees of that recursion are part of the model.
 
 Example
@@ -23,7 +23,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from monoidlab import trees
+from monoidlab import schedules
+from monoidlab.errors import InputError
 from monoidlab.models.common import (
     NodeStates,
     State,
@@ -70,7 +71,7 @@ class _PrefixScanModel(nn.Module):
         return self.head(torch.relu(gather_last(h, lengths)))
 
     def node_states(self, tokens: Tensor, lengths: Tensor | None = None) -> NodeStates:
-        """Every internal node's ``h``, in the order of ``trees.schedule("scan", L)``."""
+        """Every internal node's ``h``, in the order of ``schedules.schedule("scan", L)``."""
         tokens, lengths = check_inputs(tokens, lengths)
         tokens = tokens[:, : int(lengths.max())]
         record: list[State] = []
@@ -79,37 +80,40 @@ class _PrefixScanModel(nn.Module):
         h = [s[0] for s in record]
         all_nodes = (torch.cat(h, dim=1) if h else
                      tokens.new_zeros((B, 0, self.hidden), dtype=self.head.weight.dtype))
-        return collect_nodes(all_nodes, trees.schedule("scan", T), "scan", lengths)
+        return collect_nodes(all_nodes, schedules.schedule("scan", T), "scan", lengths)
 
-    @torch.no_grad()
-    def reference_forward(self, tokens: Tensor, lengths: Tensor | None = None,
-                          all_positions: bool = False) -> Tensor:
-        """Slow reference: per string, per node of ``trees.schedule("scan", L)``, in Python.
+    # ------------------------------------------------------------------ OperatorModel
+    # A state is the cell's tuple concatenated on the last axis ([h; c] for PR-LSTM).
+    def _split(self, state: Tensor) -> State:
+        return tuple(state.chunk(self._state_parts, dim=-1))
 
-        Returns (B, n_classes) at the last position, or with ``all_positions`` (B, T,
-        n_classes) (zeros past each length).
-        """
+    @property
+    def _state_parts(self) -> int:
+        return 2 if isinstance(self, PRLSTM) else 1
+
+    def root_states(self, tokens: Tensor, lengths: Tensor) -> Tensor:
+        """Each string's final scan state, ``[h; c]`` (or ``h``), (B, parts × hidden)."""
         tokens, lengths = check_inputs(tokens, lengths)
-        B, T = tokens.shape
-        out = tokens.new_zeros((B, T, self.n_classes), dtype=self.head.weight.dtype)
-        for b in range(B):
-            L = int(lengths[b])
-            s = trees.schedule("scan", L)
-            leaves = self.leaf(tokens[b : b + 1, :L])
-            # one (1, 1, ·) state per leaf, then one per node
-            states = [tuple(x[:, t : t + 1] for x in leaves) for t in range(L)]
-            for i in range(s.n_nodes):
-                states.append(self.cell(states[s.left_child[i]], states[s.right_child[i]]))
-            for t in range(L):
-                h = states[s.prefix_roots[t]][0][0, 0]
-                out[b, t] = self.head(torch.relu(h))
-        if all_positions:
-            return out
-        return gather_last(out, lengths)
+        tokens = tokens[:, : int(lengths.max())]
+        return torch.cat([gather_last(s, lengths) for s in self._scan(tokens)], dim=-1)
+
+    def apply_operator(self, a: Tensor, b: Tensor) -> Tensor:
+        """The binary cell (with its refinements) on flat states."""
+        return torch.cat(self.cell(self._split(a), self._split(b)), dim=-1)
+
+    def padding_state(self) -> None:
+        """Prefix-scan models have no padding leaf."""
+        return None
+
+    def state_logits(self, state: Tensor) -> Tensor:
+        return self.head(torch.relu(self._split(state)[0]))
+
+    def visible_state(self, state: Tensor) -> Tensor:
+        return self._split(state)[0]
 
 
 class PRLSTM(_PrefixScanModel):
-    """PR-LSTM classifier (DESIGN.md, Models).
+    """PR-LSTM classifier (docs/models.md).
 
     Parameters
     ----------
@@ -128,7 +132,7 @@ class PRLSTM(_PrefixScanModel):
                  num_layers: int = 2):
         super().__init__(vocab_size, n_classes, hidden)
         if num_layers < 1:
-            raise ValueError(f"num_layers must be >= 1, got {num_layers}")
+            raise InputError(f"num_layers must be >= 1, got {num_layers}")
         self.num_layers = num_layers
         # W onehot + b is a Linear on the one-hot, stored as a lookup table plus bias
         self.embed = nn.Linear(vocab_size, 3 * hidden)
@@ -164,7 +168,7 @@ class PRRNN(_PrefixScanModel):
                  num_layers: int = 1):
         super().__init__(vocab_size, n_classes, hidden)
         if num_layers < 1:
-            raise ValueError(f"num_layers must be >= 1, got {num_layers}")
+            raise InputError(f"num_layers must be >= 1, got {num_layers}")
         self.num_layers = num_layers
         self.embed = nn.Linear(vocab_size, hidden)
         self.binary = nn.Linear(2 * hidden, hidden)

@@ -20,13 +20,9 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from monoidlab.models.common import gather_last
+
 __all__ = ["RNNClassifier", "LSTMClassifier"]
-
-
-def _gather_last(x: Tensor, lengths: Tensor) -> Tensor:
-    """``x[b, lengths[b] - 1]`` for ``x`` (B, T, H)."""
-    index = (lengths - 1).clamp_min(0).view(-1, 1, 1).expand(-1, 1, x.shape[-1])
-    return x.gather(1, index).squeeze(1)
 
 
 class _RecurrentClassifier(nn.Module):
@@ -55,7 +51,7 @@ class _RecurrentClassifier(nn.Module):
 
     def forward(self, tokens: Tensor, lengths: Tensor) -> Tensor:
         """Logits ``(B, n_classes)`` read at position ``length - 1``."""
-        return self.head(F.relu(_gather_last(self.prefix_states(tokens, lengths), lengths)))
+        return self.head(F.relu(gather_last(self.prefix_states(tokens, lengths), lengths)))
 
 
 class RNNClassifier(_RecurrentClassifier):

@@ -37,6 +37,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from monoidlab.errors import InputError
+from monoidlab.models.common import gather_last
 from monoidlab.models.positions import DEFAULT_MAX_LEN, PositionEncoding, make_position_encoding
 
 __all__ = [
@@ -45,7 +47,6 @@ __all__ = [
     "TransformerStack",
     "TransformerClassifier",
     "padding_mask",
-    "gather_last",
 ]
 
 
@@ -58,19 +59,13 @@ def padding_mask(lengths: Tensor, length: int) -> Tensor:
     return torch.arange(length, device=lengths.device)[None, :] >= lengths[:, None]
 
 
-def gather_last(x: Tensor, lengths: Tensor) -> Tensor:
-    """``x[b, lengths[b] - 1]`` for ``x`` of shape ``(B, T, ...)`` (lengths must be >= 1)."""
-    index = (lengths - 1).clamp_min(0).view(-1, *([1] * (x.dim() - 1)))
-    return x.gather(1, index.expand(-1, 1, *x.shape[2:])).squeeze(1)
-
-
 class MultiHeadAttention(nn.Module):
     """Multi-head self-attention with position rotations and additive biases injected."""
 
     def __init__(self, d_model: int, n_heads: int):
         super().__init__()
         if d_model % n_heads:
-            raise ValueError(f"d_model={d_model} is not divisible by n_heads={n_heads}")
+            raise InputError(f"d_model={d_model} is not divisible by n_heads={n_heads}")
         self.n_heads, self.d_head = n_heads, d_model // n_heads
         self.qkv = nn.Linear(d_model, 3 * d_model, bias=False)
         self.out = nn.Linear(d_model, d_model, bias=False)
@@ -97,7 +92,7 @@ class TransformerBlock(nn.Module):
     def __init__(self, d_model: int, n_heads: int, ff_mult: int, dropout: float, norm: str):
         super().__init__()
         if norm not in ("post", "pre"):
-            raise ValueError(f"norm must be 'post' or 'pre', got {norm!r}")
+            raise InputError(f"norm must be 'post' or 'pre', got {norm!r}")
         self.norm = norm
         self.attn = MultiHeadAttention(d_model, n_heads)
         self.ff = nn.Sequential(

@@ -1,34 +1,37 @@
-"""Sequence tasks: the 15 Delétang et al. (2023) tasks and ListOps, as int-token batches.
+"""Sequence tasks: the 15 Delétang et al. (2023) tasks, ListOps and decimal addition.
+
+Modules by level: :mod:`~monoidlab.tasks.regular` (R), :mod:`~monoidlab.tasks.dcf`,
+:mod:`~monoidlab.tasks.cs`, :mod:`~monoidlab.tasks.listops`, :mod:`~monoidlab.tasks.addition`
+(next-token prediction). Every task is a :class:`Task` registered in ``TASKS``.
 
 Examples:
     >>> import numpy as np
     >>> from monoidlab.tasks import get_task, TASKS
-    >>> len(TASKS)
-    16
+    >>> len(TASKS), get_task("addition").problem_kind
+    (17, 'next_token')
     >>> get_task("odds_first").label(np.array([0, 1, 0, 1, 1]))[0].tolist()
     [[0, 0, 1, 1, 1]]
 """
 
+from .addition import AdditionTask
 from .base import TASKS, RandomStream, Task, TaskBatch, as_generator, get_task, register_task
-from .deletang import (
-    DELETANG_TASKS,
+from .cs import (
     BinaryAddition,
     BinaryMultiplication,
     BucketSort,
     ComputeSqrt,
-    CycleNavigation,
     DuplicateString,
-    EvenPairs,
     MissingDuplicateString,
-    ModularArithmetic,
-    ModularArithmeticBrackets,
     OddsFirst,
-    ParityCheck,
+)
+from .dcf import (
+    ModularArithmeticBrackets,
     ReverseString,
     SolveEquation,
     StackManipulation,
+    evaluate_brackets,
+    generate_bracket_expression,
 )
-from .deletang_dcf import evaluate_brackets, generate_bracket_expression
 from .listops import (
     LISTOPS_VOCAB,
     ListOps,
@@ -37,11 +40,32 @@ from .listops import (
     listops_depth,
     listops_splits,
 )
+from .regular import CycleNavigation, EvenPairs, ModularArithmetic, ParityCheck
+
+#: The 15 task names in the order of the paper's table (R, DCF, CS).
+DELETANG_TASKS = (
+    "even_pairs",
+    "modular_arithmetic",
+    "parity_check",
+    "cycle_navigation",
+    "stack_manipulation",
+    "reverse_string",
+    "modular_arithmetic_brackets",
+    "solve_equation",
+    "duplicate_string",
+    "missing_duplicate_string",
+    "odds_first",
+    "binary_addition",
+    "binary_multiplication",
+    "compute_sqrt",
+    "bucket_sort",
+)
 
 __all__ = [
     "DELETANG_TASKS",
     "LISTOPS_VOCAB",
     "TASKS",
+    "AdditionTask",
     "BinaryAddition",
     "BinaryMultiplication",
     "BucketSort",

@@ -51,6 +51,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from monoidlab.errors import InputError
+
+from .base import Task, register_task
+
 __all__ = [
     "FORMATS",
     "AdditionTokenizer",
@@ -88,7 +92,7 @@ class AdditionTokenizer:
 
     def __init__(self, n_hints: int = 128):
         if n_hints < 1:
-            raise ValueError(f"n_hints must be >= 1, got {n_hints}")
+            raise InputError(f"n_hints must be >= 1, got {n_hints}")
         self.n_hints = int(n_hints)
         self.vocab = ("<pad>", "<eos>", "+", "=", " ", *map(str, range(10)),
                       *(f"<h{k}>" for k in range(self.n_hints)))
@@ -105,7 +109,7 @@ class AdditionTokenizer:
         try:
             return np.array([self.index[t] for t in tokens], dtype=np.int64)
         except KeyError as exc:
-            raise ValueError(f"token {exc.args[0]!r} is not in the addition vocabulary "
+            raise InputError(f"token {exc.args[0]!r} is not in the addition vocabulary "
                              f"(hints go up to <h{self.n_hints - 1}>)") from None
 
     def decode(self, ids) -> list[str]:
@@ -160,7 +164,7 @@ def int_to_digits(values: Sequence[int], width: int | None = None) -> tuple[np.n
     """
     texts = [str(int(v)) for v in values]
     if any(t.startswith("-") for t in texts):
-        raise ValueError("addition operands must be non-negative")
+        raise InputError("addition operands must be non-negative")
     lens = np.array([len(t) for t in texts], dtype=np.int64)
     width = int(lens.max()) if width is None else width
     out = np.zeros((len(texts), width), np.int8)
@@ -192,8 +196,14 @@ def _add(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return c, c_len.astype(np.int64)
 
 
-class AdditionTask:
+@register_task
+class AdditionTask(Task):
     """Sampling, formatting and parsing of decimal additions in one format.
+
+    A :class:`~monoidlab.tasks.base.Task` whose ``problem_kind`` is ``"next_token"``: the
+    trainer learns it by next-token prediction (:mod:`monoidlab.training.next_token`), and
+    :meth:`sample` returns an :class:`AdditionBatch` (prompt and answer in one token row)
+    instead of a tape batch. ``get_task("addition", format="reversed")`` builds one.
 
     Parameters
     ----------
@@ -214,22 +224,31 @@ class AdditionTask:
     def __init__(self, format: str = "combination", n_hints: int = 128, space_prob: float = 0.0,
                  eval_spaces: bool = False, test_operands: str = "equal"):
         if format not in _FLAGS:
-            raise ValueError(f"unknown addition format {format!r}; known: {', '.join(FORMATS)}")
+            raise InputError(f"unknown addition format {format!r}; known: {', '.join(FORMATS)}")
         if not 0 <= space_prob < 1:
-            raise ValueError(f"space_prob must lie in [0, 1), got {space_prob}")
+            raise InputError(f"space_prob must lie in [0, 1), got {space_prob}")
         if test_operands not in ("equal", "independent"):
-            raise ValueError(f"test_operands must be 'equal' or 'independent', got {test_operands!r}")
+            raise InputError(f"test_operands must be 'equal' or 'independent', got {test_operands!r}")
         self.fmt = format
         self.reverse, self.hints = _FLAGS[format]
         self.tokenizer = AdditionTokenizer(n_hints)
+        self.input_vocab = list(self.tokenizer.vocab)
+        self.output_vocab = list(self.tokenizer.vocab)
         self.space_prob = float(space_prob)
         self.eval_spaces = bool(eval_spaces)
         self.test_operands = test_operands
         self.name = f"addition-{format}"
 
+    name = "addition"  # the registry name; instances are named "addition-<format>"
+    level = "LM"
+    problem_kind = "next_token"
+
     def __repr__(self) -> str:
         return (f"AdditionTask({self.fmt!r}, n_hints={self.tokenizer.n_hints}, "
                 f"space_prob={self.space_prob})")
+
+    def _sample(self, rng: np.random.Generator, batch: int, length: int) -> AdditionBatch:
+        return self.sample(rng, batch, length, train=True)
 
     @property
     def vocab_size(self) -> int:
@@ -241,16 +260,17 @@ class AdditionTask:
         return self.tokenizer.n_hints - 1 if self.hints else None
 
     def check_length(self, length: int) -> int:
+        """``length`` (operand digits) as an int, or an error past what the format can write."""
         length = int(length)
         if length < 1:
-            raise ValueError(f"addition operands have at least 1 digit, got length {length}")
+            raise InputError(f"addition operands have at least 1 digit, got length {length}")
         if self.max_digits is not None and length > self.max_digits:
-            raise ValueError(f"{self.name}: {length}-digit operands need {length + 1} hints, but "
+            raise InputError(f"{self.name}: {length}-digit operands need {length + 1} hints, but "
                              f"n_hints = {self.tokenizer.n_hints}; raise task_kwargs.n_hints")
         return length
 
     # -- sampling -------------------------------------------------------------------------
-    def sample(self, rng: np.random.Generator, batch_size: int, length: int,
+    def sample(self, rng: np.random.Generator, batch_size: int, length: int,  # type: ignore[override]
                train: bool = True) -> AdditionBatch:
         """A batch of ``batch_size`` random additions with operands of at most ``length``
         digits (independent lengths in training; see the module docstring)."""
@@ -299,7 +319,7 @@ class AdditionTask:
             hint_start = (rng.integers(0, hi + 1) if rng is not None else np.zeros(B)).astype(np.int64)
         hint_start = np.broadcast_to(np.asarray(hint_start, np.int64), (B,)).copy()
         if self.hints and ((hint_start < 0) | (hint_start + N + 1 > tok.n_hints)).any():
-            raise ValueError("hint_start: the block of N + 1 hints must fit in the hint vocabulary")
+            raise InputError("hint_start: the block of N + 1 hints must fit in the hint vocabulary")
         u = 2 if self.hints else 1  # tokens per digit
         plus = a_len * u
         eq = plus + 1 + b_len * u
@@ -314,7 +334,7 @@ class AdditionTask:
             self._place(tokens, digits, n, np.broadcast_to(start, (B,)), lsb_first, hint_start, u)
         if space_prob > 0:
             if rng is None:
-                raise ValueError("random spaces need an rng")
+                raise InputError("random spaces need an rng")
             tokens, lengths, prompt_len = self._insert_spaces(tokens, lengths, prompt_len,
                                                               rng, space_prob)
         return AdditionBatch(tokens, lengths, prompt_len, a, b, c, a_len, b_len, c_len,
@@ -379,7 +399,7 @@ class AdditionTask:
         toks = [t for t in toks if t not in (" ", "<pad>")]
         text = " ".join(toks)
         if toks.count("+") != 1 or toks.count("=") != 1 or toks.index("+") > toks.index("="):
-            raise ValueError(f"not an addition 'a + b = c': {text!r}")
+            raise InputError(f"not an addition 'a + b = c': {text!r}")
         i, j = toks.index("+"), toks.index("=")
         parts = [toks[:i], toks[i + 1: j], toks[j + 1:]]
         orders = [False, False, self.reverse]  # least significant first?
@@ -388,22 +408,22 @@ class AdditionTask:
             if self.hints:
                 hints, digits = part[0::2], part[1::2]
                 if len(hints) != len(digits) or not all(h.startswith("<h") for h in hints):
-                    raise ValueError(f"expected <hint> digit pairs in {' '.join(part)!r}")
+                    raise InputError(f"expected <hint> digit pairs in {' '.join(part)!r}")
                 sig = np.arange(len(digits)) if lsb_first else np.arange(len(digits))[::-1]
                 offsets = {int(h[2:-1]) - int(k) for h, k in zip(hints, sig)}
                 if len(offsets) > 1:
-                    raise ValueError(f"hints of {' '.join(part)!r} are not one contiguous block")
+                    raise InputError(f"hints of {' '.join(part)!r} are not one contiguous block")
                 starts |= offsets
             else:
                 digits = part
             if not all(d.isdigit() for d in digits):
-                raise ValueError(f"expected digits, got {' '.join(part)!r} in {text!r}")
+                raise InputError(f"expected digits, got {' '.join(part)!r} in {text!r}")
             ordered = digits[::-1] if lsb_first else digits
             numbers.append(int("".join(ordered)) if digits else None)
         if len(starts) > 1:
-            raise ValueError(f"hints are misaligned across the operands and the answer: {text!r}")
+            raise InputError(f"hints are misaligned across the operands and the answer: {text!r}")
         if numbers[0] is None or numbers[1] is None:
-            raise ValueError(f"an operand is empty in {text!r}")
+            raise InputError(f"an operand is empty in {text!r}")
         return numbers[0], numbers[1], numbers[2]
 
 

@@ -7,6 +7,7 @@ tokens over `output_vocab`. This follows deepmind's `neural_networks_chomsky_hie
 
 Examples:
     >>> import numpy as np
+
     >>> from monoidlab.tasks import get_task
     >>> task = get_task("parity_check")
     >>> batch = task.sample(np.random.default_rng(0), batch=4, length=6)
@@ -27,6 +28,8 @@ from typing import ClassVar
 
 import numpy as np
 
+from monoidlab.errors import InputError, UnknownName
+
 __all__ = [
     "StringTask",
     "as_2d",
@@ -39,7 +42,8 @@ __all__ = [
     "register_task",
 ]
 
-LEVELS = ("R", "DCF", "CS", "listops")
+LEVELS = ("R", "DCF", "CS", "listops", "LM")
+PROBLEM_KINDS = ("tape", "next_token")  # how the trainer learns a task (training/problems.py)
 
 
 @dataclass(frozen=True, eq=False)  # arrays: no elementwise == on the dataclass
@@ -81,7 +85,7 @@ def as_generator(rng: np.random.Generator | int) -> np.random.Generator:
         return rng
     if isinstance(rng, (int, np.integer)):
         return np.random.default_rng(int(rng))
-    raise TypeError(f"expected a numpy Generator or an int seed, got {type(rng).__name__}")
+    raise InputError(f"expected a numpy Generator or an int seed, got {type(rng).__name__}")
 
 
 class RandomStream:
@@ -139,6 +143,8 @@ class Task(abc.ABC):
 
     name: ClassVar[str] = ""
     level: ClassVar[str] = ""
+    #: "tape": Delétang's input tape; "next_token": prompt → answer by next-token prediction
+    problem_kind: ClassVar[str] = "tape"
     #: the shortest input length that has strings; `sample` raises ValueError below it.
     min_length: int = 1
 
@@ -174,10 +180,10 @@ class Task(abc.ABC):
     def check_length(self, length: int) -> int:
         """Validate an input length; return it as an int or raise ValueError."""
         if not isinstance(length, (int, np.integer)) or isinstance(length, bool):
-            raise TypeError(f"length must be an int, got {type(length).__name__}")
+            raise InputError(f"length must be an int, got {type(length).__name__}")
         length = int(length)
         if length < self.min_length:
-            raise ValueError(
+            raise InputError(
                 f"task {self.name!r} has no strings of length {length}; "
                 f"min_length is {self.min_length}"
             )
@@ -190,7 +196,7 @@ class Task(abc.ABC):
         """
         length = self.check_length(length)
         if int(batch) < 1:
-            raise ValueError(f"batch must be >= 1, got {batch}")
+            raise InputError(f"batch must be >= 1, got {batch}")
         out = self._sample(as_generator(rng), int(batch), length)
         self._check_batch(out)
         return out
@@ -238,7 +244,7 @@ class Task(abc.ABC):
         try:
             return np.array([index[s] for s in symbols], dtype=np.int64)
         except KeyError as e:
-            raise ValueError(f"symbol {e.args[0]!r} not in {self.input_vocab}") from None
+            raise InputError(f"symbol {e.args[0]!r} not in {self.input_vocab}") from None
 
     def decode(self, ids: Sequence[int], output: bool = False) -> list[str]:
         """Ids → symbols of the input (or, with output=True, output) vocabulary."""
@@ -274,7 +280,7 @@ class Task(abc.ABC):
         """
         pred = self._predictions(pred)
         if pred.shape != batch.targets.shape:
-            raise ValueError(f"pred shape {pred.shape} != targets {batch.targets.shape}")
+            raise InputError(f"pred shape {pred.shape} != targets {batch.targets.shape}")
         correct = (pred == batch.targets) & batch.mask
         return correct.sum(1) / batch.mask.sum(1)
 
@@ -318,8 +324,9 @@ class StringTask(Task):
 
 def register_task(cls: type[Task]) -> type[Task]:
     """Class decorator adding a Task subclass to `TASKS` under `cls.name`."""
-    if not cls.name or cls.level not in LEVELS:
-        raise ValueError(f"{cls.__name__}: set name and a level in {LEVELS}")
+    if not cls.name or cls.level not in LEVELS or cls.problem_kind not in PROBLEM_KINDS:
+        raise ValueError(f"{cls.__name__}: set name, a level in {LEVELS} and a problem_kind "
+                         f"in {PROBLEM_KINDS}")
     if cls.name in TASKS and TASKS[cls.name] is not cls:
         raise ValueError(f"task name {cls.name!r} registered twice")
     TASKS[cls.name] = cls
@@ -336,5 +343,12 @@ def get_task(name: str, **kwargs) -> Task:
     # Registration happens on import of the task modules; make sure they are loaded.
     importlib.import_module("monoidlab.tasks")
     if name not in TASKS:
-        raise ValueError(f"unknown task {name!r}; known: {sorted(TASKS)}")
+        raise UnknownName(f"unknown task {name!r}; known: {sorted(TASKS)}")
+    import inspect
+
+    params = inspect.signature(TASKS[name].__init__).parameters
+    unknown = sorted(set(kwargs) - set(params) - {"self"})
+    if unknown:
+        raise InputError(f"task {name!r} has no option(s) {unknown}; its options: "
+                         f"{', '.join(p for p in params if p != 'self') or 'none'}")
     return TASKS[name](**kwargs)

@@ -15,6 +15,7 @@ Examples:
     >>> evaluate_listops("[MAX 2 9 [MIN 4 7 ] 0 ]".split())
     9
     >>> import numpy as np
+
     >>> t = ListOps(max_depth=3)
     >>> b = t.sample(np.random.default_rng(0), batch=2, length=12)
     >>> b.inputs.shape, listops_depth(t.decode(b.inputs[0])) <= 3
@@ -28,6 +29,8 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
+
+from monoidlab.errors import InputError
 
 from .base import RandomStream, Task, TaskBatch, as_generator, register_task
 
@@ -73,12 +76,12 @@ def evaluate_listops(tokens: Sequence[str | int]) -> int:
     result: int | None = None
     for i, tok in enumerate(_symbols(tokens)):
         if result is not None:
-            raise ValueError(f"tokens after the end of the expression at {i}")
+            raise InputError(f"tokens after the end of the expression at {i}")
         if tok in OPERATORS:
             frames.append((tok, []))
         elif tok == CLOSE:
             if not frames or not frames[-1][1]:
-                raise ValueError(f"unexpected ']' at {i}")
+                raise InputError(f"unexpected ']' at {i}")
             op, args = frames.pop()
             v = _apply(op, args)
             if frames:
@@ -91,9 +94,9 @@ def evaluate_listops(tokens: Sequence[str | int]) -> int:
             else:
                 result = int(tok)
         else:
-            raise ValueError(f"unknown ListOps token {tok!r}")
+            raise InputError(f"unknown ListOps token {tok!r}")
     if result is None or frames:
-        raise ValueError("incomplete ListOps expression")
+        raise InputError("incomplete ListOps expression")
     return result
 
 
@@ -169,9 +172,9 @@ class ListOps(Task):
     def __init__(self, max_depth: int = 6, min_depth: int = 1, max_args: int = 5,
                  min_args: int = 2):  # fmt: skip
         if not 0 <= min_depth <= max_depth:
-            raise ValueError(f"need 0 <= min_depth <= max_depth, got {min_depth}, {max_depth}")
+            raise InputError(f"need 0 <= min_depth <= max_depth, got {min_depth}, {max_depth}")
         if not 1 <= min_args <= max_args:
-            raise ValueError(f"need 1 <= min_args <= max_args, got {min_args}, {max_args}")
+            raise InputError(f"need 1 <= min_args <= max_args, got {min_args}, {max_args}")
         self.max_depth, self.min_depth = max_depth, min_depth
         self.max_args, self.min_args = max_args, min_args
         # Shortest string: a chain of min_depth operators, each with min_args − 1 digits.
@@ -196,7 +199,7 @@ class ListOps(Task):
     def check_length(self, length: int) -> int:
         length = super().check_length(length)
         if not self.feasible_depths(length):
-            raise ValueError(
+            raise InputError(
                 f"no ListOps expression has {length} tokens with depth in "
                 f"[{self.min_depth}, {self.max_depth}] and {self.min_args}..{self.max_args} "
                 "arguments per operator"
@@ -332,8 +335,8 @@ def listops_splits(
     ]
     for s in splits:
         if len(s.lengths) == 0:
-            raise ValueError(f"split {s.name!r} has no lengths")
+            raise InputError(f"split {s.name!r} has no lengths")
         bad = [n for n in s.lengths if not s.task.feasible_depths(n)]
         if bad:
-            raise ValueError(f"split {s.name!r}: no strings of lengths {bad[:5]}...")
+            raise InputError(f"split {s.name!r}: no strings of lengths {bad[:5]}...")
     return {s.name: s for s in splits}

@@ -5,14 +5,10 @@
 'mlp-ldru'
 """
 
-from monoidlab.training.config import ConfigError, TrainConfig, apply_overrides, load_config
-from monoidlab.training.trainer import (
-                                        TrainingDiverged,
-                                        evaluate,
-                                        load_checkpoint,
-                                        pick_device,
-                                        train,
-)
+from monoidlab.errors import ConfigError, TrainingDiverged
+from monoidlab.training.config import TrainConfig, apply_overrides, load_config
+from monoidlab.training.evaluate import evaluate, score
+from monoidlab.training.trainer import build_for, load_checkpoint, pick_device, train
 
 __all__ = ["TrainConfig", "ConfigError", "apply_overrides", "load_config", "train", "evaluate",
-           "load_checkpoint", "TrainingDiverged", "pick_device"]
+           "score", "load_checkpoint", "TrainingDiverged", "pick_device", "build_for"]

@@ -1,14 +1,15 @@
 """Training configuration: one dataclass, loadable from TOML, overridable with ``--key=value``.
 
-Configs are data, never executed. Unknown keys and ill-typed values raise :class:`ConfigError`
-naming the file and the key.
+Configs are data, never executed. Unknown keys and ill-typed values raise
+:class:`~monoidlab.errors.ConfigError` naming the file and the key. Length ranges are typed
+(:class:`~monoidlab._util.Lengths`); ``"41:500"`` or ``[41, 500]`` in a file is only their text.
 
 Example
 -------
 >>> cfg = TrainConfig(language="parity", model="mlp-ldru")
->>> cfg = apply_overrides(cfg, ["steps=200", "model_kwargs.d=32", "lr=3e-3"])
->>> cfg.steps, cfg.model_kwargs, cfg.lr
-(200, {'d': 32}, 0.003)
+>>> cfg = apply_overrides(cfg, ["steps=200", "model_kwargs.d=32", "lr=3e-3", "test_lengths=41:60"])
+>>> cfg.steps, cfg.model_kwargs, cfg.lr, cfg.test_lengths
+(200, {'d': 32}, 0.003, Lengths(start=41, stop=60, step=1))
 """
 
 from __future__ import annotations
@@ -16,35 +17,39 @@ from __future__ import annotations
 import dataclasses
 import json
 import tomllib
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["TrainConfig", "ConfigError", "load_config", "apply_overrides", "config_from_dict"]
+from monoidlab._util import Lengths
+from monoidlab.errors import ConfigError, InputError
 
+__all__ = ["TrainConfig", "ConfigError", "load_config", "apply_overrides", "config_from_dict",
+           "read_toml", "DEPRECATED_KEYS"]
 
-class ConfigError(ValueError):
-    """A config file or override is invalid (message names the source and the key)."""
+# Old key -> new key (accepted for one release, with a DeprecationWarning).
+DEPRECATED_KEYS = {"pad_offset": "offsets"}
 
 
 @dataclass
 class TrainConfig:
     # --- what to learn (exactly one of language / task)
     language: str | None = None  # a suite name or a TOML spec path
-    task: str | None = None  # a Delétang task ("reverse_string", ...), "listops", or "addition"
+    task: str | None = None  # a task of monoidlab.tasks ("reverse_string", "listops", "addition")
     task_kwargs: dict = field(default_factory=dict)
     # --- model
     model: str = "mlp-ldru"  # a name of monoidlab.models.REGISTRY
     model_kwargs: dict = field(default_factory=dict)  # e.g. {d = 64, dropout = 0.25}
-    # --- data (Delétang protocol: one length per batch, drawn uniformly from train_lengths)
-    train_lengths: str = "1:40"
-    test_lengths: str = "41:500"
+    # --- data (one length per batch, drawn uniformly from train_lengths)
+    train_lengths: Lengths = Lengths(1, 40)
+    test_lengths: Lengths = Lengths(41, 500)
     test_samples: int = 64  # strings per test length (the papers use 512)
     batch_size: int = 128  # PR-LSTM's authors: 128 (MLP-LDRU's: 256); CPU-friendly
     sampler: str = "balanced"  # uniform | balanced | ec_stratified | ldru (languages only)
     test_sampler: str | None = None  # default: the training sampler
-    within: list | str | None = "auto"  # sub-language; "auto": well-formed where 'incomplete' exists
-    pad_offset: str = "none"  # "random": balanced-tree models see strings at random left offsets
+    within: list | str | None = "auto"  # sub-language (monoidlab.sublanguage); "auto": well-formed
+    offsets: str = "none"  # "random": balanced-tree models see strings at random left offsets
     offset_buffer: int | None = None  # buffer bound for random offsets (default: next 2^k >= 2L)
     # --- optimisation
     steps: int = 1000  # CPU scale: parity, cycle navigation within ~10 min (docs/benchmarks.md)
@@ -54,7 +59,7 @@ class TrainConfig:
     clip: float = 1.0  # gradient-norm clipping (0 = off)
     warmup: float = 0.0  # fraction of steps of linear warm-up (the MLP-LDRU authors: 0.2)
     lr_schedule: str = "constant"  # constant | cosine (after warm-up)
-    assoc_weight: float = 0.0  # weight of the MLP-LDRU associativity regulariser
+    assoc_weight: float = 0.0  # weight of the model's regulariser (MLP-LDRU: associativity)
     grad_centralisation: bool = False  # the MLP-LDRU authors' gradient centralisation
     # --- bookkeeping
     seed: int = 0
@@ -62,23 +67,37 @@ class TrainConfig:
     bf16: bool = True  # bf16 autocast on CUDA (ignored on CPU)
     compile: bool = False  # torch.compile the model
     eval_every: int = 0  # steps between validation evals (0: only at the end)
-    val_lengths: str | None = None  # quick validation lengths (default: test lengths, 16 samples)
+    val_lengths: Lengths | None = None  # quick validation lengths (default: test lengths)
     checkpoint_every: int = 500
     log_every: int = 50
     solved_threshold: float = 0.9  # Delétang's "solved": score >= 0.9
     threads: int = 0  # torch CPU threads (0: torch default)
 
     def as_dict(self) -> dict:
-        return dataclasses.asdict(self)
+        """Plain data (JSON, TOML, checkpoints): lengths as their text ``"41:500"``."""
+        data = dataclasses.asdict(self)
+        for key in _LENGTH_KEYS:
+            if data[key] is not None:
+                data[key] = str(getattr(self, key))
+        return data
 
     def validate(self, source: str = "config") -> TrainConfig:
+        """Check every value and the model's capabilities; raises :class:`ConfigError`."""
         from monoidlab.models import REGISTRY
+        from monoidlab.sampling import SAMPLERS
 
         if (self.language is None) == (self.task is None):
             raise ConfigError(f"{source}: give exactly one of 'language' or 'task'")
         if self.model not in REGISTRY:
             raise ConfigError(f"{source}: key 'model': unknown model {self.model!r}; known: "
                               f"{', '.join(sorted(REGISTRY))}")
+        for key in _LENGTH_KEYS:  # a dataclass built directly may hold text or ranges
+            value = getattr(self, key)
+            if value is not None and not isinstance(value, Lengths):
+                try:
+                    setattr(self, key, Lengths.parse(value, key))
+                except InputError as exc:
+                    raise ConfigError(f"{source}: key {key!r}: {exc}") from None
         self._check_model_kwargs(source)
         checks = [
             ("steps", self.steps >= 1, "must be >= 1"),
@@ -86,28 +105,44 @@ class TrainConfig:
             ("lr", self.lr > 0, "must be > 0"),
             ("clip", self.clip >= 0, "must be >= 0"),
             ("warmup", 0 <= self.warmup < 1, "must lie in [0, 1)"),
+            ("weight_decay", self.weight_decay >= 0, "must be >= 0"),
+            ("assoc_weight", self.assoc_weight >= 0, "must be >= 0"),
             ("test_samples", self.test_samples >= 1, "must be >= 1"),
+            ("eval_every", self.eval_every >= 0, "must be >= 0 (0: only at the end)"),
+            ("checkpoint_every", self.checkpoint_every >= 1, "must be >= 1"),
+            ("log_every", self.log_every >= 1, "must be >= 1"),
+            ("threads", self.threads >= 0, "must be >= 0 (0: torch default)"),
             ("optimizer", self.optimizer in ("adam", "adamw", "amsgrad"), "adam, adamw or amsgrad"),
             ("lr_schedule", self.lr_schedule in ("constant", "cosine"), "constant or cosine"),
-            ("sampler", self.sampler in ("uniform", "balanced", "ec_stratified", "ldru"),
-             "uniform, balanced, ec_stratified or ldru"),
-            ("pad_offset", self.pad_offset in ("none", "random"), "none or random"),
+            ("sampler", self.sampler in SAMPLERS, " | ".join(SAMPLERS)),
+            ("test_sampler", self.test_sampler is None or self.test_sampler in SAMPLERS,
+             " | ".join(SAMPLERS)),
+            ("offsets", self.offsets in ("none", "random"), "none or random"),
+            ("offset_buffer", self.offset_buffer is None or self.offset_buffer >= 1,
+             "must be >= 1"),
             ("solved_threshold", 0 <= self.solved_threshold <= 1, "must lie in [0, 1]"),
         ]
-        if self.pad_offset == "random" and self.model != "mlp-ldru":
-            raise ConfigError(f"{source}: key 'pad_offset': random offsets need a balanced-tree "
-                              f"model (mlp-ldru), not {self.model!r}")
         for key, ok, msg in checks:
             if not ok:
                 raise ConfigError(f"{source}: key {key!r}: {msg} (got {getattr(self, key)!r})")
-        from monoidlab.cli import CLIError, parse_range
-
-        for key in ("train_lengths", "test_lengths") + (("val_lengths",) if self.val_lengths else ()):
-            try:
-                parse_range(getattr(self, key), key)
-            except CLIError as exc:
-                raise ConfigError(f"{source}: key {key!r}: {exc}") from None
+        self._check_capabilities(source)
         return self
+
+    def _check_capabilities(self, source: str) -> None:
+        """Options that need a model capability fail here, before any work (never at step 1)."""
+        from monoidlab.models import REGISTRY, model_class
+        from monoidlab.models.protocols import OffsetModel, RegularisedModel
+
+        def able(protocol) -> list[str]:
+            return [m for m in sorted(REGISTRY) if issubclass(model_class(m), protocol)]
+
+        cls = model_class(self.model)
+        if self.assoc_weight and not issubclass(cls, RegularisedModel):
+            raise ConfigError(f"{source}: key 'assoc_weight': model {self.model!r} has no "
+                              f"regulariser; models that have one: {', '.join(able(RegularisedModel))}")
+        if self.offsets == "random" and not issubclass(cls, OffsetModel):
+            raise ConfigError(f"{source}: key 'offsets': random offsets need a balanced-tree "
+                              f"model ({', '.join(able(OffsetModel))}), not {self.model!r}")
 
     def _check_model_kwargs(self, source: str) -> None:
         """Unknown model options fail here, not at the first step (values fail in build_for)."""
@@ -126,7 +161,7 @@ class TrainConfig:
 
 
 _FIELDS = {f.name: f for f in dataclasses.fields(TrainConfig)}
-
+_LENGTH_KEYS = [k for k, f in _FIELDS.items() if "Lengths" in str(f.type)]
 
 _CHECKS = {  # annotation text -> (test, description)
     "bool": (lambda v: isinstance(v, bool), "true or false"),
@@ -143,6 +178,11 @@ def _check_type(key: str, value: Any, source: str) -> Any:
     options = [t.strip() for t in str(_FIELDS[key].type).split("|")]
     if value is None and "None" in options:
         return None
+    if "Lengths" in options:
+        try:
+            return Lengths.parse(value, key)
+        except InputError as exc:
+            raise ConfigError(f"{source}: key {key!r}: {exc}") from None
     for t in options:
         if t in _CHECKS and _CHECKS[t][0](value):
             return float(value) if t == "float" else value
@@ -152,6 +192,16 @@ def _check_type(key: str, value: Any, source: str) -> Any:
 
 
 def config_from_dict(data: dict, source: str = "config") -> TrainConfig:
+    """A validated :class:`TrainConfig` from plain data (deprecated keys are renamed)."""
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: expected a table of config keys, got {type(data).__name__}")
+    data = dict(data)
+    for old, new in DEPRECATED_KEYS.items():
+        if old in data:
+            warnings.warn(f"{source}: config key {old!r} is deprecated; use {new!r}",
+                          DeprecationWarning, stacklevel=2)
+            value = data.pop(old)
+            data.setdefault(new, value)
     unknown = set(data) - set(_FIELDS)
     if unknown:
         raise ConfigError(f"{source}: unknown key(s) {sorted(unknown)}; known keys: "
@@ -160,21 +210,29 @@ def config_from_dict(data: dict, source: str = "config") -> TrainConfig:
     return TrainConfig(**kwargs).validate(source)
 
 
-def read_toml(path) -> dict:
+def read_toml(path: str | Path) -> dict:
     """Parse a TOML file; unreadable or invalid files raise :class:`ConfigError` naming it."""
     path = Path(path)
     try:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not UTF-8 text") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
 
 
-def load_config(path) -> TrainConfig:
-    """Read a TOML config (a ``[train]`` table or top-level keys)."""
+def load_config(path: str | Path) -> TrainConfig:
+    """Read a TOML config: every key under one ``[train]`` table, or every key at the top level
+    (never both: a key outside ``[train]`` would be silently ignored)."""
     data = read_toml(path)
-    data = data.get("train", data)
+    if "train" in data:
+        extra = sorted(set(data) - {"train"})
+        if extra:
+            raise ConfigError(f"{path}: key(s) {extra} outside the [train] table would be "
+                              "ignored; move them into [train]")
+        data = data["train"]
     return config_from_dict(data, str(path))
 
 
@@ -198,6 +256,7 @@ def apply_overrides(cfg: TrainConfig, overrides: list[str], source: str = "overr
             raise ConfigError(f"{source}: expected key=value, got {item!r}")
         key, text = item.split("=", 1)
         key = key.replace("-", "_") if key.replace("-", "_") in _FIELDS else key
+        key = DEPRECATED_KEYS.get(key, key) if key not in _FIELDS else key
         value = _parse_value(text)
         if "." in key:
             top, sub = key.split(".", 1)
@@ -209,8 +268,8 @@ def apply_overrides(cfg: TrainConfig, overrides: list[str], source: str = "overr
             if key not in _FIELDS:
                 raise ConfigError(f"{source}: unknown key {key!r}; known keys: "
                                   f"{', '.join(sorted(_FIELDS))}")
-            if _FIELDS[key].type in ("str", "str | None") and not isinstance(value, str) \
-                    and value is not None:
-                value = text  # e.g. train_lengths=1:40 parses as a string anyway
+            if key in _LENGTH_KEYS or (_FIELDS[key].type in ("str", "str | None")
+                                       and not isinstance(value, str) and value is not None):
+                value = text  # train_lengths=40 or 1:40: the text is the value
             data[key] = value
     return config_from_dict(data, source)

@@ -1,11 +1,14 @@
 """What the trainer learns: a *problem* turns a seeded RNG and a length into a batch, and a model's
-output into a loss and per-string accuracy.
+output into a loss and per-string correctness.
+
+Every problem satisfies the :class:`Problem` protocol; the trainer and the evaluator call only
+its methods:
 
 * :class:`LanguageProblem`: classify strings of a regular language (one label per string).
-* :class:`TapeProblem`: Delétang et al.'s tasks with sequence outputs on the input tape
-  (input, then m empty tokens; predictions read from the last m positions).
-
-Both are plain classes; the trainer only calls ``lengths()``, ``batch()`` and ``loss()``.
+* :class:`TapeProblem`: Delétang et al.'s tasks with outputs on the input tape (input, then m
+  empty tokens; predictions read from the last m positions).
+* :class:`~monoidlab.training.next_token.NextTokenProblem`: prompt → answer tasks (decimal
+  addition) as next-token prediction, scored by exact match under greedy decoding.
 
 Example
 -------
@@ -19,22 +22,61 @@ Example
 
 from __future__ import annotations
 
+from typing import Any, Protocol, runtime_checkable
+
 import numpy as np
 
-__all__ = ["LanguageProblem", "TapeProblem", "make_problem", "resolve_within"]
+from monoidlab._util import length_array
+from monoidlab.errors import ConfigError, InputError
+from monoidlab.sublanguage import Within, resolve_within
+
+__all__ = ["Problem", "LanguageProblem", "TapeProblem", "make_problem"]
 
 
-def resolve_within(lang, within):
-    """``"auto"``: well-formed strings where the language has an ``incomplete`` class."""
-    if within in (None, "none"):
-        return None
-    if within == "auto":
-        return [c for c in lang.classes if c != "incomplete"] if "incomplete" in lang.classes else None
-    names = [within] if isinstance(within, str) else list(within)
-    bad = [c for c in names if c not in lang.classes]
-    if bad:
-        raise ValueError(f"within: unknown class(es) {bad} of {lang.name}; classes: {list(lang.classes)}")
-    return names
+@runtime_checkable
+class Problem(Protocol):
+    """The trainer's view of what is learned.
+
+    Attributes: ``name``, ``kind`` ("classification", "tape" or "lm"), ``vocab_size``,
+    ``n_classes`` (the model's output size) and ``language`` (the automaton, or None for tasks
+    without one: probing needs it).
+    """
+
+    name: str
+    kind: str
+    vocab_size: int
+    n_classes: int
+    language: Any
+
+    def lengths(self, lengths: Any) -> np.ndarray:
+        """The given lengths that have strings (sorted int array); error if none has."""
+        ...
+
+    def batch(self, rng: np.random.Generator, length: int, batch_size: int,
+              train: bool) -> dict:
+        """A batch dict of numpy arrays (at least ``tokens`` and ``lengths``)."""
+        ...
+
+    def loss(self, model: Any, batch: dict) -> tuple[Any, Any]:
+        """``(scalar loss, per-string correctness in [0, 1])`` on a batch of tensors."""
+        ...
+
+    def eval_correct(self, model: Any, batch: dict) -> Any:
+        """Per-string correctness at evaluation (may differ from training's, e.g. greedy)."""
+        ...
+
+    def check_model(self, model_name: str) -> None:
+        """Raise :class:`ConfigError` when the model cannot learn this problem."""
+        ...
+
+
+def _require(model_name: str, protocol: type, what: str) -> None:
+    from monoidlab.models import REGISTRY, model_class
+
+    if not issubclass(model_class(model_name), protocol):
+        able = [m for m in sorted(REGISTRY) if issubclass(model_class(m), protocol)]
+        raise ConfigError(f"key 'model': {model_name!r} cannot learn {what}; models that can: "
+                          f"{', '.join(able)}")
 
 
 class LanguageProblem:
@@ -42,52 +84,61 @@ class LanguageProblem:
 
     kind = "classification"
 
-    def __init__(self, lang, sampler="balanced", test_sampler=None, within="auto",
-                 pad_offset="none", offset_buffer=None):
-        self.lang = lang
+    def __init__(self, lang: Any, sampler: str = "balanced", test_sampler: str | None = None,
+                 within: Within = "auto", offsets: str = "none",
+                 offset_buffer: int | None = None):
+        from monoidlab.sampling import check_sampler
+
+        self.language = lang
         self.name = lang.name
-        self.sampler = sampler
-        self.test_sampler = test_sampler or sampler
+        self.sampler = check_sampler(sampler)
+        self.test_sampler = check_sampler(test_sampler or sampler)
         self.within = resolve_within(lang, within)
-        self.pad_offset = pad_offset
+        self.offsets = offsets
         self.offset_buffer = offset_buffer
         self.vocab_size = lang.n_symbols
         self.n_classes = lang.n_classes
 
-    def lengths(self, lengths) -> np.ndarray:
-        """The given lengths that have at least one string (e.g. odd ones for expressions)."""
-        from monoidlab.sampling import as_lengths, path_counts
+    @property
+    def lang(self) -> Any:  # the name used before the Problem protocol
+        return self.language
 
-        lens = as_lengths(lengths)
-        keep = np.ones(self.lang.n_classes, bool) if self.within is None else \
-            np.isin(self.lang.classes, self.within)
-        out = np.asarray(self.lang.output)
-        C = path_counts(np.asarray(self.lang.delta, np.int64), np.where(keep[out], 0, -1), 1,
+    def lengths(self, lengths: Any) -> np.ndarray:
+        """The given lengths that have at least one string (e.g. odd ones for expressions)."""
+        from monoidlab.sampling import path_counts
+        from monoidlab.sublanguage import class_mask
+
+        lens = length_array(lengths)
+        keep = class_mask(self.language, self.within)
+        out = np.asarray(self.language.output)
+        C = path_counts(np.asarray(self.language.delta, np.int64), np.where(keep[out], 0, -1), 1,
                         int(lens.max()))
-        ok = lens[(C[lens, self.lang.start, 0] > 0) & (lens >= 1)]
+        ok = lens[(C[lens, self.language.start, 0] > 0) & (lens >= 1)]
         if not len(ok):
-            raise ValueError(f"{self.name}: no strings at any of the lengths {lengths}")
+            raise InputError(f"{self.name}: no strings at any of the lengths {lengths}")
         return ok
 
-    def batch(self, rng, length: int, batch_size: int, train: bool) -> dict:
+    def batch(self, rng: np.random.Generator, length: int, batch_size: int,
+              train: bool) -> dict:
         from monoidlab.sampling import sample
 
-        method = self.sampler if train else self.test_sampler
-        b = sample(self.lang, [int(length)], batch_size, method=method, seed=rng, within=self.within)
+        sampler = self.sampler if train else self.test_sampler
+        b = sample(self.language, [int(length)], batch_size, sampler=sampler, seed=rng,
+                   within=self.within)
         out = {"tokens": b.tokens, "lengths": b.lengths, "targets": b.labels}
-        if train and self.pad_offset == "random":
+        if train and self.offsets == "random":
             from monoidlab.coverage import offsets_for
 
             offs = offsets_for(int(length), "random", self.offset_buffer)
             out["offsets"] = rng.choice(offs, size=batch_size)
         return out
 
-    def forward(self, model, batch):
+    def forward(self, model: Any, batch: dict) -> Any:
         if "offsets" in batch:
-            return model(batch["tokens"], batch["lengths"], offsets=batch["offsets"])
+            return model.forward_at_offsets(batch["tokens"], batch["lengths"], batch["offsets"])
         return model(batch["tokens"], batch["lengths"])
 
-    def loss(self, model, batch):
+    def loss(self, model: Any, batch: dict) -> tuple[Any, Any]:
         """Cross-entropy and per-string correctness (1.0 / 0.0)."""
         import torch.nn.functional as F
 
@@ -96,25 +147,32 @@ class LanguageProblem:
         correct = (logits.argmax(-1) == batch["targets"]).float()
         return loss, correct
 
+    def eval_correct(self, model: Any, batch: dict) -> Any:
+        return self.loss(model, batch)[1]
+
+    def check_model(self, model_name: str) -> None:
+        from monoidlab.models.protocols import Classifier
+
+        _require(model_name, Classifier, "a language (one class per string)")
+
 
 class TapeProblem:
-    """A Delétang task on the input tape; accuracy = mean over the unmasked output positions."""
+    """A task on the input tape; accuracy = mean over the unmasked output positions."""
 
     kind = "tape"
+    language = None
 
-    def __init__(self, task):
+    def __init__(self, task: Any):
         self.task = task
         self.name = task.name
         self.vocab_size = task.tape_vocab_size
         self.n_classes = task.n_classes
 
-    def lengths(self, lengths) -> np.ndarray:
-        from monoidlab.sampling import as_lengths
-
-        lens = as_lengths(lengths)
+    def lengths(self, lengths: Any) -> np.ndarray:
+        lens = length_array(lengths)
         ok = [int(L) for L in lens if self._has_strings(int(L))]
         if not ok:
-            raise ValueError(f"{self.name}: no valid input length in {lengths}")
+            raise InputError(f"{self.name}: no valid input length in {lengths}")
         return np.asarray(ok)
 
     def _has_strings(self, length: int) -> bool:
@@ -125,10 +183,11 @@ class TapeProblem:
             return False
         return True
 
-    def batch(self, rng, length: int, batch_size: int, train: bool) -> dict:
+    def batch(self, rng: np.random.Generator, length: int, batch_size: int,
+              train: bool) -> dict:
         return self.tape_batch(self.task.sample(rng, batch_size, int(length)))
 
-    def tape_batch(self, tb, task=None) -> dict:
+    def tape_batch(self, tb: Any, task: Any = None) -> dict:
         """The trainer's batch dict of a :class:`~monoidlab.tasks.TaskBatch` (the input tape).
 
         ``task`` (default: this problem's) builds the tape, e.g. a ListOps split's own task.
@@ -137,11 +196,11 @@ class TapeProblem:
         return {"tokens": tokens, "lengths": lengths, "targets": tb.targets, "mask": tb.mask,
                 "out_start": out_slice.start, "out_stop": out_slice.stop}
 
-    def forward(self, model, batch):
+    def forward(self, model: Any, batch: dict) -> Any:
         logits = model.forward_all(batch["tokens"], batch["lengths"])
         return logits[:, int(batch["out_start"]): int(batch["out_stop"])]
 
-    def loss(self, model, batch):
+    def loss(self, model: Any, batch: dict) -> tuple[Any, Any]:
         import torch.nn.functional as F
 
         logits = self.forward(model, batch).float()  # (B, m, C)
@@ -152,18 +211,33 @@ class TapeProblem:
         correct = hit.sum(1) / mask.sum(1).clamp(min=1)
         return loss, correct
 
+    def eval_correct(self, model: Any, batch: dict) -> Any:
+        return self.loss(model, batch)[1]
 
-def make_problem(cfg):
-    """The problem a :class:`~monoidlab.training.config.TrainConfig` describes."""
+    def check_model(self, model_name: str) -> None:
+        from monoidlab.models.protocols import PrefixModel
+
+        _require(model_name, PrefixModel, "a tape task (a prediction at every position)")
+
+
+def make_problem(cfg: Any) -> Problem:
+    """The problem a :class:`~monoidlab.training.config.TrainConfig` describes; the problem
+    kind of a task is the one the task declares (``Task.problem_kind``)."""
     if cfg.language is not None:
         from monoidlab.languages import load_language
 
-        return LanguageProblem(load_language(cfg.language), cfg.sampler, cfg.test_sampler,
-                               cfg.within, cfg.pad_offset, cfg.offset_buffer)
-    if cfg.task == "addition":  # next-token prediction with a masked loss (training/lm.py)
-        from monoidlab.training.lm import addition_problem
+        problem: Problem = LanguageProblem(load_language(cfg.language), cfg.sampler,
+                                           cfg.test_sampler, cfg.within, cfg.offsets,
+                                           cfg.offset_buffer)
+    else:
+        from monoidlab.tasks import get_task
 
-        return addition_problem(**cfg.task_kwargs)
-    from monoidlab.tasks import get_task
+        task = get_task(cfg.task, **cfg.task_kwargs)
+        if task.problem_kind == "next_token":
+            from monoidlab.training.next_token import NextTokenProblem
 
-    return TapeProblem(get_task(cfg.task, **cfg.task_kwargs))
+            problem = NextTokenProblem(task)
+        else:
+            problem = TapeProblem(task)
+    problem.check_model(cfg.model)
+    return problem

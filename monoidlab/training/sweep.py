@@ -26,7 +26,7 @@ import json
 import os
 from pathlib import Path
 
-from monoidlab.io import atomic_write_text, write_section
+from monoidlab._util import atomic_write_text, write_section
 from monoidlab.training.config import ConfigError, config_from_dict, read_toml
 
 __all__ = ["load_sweep", "run_sweep", "summarise"]

@@ -4,14 +4,17 @@
 Reproducibility and resumption: the batch of step s is drawn from ``default_rng([seed, s])`` and
 torch's RNG (dropout) is re-seeded from (seed, s) at every step, so a run resumed from a
 checkpoint at step s continues exactly as the uninterrupted run would (tested).
-Checkpoints are written atomically and hold weights, optimiser state, RNG states, step and
-config; they load with ``torch.load(weights_only=True)``.
+The batch of a step comes from :func:`training_batch`, which probing also uses to regenerate a
+run's training strings. Checkpoints are written atomically and hold weights, optimiser state,
+step and config (no RNG state: the per-step seeding makes it redundant); they load with
+``torch.load(weights_only=True)``.
 
 Example
 -------
+>>> from monoidlab._util import Lengths
 >>> from monoidlab.training import TrainConfig, train
 >>> cfg = TrainConfig(language="parity", model="mlp-ldru", steps=5, batch_size=8,
-...                   test_lengths="41:42", test_samples=4, model_kwargs={"d": 16})
+...                   test_lengths=Lengths(41, 42), test_samples=4, model_kwargs={"d": 16})
 >>> result = train(cfg, out_dir=None, progress=False)
 >>> sorted(result["accuracy"])
 [41, 42]
@@ -26,25 +29,28 @@ from pathlib import Path
 
 import numpy as np
 
-from monoidlab.io import atomic_torch_save, atomic_write_text
+from monoidlab._util import atomic_torch_save, atomic_write_text
+from monoidlab.errors import CheckpointError, ConfigError, InputError, TrainingDiverged
+from monoidlab.models.protocols import RegularisedModel
 from monoidlab.training.config import TrainConfig
+from monoidlab.training.evaluate import evaluate, score, to_device
 
-__all__ = ["train", "evaluate", "load_checkpoint", "TrainingDiverged", "pick_device",
-           "build_for", "lr_at"]
-
-
-class TrainingDiverged(RuntimeError):
-    """The loss became NaN or infinite; the last good checkpoint is kept."""
+__all__ = ["train", "load_checkpoint", "TrainingDiverged", "pick_device", "build_for", "lr_at",
+           "training_batch"]
 
 
 def pick_device(name: str = "auto"):
+    """``torch.device`` for "auto" (CUDA when present), "cpu", "cuda" or "cuda:N"."""
     import torch
 
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    dev = torch.device(name)
+    try:
+        dev = torch.device(name)
+    except RuntimeError:
+        raise InputError(f"unknown device {name!r}; use auto, cpu, cuda or cuda:N") from None
     if dev.type == "cuda" and not torch.cuda.is_available():
-        raise ValueError(f"device {name!r} requested but CUDA is not available")
+        raise InputError(f"device {name!r} requested but CUDA is not available")
     return dev
 
 
@@ -73,7 +79,6 @@ def _optimizer(cfg: TrainConfig, params):
 def build_for(cfg: TrainConfig, problem):
     """The model of a config, sized for the problem's vocabulary and classes."""
     from monoidlab.models import build_model
-    from monoidlab.training.config import ConfigError
 
     try:
         return build_model(cfg.model, vocab_size=problem.vocab_size,
@@ -82,18 +87,13 @@ def build_for(cfg: TrainConfig, problem):
         raise ConfigError(f"key 'model_kwargs' of model {cfg.model!r}: {exc}") from None
 
 
-def _to_device(batch: dict, device) -> dict:
-    import torch
-
-    out = {}
-    for k, v in batch.items():
-        if isinstance(v, np.ndarray):
-            if any(st < 0 for st in v.strides):  # e.g. a reversed (B, 1) view: torch refuses
-                v = v.copy()
-            out[k] = torch.as_tensor(v, device=device)
-        else:
-            out[k] = v
-    return out
+def training_batch(cfg: TrainConfig, problem, train_lengths: np.ndarray,
+                   step: int) -> tuple[int, dict]:
+    """``(length, numpy batch)`` of training step ``step``: a length drawn uniformly from
+    ``train_lengths``, then the problem's batch, both from ``default_rng([seed, step])``."""
+    rng = np.random.default_rng([cfg.seed, step])
+    L = int(rng.choice(train_lengths))
+    return L, problem.batch(rng, L, cfg.batch_size, train=True)
 
 
 def _seed_torch(cfg: TrainConfig, step: int) -> None:
@@ -102,47 +102,8 @@ def _seed_torch(cfg: TrainConfig, step: int) -> None:
     torch.manual_seed((cfg.seed * 1_000_003 + step) % (2**63))
 
 
-def evaluate(model, problem, lengths, n_per_length: int = 64, seed: int = 0,
-             batch_size: int = 256, device=None, progress: bool = False) -> dict:
-    """Accuracy per length (``{L: acc}``), in eval mode, on a fixed seeded test set per length."""
-    import torch
-
-    device = device or next(model.parameters()).device
-    was_training = model.training
-    model.eval()
-    acc = {}
-    lens = problem.lengths(lengths)
-    it = lens
-    if progress:
-        from tqdm.auto import tqdm
-
-        it = tqdm(lens, desc="evaluate", leave=False)
-    with torch.no_grad():
-        for L in it:
-            rng = np.random.default_rng([seed, 7_777_777, int(L)])
-            correct = []
-            left = n_per_length
-            while left > 0:
-                b = _to_device(problem.batch(rng, int(L), min(batch_size, left), train=False), device)
-                # a problem may score evaluation differently from training (e.g. exact match
-                # under greedy decoding for language-model tasks)
-                scorer = getattr(problem, "eval_correct", None)
-                c = scorer(model, b) if scorer else problem.loss(model, b)[1]
-                correct.append(c.float().cpu())
-                left -= len(c)
-            acc[int(L)] = float(torch.cat(correct).mean())
-    model.train(was_training)
-    return acc
-
-
-def _score(acc: dict, threshold: float) -> dict:
-    score = float(np.mean(list(acc.values()))) if acc else float("nan")
-    return {"accuracy": acc, "score": score, "solved": bool(score >= threshold)}
-
-
 def load_checkpoint(path, device="cpu"):
     """``(model, config, problem, checkpoint dict)`` from a checkpoint file (weights_only)."""
-    import torch
 
     from monoidlab.training.config import config_from_dict
     from monoidlab.training.problems import make_problem
@@ -151,14 +112,39 @@ def load_checkpoint(path, device="cpu"):
     if path.is_dir():
         path = path / "checkpoint.pt"
     if not path.is_file():
-        raise FileNotFoundError(f"no checkpoint at {path}")
-    ckpt = torch.load(path, map_location=device, weights_only=True)
+        raise CheckpointError(f"no checkpoint at {path}")
+    ckpt = read_checkpoint(path, device)
     cfg = config_from_dict(ckpt["config"], str(path))
     problem = make_problem(cfg)
     model = build_for(cfg, problem).to(device)
-    model.load_state_dict(ckpt["model"])
+    try:
+        model.load_state_dict(ckpt["model"])
+    except (RuntimeError, KeyError, TypeError) as exc:
+        raise CheckpointError(f"{path}: the weights do not fit model {cfg.model!r} "
+                              f"({str(exc).splitlines()[0]})") from None
     model.eval()
     return model, cfg, problem, ckpt
+
+
+def read_checkpoint(path: str | Path, device="cpu") -> dict:
+    """The checkpoint dict, loaded with ``weights_only=True``; anything that is not a monoidlab
+    checkpoint raises :class:`~monoidlab.errors.CheckpointError` (one line, no torch advice)."""
+    import pickle
+
+    import torch
+
+    try:
+        ckpt = torch.load(path, map_location=device, weights_only=True)
+    except pickle.UnpicklingError:
+        raise CheckpointError(f"{path}: refusing to load: not a monoidlab checkpoint (or unsafe "
+                              "content)") from None
+    except (EOFError, RuntimeError, ValueError, IndexError, TypeError, AttributeError) as exc:
+        raise CheckpointError(f"{path}: not a readable checkpoint ({type(exc).__name__})") from None
+    need = ("model", "config", "step")
+    if not isinstance(ckpt, dict) or any(k not in ckpt for k in need):
+        raise CheckpointError(f"{path}: not a monoidlab checkpoint (expected a dict with "
+                              f"{', '.join(need)})")
+    return ckpt
 
 
 def train(cfg: TrainConfig, out_dir=None, resume: bool = False, progress: bool = True,
@@ -171,7 +157,7 @@ def train(cfg: TrainConfig, out_dir=None, resume: bool = False, progress: bool =
     """
     import torch
 
-    from monoidlab.cli import parse_range
+    from monoidlab.training.config import config_from_dict
     from monoidlab.training.problems import make_problem
 
     cfg.validate()
@@ -179,8 +165,8 @@ def train(cfg: TrainConfig, out_dir=None, resume: bool = False, progress: bool =
         torch.set_num_threads(cfg.threads)
     device = pick_device(cfg.device)
     problem = make_problem(cfg)
-    train_lengths = problem.lengths(parse_range(cfg.train_lengths))
-    test_lengths = parse_range(cfg.test_lengths)
+    train_lengths = problem.lengths(cfg.train_lengths)
+    test_lengths = cfg.test_lengths
     torch.manual_seed(cfg.seed)  # initial weights
     model = build_for(cfg, problem).to(device)
     opt = _optimizer(cfg, model.parameters())
@@ -189,11 +175,12 @@ def train(cfg: TrainConfig, out_dir=None, resume: bool = False, progress: bool =
     step0 = 0
     if resume:
         if not (ckpt_path and ckpt_path.is_file()):
-            raise FileNotFoundError(f"--resume: no checkpoint at {ckpt_path}")
-        ckpt = torch.load(ckpt_path, map_location=device, weights_only=True)
-        if ckpt["config"] != cfg.as_dict():
-            diff = sorted(k for k in ckpt["config"] if ckpt["config"][k] != cfg.as_dict().get(k))
-            raise ValueError(f"--resume: config differs from the checkpoint's in {diff}")
+            raise CheckpointError(f"--resume: no checkpoint at {ckpt_path}")
+        ckpt = read_checkpoint(ckpt_path, device)
+        saved = config_from_dict(ckpt["config"], str(ckpt_path)).as_dict()
+        if saved != cfg.as_dict():
+            diff = sorted(k for k in saved if saved[k] != cfg.as_dict().get(k))
+            raise ConfigError(f"--resume: config differs from the checkpoint's in {diff}")
         model.load_state_dict(ckpt["model"])
         opt.load_state_dict(ckpt["optimizer"])
         step0 = int(ckpt["step"])
@@ -208,10 +195,10 @@ def train(cfg: TrainConfig, out_dir=None, resume: bool = False, progress: bool =
     def save(step: int) -> None:
         if not ckpt_path:
             return
+        # no RNG state: step s re-seeds both the data and torch from (seed, s)
         atomic_torch_save({
             "model": model.state_dict(), "optimizer": opt.state_dict(), "step": step,
-            "config": cfg.as_dict(), "rng": {"torch": torch.get_rng_state(),
-                                            "data_seed": [cfg.seed, step]},
+            "config": cfg.as_dict(),
             "problem": {"name": problem.name, "vocab_size": problem.vocab_size,
                         "n_classes": problem.n_classes}}, ckpt_path)
 
@@ -232,20 +219,19 @@ def train(cfg: TrainConfig, out_dir=None, resume: bool = False, progress: bool =
                 g["lr"] = lr
             # 2. periodic validation and checkpoint (of the weights *before* this step)
             if cfg.eval_every and step > step0 and step % cfg.eval_every == 0:
-                val = parse_range(cfg.val_lengths) if cfg.val_lengths else test_lengths
+                val = cfg.val_lengths or test_lengths
                 acc = evaluate(model, problem, val, 16, cfg.seed, device=device)
                 _log(log_fh, writer, step, {"val_score": float(np.mean(list(acc.values())))})
             if ckpt_path and step > step0 and step % cfg.checkpoint_every == 0:
                 save(step)
             # 3. forward / backward on the batch of this step (seeded by step)
-            rng = np.random.default_rng([cfg.seed, step])
+            L, batch = training_batch(cfg, problem, train_lengths, step)
+            batch = to_device(batch, device)
             _seed_torch(cfg, step)
-            L = int(rng.choice(train_lengths))
-            batch = _to_device(problem.batch(rng, L, cfg.batch_size, train=True), device)
             with torch.autocast(device.type, dtype=torch.bfloat16, enabled=use_bf16):
                 loss, correct = problem.loss(fwd_model, batch)
-                if cfg.assoc_weight:
-                    loss = loss + cfg.assoc_weight * model.assoc_loss(
+                if cfg.assoc_weight and isinstance(model, RegularisedModel):  # validated
+                    loss = loss + cfg.assoc_weight * model.regulariser(
                         batch["tokens"], batch["lengths"], batch.get("offsets"))
             if not torch.isfinite(loss):
                 raise TrainingDiverged(f"loss is {loss.item()} at step {step} (length {L}); "
@@ -281,7 +267,7 @@ def train(cfg: TrainConfig, out_dir=None, resume: bool = False, progress: bool =
     if evaluate_at_end:
         acc = evaluate(model, problem, test_lengths, cfg.test_samples, cfg.seed, device=device,
                        progress=progress)
-        result.update(_score(acc, cfg.solved_threshold))
+        result.update(score(acc, cfg.solved_threshold))
     if out:
         atomic_write_text(out / "results.json", json.dumps(result, indent=2))
     if writer:

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from monoidlab.cli import CLIError, command, emit, parse_range
+from monoidlab._util import Lengths
+from monoidlab.cli._common import UsageError, command, emit, parse_range
+
+__all__ = ["COMMANDS", "DEMO_LANGUAGE", "DEMO_TRAINING"]
 
 DEMO_LANGUAGE = "dyck-4"
 # A small MLP-LDRU that trains in about a minute on a 2-core CPU (see docs/benchmarks.md).
 DEMO_TRAINING = dict(model="mlp-ldru", steps=600, batch_size=64, lr=2e-3,
-                     model_kwargs={"d": 32, "dropout": 0.0}, train_lengths="1:40",
-                     test_lengths="41:500", test_samples=32, sampler="balanced",
+                     model_kwargs={"d": 32, "dropout": 0.0}, train_lengths=Lengths(1, 40),
+                     test_lengths=Lengths(41, 500), test_samples=32, sampler="balanced",
                      checkpoint_every=200, log_every=50, seed=0)
 
 
@@ -26,10 +29,10 @@ def _report(args, checkpoint):
          f"report written to {path}\nopen it in a browser: file://{path.resolve()}")
 
 
-def _train_for_report(language: str, out: Path, overrides: dict, progress: bool) -> str:
+def _train_for_report(language: str, out: Path, progress: bool) -> str:
     from monoidlab.training import TrainConfig, train
 
-    cfg = TrainConfig(language=language, **{**DEMO_TRAINING, **overrides})
+    cfg = TrainConfig(language=language, **DEMO_TRAINING)
     run = out / f"{language}-{cfg.model}"
     resume = (run / "checkpoint.pt").is_file() and not (run / "results.json").is_file()
     if not (run / "results.json").is_file():
@@ -41,10 +44,10 @@ def _train_for_report(language: str, out: Path, overrides: dict, progress: bool)
 @command("report", "self-contained HTML report: language, monoid, coverage, min length, model")
 def cmd_report(args):
     if args.checkpoint and args.train_model:
-        raise CLIError("give either --checkpoint or --train, not both")
+        raise UsageError("give either --checkpoint or --train, not both")
     ckpt = args.checkpoint
     if args.train_model:
-        ckpt = _train_for_report(args.language, Path(args.out), {}, not args.json)
+        ckpt = _train_for_report(args.language, Path(args.out), not args.json)
     _report(args, ckpt)
 
 
@@ -69,10 +72,13 @@ cmd_report.configure = lambda p: (
 @command("demo", f"the main job: train a small model on {DEMO_LANGUAGE} and write its report")
 def cmd_demo(args):
     args.language = args.language or DEMO_LANGUAGE
-    ckpt = _train_for_report(args.language, Path(args.out), {}, not args.json)
+    ckpt = _train_for_report(args.language, Path(args.out), not args.json)
     _report(args, ckpt)
 
 
 cmd_demo.configure = lambda p: (
     p.add_argument("--language", default=None, help=f"default {DEMO_LANGUAGE}"),
     _common(p))
+
+
+COMMANDS = (cmd_report, cmd_demo)

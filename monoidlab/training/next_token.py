@@ -22,6 +22,9 @@ every training batch follows the paper's distribution (independent lengths in 1.
 Example
 -------
 >>> import numpy as np
+
+from monoidlab._util import length_array
+from monoidlab.errors import ConfigError
 >>> p = addition_problem(format="reversed")
 >>> b = p.batch(np.random.default_rng(0), length=3, batch_size=4, train=False)
 >>> p.task.render(b["tokens"][0]), b["tokens"].shape
@@ -34,7 +37,10 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["NextTokenProblem", "addition_problem", "exact_match_figure"]
+from monoidlab._util import length_array
+from monoidlab.errors import ConfigError
+
+__all__ = ["NextTokenProblem", "addition_problem"]
 
 
 class NextTokenProblem:
@@ -46,6 +52,7 @@ class NextTokenProblem:
     """
 
     kind = "lm"
+    language = None
 
     def __init__(self, task):
         self.task = task
@@ -54,11 +61,18 @@ class NextTokenProblem:
         self.n_classes = task.vocab_size  # the head predicts tokens
         self.pad_id, self.eos_id = task.tokenizer.pad_id, task.tokenizer.eos_id
 
-    def lengths(self, lengths) -> np.ndarray:
-        """The requested operand lengths (ValueError past what the format can write)."""
-        from monoidlab.sampling import as_lengths
+    def check_model(self, model_name: str) -> None:
+        """Exact match needs greedy decoding: a decoder language model."""
+        from monoidlab.models import model_class
+        from monoidlab.models.protocols import GenerativeModel
 
-        lens = as_lengths(lengths)
+        if not issubclass(model_class(model_name), GenerativeModel):
+            raise ConfigError(f"key 'model': {model_name!r} cannot learn {self.name} "
+                              "(next-token prediction with greedy decoding); use decoder-lm")
+
+    def lengths(self, lengths) -> np.ndarray:
+        """The requested operand lengths (an error past what the format can write)."""
+        lens = length_array(lengths)
         for L in lens:
             self.task.check_length(int(L))
         return lens
@@ -113,32 +127,3 @@ def addition_problem(**task_kwargs) -> NextTokenProblem:
     from monoidlab.tasks.addition import AdditionTask
 
     return NextTokenProblem(AdditionTask(**task_kwargs))
-
-
-def exact_match_figure(runs: dict, train_length: int | None = None, title: str | None = None):
-    """Exact match against operand length: one panel per seed, one line per variant.
-
-    ``runs`` is ``{variant: {seed: {length: exact match}}}`` (e.g. the bench's results);
-    ``train_length`` draws a dashed line at the longest training operand. Returns the figure.
-
-    >>> fig = exact_match_figure({"recipe": {0: {1: 1.0, 2: 0.5}}}, train_length=1)
-    >>> len(fig.axes)
-    1
-    """
-    from monoidlab.plots import _plt, accuracy_by_length
-
-    plt = _plt()
-    seeds = sorted({s for per_seed in runs.values() for s in per_seed}, key=str)
-    fig, axes = plt.subplots(1, len(seeds), figsize=(4.2 * len(seeds), 3.4), squeeze=False,
-                             sharey=True)
-    for ax, seed in zip(axes[0], seeds):
-        curves = {v: per_seed[seed] for v, per_seed in runs.items() if seed in per_seed}
-        accuracy_by_length(curves, ax=ax, title=f"seed {seed}")
-        if train_length:
-            ax.axvline(train_length, color="grey", ls="--", lw=0.8)
-        ax.set_xlabel("operand digits")
-        ax.set_ylabel("exact match")
-    if title:
-        fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    return fig

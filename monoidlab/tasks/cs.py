@@ -18,6 +18,8 @@ import math
 
 import numpy as np
 
+from monoidlab.errors import InputError
+
 from .base import StringTask, Task, TaskBatch, register_task
 from .base import as_2d as _as_2d
 
@@ -103,7 +105,7 @@ def _operands(x: np.ndarray, op_id: int) -> tuple[np.ndarray, np.ndarray]:
     """Split "a op b" rows into little-endian operand bits a, b, each (B, n)."""
     B, n = x.shape
     if ((x < 0) | (x > 2)).any() or not ((x == op_id).sum(1) == 1).all():
-        raise ValueError("each input needs 0/1 bits and exactly one operator")
+        raise InputError("each input needs 0/1 bits and exactly one operator")
     pos = np.argmax(x == op_id, axis=1)[:, None]
     cols = np.arange(n)[None, :]
     a = np.where(cols < pos, x, 0)
@@ -276,14 +278,14 @@ class MissingDuplicateString(Task):
         B, n = x.shape
         half = n // 2
         if not ((x == self.MISSING).sum(1) == 1).all():
-            raise ValueError("each input needs exactly one '?'")
+            raise InputError("each input needs exactly one '?'")
         pos = np.argmax(x == self.MISSING, axis=1)
         if (pos >= 2 * half).any():
-            raise ValueError("'?' must lie inside ww")
+            raise InputError("'?' must lie inside ww")
         twin = np.where(pos < half, pos + half, pos - half)
         y = x[np.arange(B), twin]
         if (y > 1).any():
-            raise ValueError("the twin of '?' must be a 0/1 symbol")
+            raise InputError("the twin of '?' must be a 0/1 symbol")
         return y[:, None], np.ones((B, 1), bool)
 
     def _sample(self, rng, batch, length) -> TaskBatch:

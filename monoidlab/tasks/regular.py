@@ -1,12 +1,14 @@
-"""The 15 tasks of Delétang et al. (2023), "Neural Networks and the Chomsky Hierarchy".
+"""The four regular (R) tasks of Delétang et al. (2023), "Neural Networks and the Chomsky
+Hierarchy": even_pairs, modular_arithmetic, parity_check, cycle_navigation.
 
-This module holds the four regular (R) tasks and gathers the whole suite; the
-deterministic context-free (DCF) tasks live in `deletang_dcf.py`, the context-sensitive
-(CS) ones in `deletang_cs.py`. Definitions follow google-deepmind's
-`neural_networks_chomsky_hierarchy`; every deviation is listed in docs/tasks.md.
+The deterministic context-free (DCF) tasks live in `dcf.py`, the context-sensitive (CS) ones
+in `cs.py`; `monoidlab.tasks.DELETANG_TASKS` lists all fifteen in the paper's order.
+Definitions follow google-deepmind's `neural_networks_chomsky_hierarchy`; every deviation
+is listed in docs/tasks.md.
 
 Examples:
     >>> import numpy as np
+
     >>> from monoidlab.tasks import get_task
     >>> t = get_task("modular_arithmetic")
     >>> t.label(t.encode("1+2*3"))[0].tolist()   # 1 + 6 = 7 = 2 (mod 5)
@@ -17,62 +19,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from monoidlab.errors import InputError
+
 from .base import Task, TaskBatch, register_task
 from .base import as_2d as _as_2d
-from .deletang_cs import (
-    BinaryAddition,
-    BinaryMultiplication,
-    BucketSort,
-    ComputeSqrt,
-    DuplicateString,
-    MissingDuplicateString,
-    OddsFirst,
-)
-from .deletang_dcf import (
-    ModularArithmeticBrackets,
-    ReverseString,
-    SolveEquation,
-    StackManipulation,
-)
 
-__all__ = [
-    "DELETANG_TASKS",
-    "BinaryAddition",
-    "BinaryMultiplication",
-    "BucketSort",
-    "ComputeSqrt",
-    "CycleNavigation",
-    "DuplicateString",
-    "EvenPairs",
-    "MissingDuplicateString",
-    "ModularArithmetic",
-    "ModularArithmeticBrackets",
-    "OddsFirst",
-    "ParityCheck",
-    "ReverseString",
-    "SolveEquation",
-    "StackManipulation",
-]
-
-#: The 15 task names in the order of the paper's table (R, DCF, CS).
-DELETANG_TASKS = (
-    "even_pairs",
-    "modular_arithmetic",
-    "parity_check",
-    "cycle_navigation",
-    "stack_manipulation",
-    "reverse_string",
-    "modular_arithmetic_brackets",
-    "solve_equation",
-    "duplicate_string",
-    "missing_duplicate_string",
-    "odds_first",
-    "binary_addition",
-    "binary_multiplication",
-    "compute_sqrt",
-    "bucket_sort",
-)
-
+__all__ = ["CycleNavigation", "EvenPairs", "ModularArithmetic", "ParityCheck"]
 
 
 @register_task
@@ -139,7 +91,7 @@ class CycleNavigation(Task):
 
     def __init__(self, cycle_length: int = 5):
         if cycle_length < 1:
-            raise ValueError("cycle_length must be >= 1")
+            raise InputError("cycle_length must be >= 1")
         self.cycle_length = cycle_length
         self.input_vocab = ["0", "1", "2"]
         self.output_vocab = [str(i) for i in range(cycle_length)]
@@ -192,13 +144,13 @@ class ModularArithmetic(Task):
         even_lengths: str = "shorten",
     ):
         if modulus < 2 or any(modulus % q == 0 for q in range(2, int(modulus**0.5) + 1)):
-            raise ValueError(f"modulus must be a prime (vectorised labeller), got {modulus}")
+            raise InputError(f"modulus must be a prime (vectorised labeller), got {modulus}")
         if modulus > 10:
-            raise ValueError("modulus must be <= 10 (digits are single symbols)")
+            raise InputError("modulus must be <= 10 (digits are single symbols)")
         if even_lengths not in ("shorten", "pad"):
-            raise ValueError("even_lengths must be 'shorten' or 'pad'")
+            raise InputError("even_lengths must be 'shorten' or 'pad'")
         if not operators or any(op not in ("+", "-", "*") for op in operators):
-            raise ValueError(f"operators must be a non-empty subset of +, -, *; got {operators}")
+            raise InputError(f"operators must be a non-empty subset of +, -, *; got {operators}")
         self.modulus = modulus
         self.operators = tuple(operators)
         self.even_lengths = even_lengths
@@ -216,7 +168,7 @@ class ModularArithmetic(Task):
         digits = np.where(digits == self._blank, 0, digits)
         ops = np.where(ops == self._blank, self._plus, ops)
         if (digits >= p).any() or (digits < 0).any() or ((ops < p) | (ops > self._times)).any():
-            raise ValueError("not a flat expression: digit/operator out of place")
+            raise InputError("not a flat expression: digit/operator out of place")
         k1 = digits.shape[1]
         # A term starts at the first digit and after every + or −; its sign is that op's.
         start = np.ones((B, k1), bool)

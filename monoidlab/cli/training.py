@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from monoidlab.cli import CLIError, command, emit, format_table, parse_range
+from monoidlab.cli._common import UsageError, command, emit, format_table, parse_range
+
+__all__ = ["COMMANDS"]
 
 
 def _config(args, extra: list[str]):
@@ -25,7 +27,7 @@ def _config(args, extra: list[str]):
     cfg = config_from_dict(base, args.config or "command line") if base else TrainConfig()
     bad = [x for x in extra if not x.startswith("--") or "=" not in x]
     if bad:
-        raise CLIError(f"unrecognised argument(s) {bad}; config overrides look like --key=value")
+        raise UsageError(f"unrecognised argument(s) {bad}; config overrides look like --key=value")
     return apply_overrides(cfg, extra)
 
 
@@ -70,7 +72,7 @@ def cmd_evaluate(args):
     model, cfg, problem, _ = load_checkpoint(args.checkpoint, device)
     if args.splits:
         return _evaluate_splits(args, model, cfg, problem, device)
-    lengths = parse_range(args.lengths or cfg.test_lengths, "--lengths")
+    lengths = parse_range(args.lengths, "--lengths") if args.lengths else cfg.test_lengths
     acc = evaluate(model, problem, lengths, args.samples or cfg.test_samples, cfg.seed,
                    device=device, progress=not args.json)
     score = float(np.mean(list(acc.values())))
@@ -83,8 +85,8 @@ def cmd_evaluate(args):
 
 
 def _evaluate_splits(args, model, cfg, problem, device):
-    """``evaluate --splits``: accuracy per ListOps split (monoidlab.training.listops)."""
-    from monoidlab.training.listops import evaluate_splits, splits_for
+    """``evaluate --splits``: accuracy per ListOps split (monoidlab.training.evaluate)."""
+    from monoidlab.training.evaluate import evaluate_splits, splits_for
 
     names = None if args.splits == "all" else [x.strip() for x in args.splits.split(",")]
     n = args.samples or 512
@@ -121,3 +123,5 @@ cmd_sweep.configure = lambda p: (
     p.add_argument("--ray", default=None, help="'local' or a Ray cluster address"),
     p.add_argument("--json", action="store_true"))
 
+
+COMMANDS = (cmd_train, cmd_evaluate, cmd_sweep)

@@ -19,6 +19,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from monoidlab.errors import InputError
+
 from .base import RandomStream, StringTask, Task, TaskBatch, register_task
 from .base import as_2d as _as_2d
 
@@ -66,7 +68,7 @@ class StackManipulation(Task):
         x = _as_2d(inputs)
         B, n = x.shape
         if ((x < 0) | (x > self.PUSH1)).any():
-            raise ValueError("token out of the stack_manipulation vocabulary")
+            raise InputError("token out of the stack_manipulation vocabulary")
         push = x != self.POP
         value = np.where(x >= self.PUSH0, x - self.PUSH0, x)  # 0/1 pushed by this token
         walk = np.cumsum(np.where(push, 1, -1), axis=1)  # (B, n) unreflected heights
@@ -128,7 +130,7 @@ def generate_bracket_expression(
         (9, True)
     """
     if length < 1:
-        raise ValueError(f"bracketed expressions need length >= 1, got {length}")
+        raise InputError(f"bracketed expressions need length >= 1, got {length}")
     tokens: list[str] = []
     values: list[int] = []
     work: list[tuple[str, object]] = [("expr", length)]
@@ -176,7 +178,7 @@ def evaluate_brackets(tokens: Sequence[str], modulus: int, x: int | None = None)
     for tok in tokens:
         if tok.isdigit() or tok == "x":
             if tok == "x" and x is None:
-                raise ValueError("expression contains x but no value was given")
+                raise InputError("expression contains x but no value was given")
             v = int(tok) if tok != "x" else int(x)
             while stack and stack[-1] == "neg":
                 stack.pop()
@@ -191,7 +193,7 @@ def evaluate_brackets(tokens: Sequence[str], modulus: int, x: int | None = None)
             while stack and stack[-1] != "(":
                 items.append(stack.pop())
             if not stack:
-                raise ValueError("unbalanced ')'")
+                raise InputError("unbalanced ')'")
             stack.pop()
             items.reverse()
             if len(items) == 1 and isinstance(items[0], int):
@@ -199,16 +201,16 @@ def evaluate_brackets(tokens: Sequence[str], modulus: int, x: int | None = None)
             elif len(items) == 3 and isinstance(items[0], int) and isinstance(items[2], int):
                 v = _apply(str(items[1]), items[0], items[2])
             else:
-                raise ValueError(f"malformed bracket contents {items}")
+                raise InputError(f"malformed bracket contents {items}")
             while stack and stack[-1] == "neg":  # -(...) does not occur, but is harmless
                 stack.pop()
                 v = -v
             stack.append(v)
         else:
-            raise ValueError(f"unexpected symbol {tok!r}")
+            raise InputError(f"unexpected symbol {tok!r}")
         prev = tok
     if len(stack) != 1 or not isinstance(stack[0], int):
-        raise ValueError(f"malformed expression {''.join(tokens)!r}")
+        raise InputError(f"malformed expression {''.join(tokens)!r}")
     return stack[0] % modulus
 
 
@@ -230,7 +232,7 @@ class ModularArithmeticBrackets(Task):
 
     def __init__(self, modulus: int = 5, mult: bool = True):
         if not 2 <= modulus <= 10:
-            raise ValueError("modulus must be in 2..10 (digits are single symbols)")
+            raise InputError("modulus must be in 2..10 (digits are single symbols)")
         self.modulus = modulus
         self.operators = ("+", "-", "*") if mult else ("+", "-")
         self.input_vocab = [str(i) for i in range(modulus)] + ["+", "-", "*", "(", ")", "x"]
@@ -272,7 +274,7 @@ class SolveEquation(Task):
 
     def __init__(self, modulus: int = 5):
         if not 2 <= modulus <= 10:
-            raise ValueError("modulus must be in 2..10 (digits are single symbols)")
+            raise InputError("modulus must be in 2..10 (digits are single symbols)")
         self.modulus = modulus
         self.input_vocab = [str(i) for i in range(modulus)] + ["+", "-", "(", ")", "x", "="]
         self.output_vocab = [str(i) for i in range(modulus)]
@@ -283,14 +285,14 @@ class SolveEquation(Task):
         for b, row in enumerate(x):
             toks = self.decode(row)
             if len(toks) < 3 or toks[-2] != "=" or toks.count("x") != 1:
-                raise ValueError(f"not an equation: {''.join(toks)!r}")
+                raise InputError(f"not an equation: {''.join(toks)!r}")
             target = int(toks[-1])
             sols = [
                 v for v in range(self.modulus)
                 if evaluate_brackets(toks[:-2], self.modulus, x=v) == target
             ]  # fmt: skip
             if len(sols) != 1:
-                raise ValueError(f"{''.join(toks)!r} has solutions {sols}, not exactly one")
+                raise InputError(f"{''.join(toks)!r} has solutions {sols}, not exactly one")
             out[b, 0] = sols[0]
         return out, np.ones((x.shape[0], 1), bool)
 

@@ -1,12 +1,13 @@
-"""Tests for monoidlab.trees: DESIGN's example trees, a slow reference, structural invariants."""
+"""Tests for monoidlab.schedules: DESIGN's example trees, a slow reference, structural invariants."""
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from references import reference_spans, reference_trees
 
-from monoidlab import trees
-from monoidlab.trees import node_index_map, reference_spans, reference_trees, render, schedule
+from monoidlab import schedules
+from monoidlab.schedules import node_index_map, render, schedule
 
 
 def spans_of(s):
@@ -20,7 +21,7 @@ def render_tree(tree, s):
     """Bracket string of a reference nested-tuple tree (leaves are buffer positions)."""
     if isinstance(tree, tuple):
         return f"({render_tree(tree[0], s)}.{render_tree(tree[1], s)})"
-    return trees.PAD if s.padding_leaf[tree] else f"x{tree - s.offset + 1}"
+    return schedules.PAD if s.padding_leaf[tree] else f"x{tree - s.offset + 1}"
 
 
 # ------------------------------------------------------------------ DESIGN.md examples
@@ -57,7 +58,7 @@ def test_scan_design_prefixes(t, expected, n_extra):
 
 def test_chain_and_small_cases():
     assert render(schedule("chain", 4)) == "(((x1.x2).x3).x4)"
-    for name in trees.SCHEDULES:
+    for name in schedules.SCHEDULES:
         s = schedule(name, 1)
         assert (s.n_nodes, s.buffer, s.root) == (0, 1, 0)
         assert render(s) == "x1"
@@ -98,7 +99,7 @@ def test_jax_scan_recursion_literal():
 
 @settings(max_examples=150, deadline=None)
 @given(
-    name=st.sampled_from(trees.SCHEDULES),
+    name=st.sampled_from(schedules.SCHEDULES),
     L=st.integers(1, 70),
     offset=st.integers(0, 70),
 )
@@ -112,7 +113,7 @@ def test_spans_match_reference(name, L, offset):
     ]
 
 
-@pytest.mark.parametrize("name", trees.SCHEDULES)
+@pytest.mark.parametrize("name", schedules.SCHEDULES)
 def test_invariants(name):
     for L in range(1, 70):
         for offset in ([0, 1, 3, 17] if name == "balanced" else [0]):

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from monoidlab.cli import command, emit, format_table, parse_range
+from monoidlab.cli._common import UsageError, command, emit, format_table, json_default, parse_range
+
+__all__ = ["COMMANDS"]
 
 
 def _out_dir(checkpoint: str, out: str | None) -> Path:
@@ -67,7 +69,7 @@ def _table(m: dict) -> str:
 def cmd_probe(args):
     import json
 
-    from monoidlab.io import atomic_write_text
+    from monoidlab._util import atomic_write_text
     from monoidlab.probing import probe_checkpoint
 
     lengths = parse_range(args.lengths, "--lengths") if args.lengths else None
@@ -79,20 +81,17 @@ def cmd_probe(args):
     out = _out_dir(args.checkpoint, args.out)
     out.mkdir(parents=True, exist_ok=True)
     m["figures"] = _figures(res, out, umap=not args.no_umap)
-    from monoidlab.cli import _json_default
-
-    atomic_write_text(out / "probe.json", json.dumps(m, indent=2, default=_json_default))
+    atomic_write_text(out / "probe.json", json.dumps(m, indent=2, default=json_default))
     emit(args, m, _table(m) + f"\n\nwrote {out}/probe.json and {len(m['figures'])} figures")
 
 
 def _clusterers(text: str) -> tuple[str, ...]:
-    from monoidlab.cli import CLIError
     from monoidlab.probing import CLUSTERERS
 
     names = tuple(c.strip() for c in text.split(",") if c.strip())
     bad = [c for c in names if c not in CLUSTERERS]
     if bad or not names:
-        raise CLIError(f"--clusterers: expected a comma-separated subset of "
+        raise UsageError(f"--clusterers: expected a comma-separated subset of "
                        f"{','.join(CLUSTERERS)}, got {text!r}")
     return names
 
@@ -100,7 +99,7 @@ def _clusterers(text: str) -> tuple[str, ...]:
 def _figures(res: dict, out: Path, umap: bool) -> list[str]:
     import matplotlib.pyplot as plt
 
-    from monoidlab import plots_probe as pp
+    from monoidlab.viz import probing as pp
 
     written = []
 
@@ -145,3 +144,6 @@ cmd_probe.configure = lambda p: (
     p.add_argument("--no-umap", action="store_true", help="skip the UMAP figures (slow start)"),
     p.add_argument("--out", default=None, help="folder for probe.json and figures"),
     p.add_argument("--json", action="store_true"))
+
+
+COMMANDS = (cmd_probe,)

@@ -1,0 +1,190 @@
+"""Monoid enumeration: a frontier-batched closure with integer keys (used by :mod:`monoidlab.monoid`).
+
+The whole frontier is multiplied by every letter at once and deduplicated in bulk: rows of
+state images are packed into int64 keys (direct-address table for small keys, a numba
+open-addressing table or sorted runs otherwise), or hashed to 64 bits and verified for many
+states. The first occurrence of each new element is its shortlex-least word, and the products
+give the right Cayley table for free. See docs/monoids.md.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from monoidlab._kernels import probe_kernels
+from monoidlab.errors import MonoidTooLarge
+
+__all__ = ["HashCollision", "KeyIndex", "enumerate_monoid"]
+
+
+class HashCollision(Exception):
+    """Two different transformations met under one 64-bit hash (astronomically rare)."""
+
+
+class KeyIndex:
+    """Map transformations (rows of state images) to element indices through integer keys.
+
+    Keys are the rows packed into an int64 (``bits`` per state) when they fit; up to 2^22 keys
+    a direct-address table answers lookups in one gather. Wider rows (many states) are hashed
+    to 64 bits and every hit is verified against the stored row; on a collision the caller
+    restarts with exact byte-string keys.
+    """
+
+    DIRECT_BITS = 22  # 4M int32 entries (16 MB); wider keys use the sorted index
+
+    def __init__(self, n: int, exact_bytes: bool = False):
+        self.n = n
+        bits = max(1, int(np.ceil(np.log2(max(n, 2)))))
+        self.mode = ("bytes" if exact_bytes else "packed" if bits * n <= 63 else "hash")
+        self.shift = np.arange(n, dtype=np.int64) * bits
+        self.direct = (np.full(1 << (bits * n), -1, np.int32)
+                       if self.mode == "packed" and bits * n <= self.DIRECT_BITS else None)
+        rng = np.random.default_rng(12345)
+        self.mult = rng.integers(1, 2**62, size=n, dtype=np.int64) | 1
+        self.runs: list[tuple[np.ndarray, np.ndarray]] = []  # sorted (keys, indices) runs
+        self.rows: np.ndarray | None = None  # stored rows by index, for hash verification
+
+    def keys(self, rows: np.ndarray) -> np.ndarray:
+        if not rows.size:
+            return np.empty(0, np.int64)
+        if self.mode == "packed":
+            return np.bitwise_or.reduce(rows.astype(np.int64) << self.shift, axis=1)
+        if self.mode == "hash":
+            with np.errstate(over="ignore"):  # wrap-around multiply-add is the hash
+                return (rows.astype(np.int64) * self.mult).sum(axis=1)
+        rows = np.ascontiguousarray(rows)  # exact: each row's bytes as one byte string
+        return rows.view(np.dtype((np.bytes_, rows.shape[1] * rows.itemsize))).ravel()
+
+    def lookup(self, keys: np.ndarray, rows: np.ndarray | None = None,
+               strict: bool = True) -> np.ndarray:
+        """Element index of each key, or -1 when unknown.
+
+        In hash mode ``rows`` verify every hit: a mismatch raises :class:`HashCollision`
+        (``strict``, during enumeration) or reads as unknown (queries of arbitrary rows).
+        """
+        if self.direct is not None:
+            return self.direct[keys].astype(np.int64)
+        found = np.full(len(keys), -1, np.int64)
+        for run_keys, run_idx in self.runs:  # at most ~log2(N) sorted runs
+            pos = np.minimum(np.searchsorted(run_keys, keys), len(run_keys) - 1)
+            hit = run_keys[pos] == keys
+            found[hit] = run_idx[pos[hit]]
+        if self.mode == "hash" and rows is not None and self.rows is not None:
+            hit = np.flatnonzero(found >= 0)
+            bad = (self.rows[found[hit]] != rows[hit]).any(axis=1)
+            if bad.any():
+                if strict:
+                    raise HashCollision
+                found[hit[bad]] = -1
+        return found
+
+    def assign(self, keys: np.ndarray, rows: np.ndarray, start: int):
+        """Index of every candidate key, numbering unseen keys ``start, start+1, ...`` in
+        candidate order; returns ``(found, first_pos)`` (positions of the new keys)."""
+        found = self.lookup(keys, rows)
+        new_mask = found < 0
+        new_pos = np.flatnonzero(new_mask)
+        _, first, inv = np.unique(keys[new_pos], return_index=True, return_inverse=True)
+        if self.mode == "hash" and (rows[new_pos] != rows[new_pos[first]][inv.ravel()]).any():
+            raise HashCollision
+        first_pos = np.sort(new_pos[first])
+        self.add(keys[first_pos], np.arange(start, start + len(first_pos)))
+        if self.mode == "hash":
+            self.rows = np.concatenate([self.rows, rows[first_pos]])
+        found[new_mask] = self.lookup(keys[new_mask])
+        return found, first_pos
+
+    def add(self, keys: np.ndarray, idx: np.ndarray, rows: np.ndarray | None = None) -> None:
+        if self.direct is not None:
+            self.direct[keys] = idx
+            return
+        if not len(keys):
+            return
+        order = np.argsort(keys, kind="stable")
+        keys, idx = keys[order], idx[order]
+        if self.mode == "hash" and len(np.unique(keys)) != len(keys):
+            raise HashCollision
+        # Sorted runs merged like a binary counter (an LSM tree): each key is re-sorted only
+        # O(log N) times, however many levels the closure has (random machines: hundreds).
+        self.runs.append((keys, idx))
+        while len(self.runs) > 1 and len(self.runs[-1][0]) * 2 >= len(self.runs[-2][0]):
+            (k2, i2), (k1, i1) = self.runs.pop(), self.runs.pop()
+            k, i = np.concatenate([k1, k2]), np.concatenate([i1, i2])
+            o = np.argsort(k, kind="stable")
+            self.runs.append((k[o], i[o]))
+
+
+class _HashedIndex(KeyIndex):
+    """Packed keys in a numba open-addressing table (load <= 1/2): one pass per frontier, no
+    sorting, however many levels the closure has."""
+
+    def __init__(self, n: int):
+        super().__init__(n)
+        self.kernels = probe_kernels()
+        self.all_keys: list[np.ndarray] = []
+        self._alloc(1 << 12)
+
+    def _alloc(self, capacity: int) -> None:
+        self.tab_keys = np.zeros(capacity, np.int64)
+        self.tab_vals = np.full(capacity, -1, np.int64)
+        self.hshift = 64 - (capacity.bit_length() - 1)
+        if self.all_keys:  # re-insert every key in index order: values stay 0..N-1
+            keys = np.concatenate(self.all_keys)
+            self.kernels[0](self.tab_keys, self.tab_vals, self.hshift, keys, 0,
+                            np.empty(len(keys), np.int64), np.zeros(len(keys), np.bool_))
+
+    def assign(self, keys: np.ndarray, rows: np.ndarray, start: int):
+        need = 2 * (start + len(keys))
+        if need > len(self.tab_keys):
+            self._alloc(1 << (need - 1).bit_length())
+        found = np.empty(len(keys), np.int64)
+        is_new = np.zeros(len(keys), np.bool_)
+        self.kernels[0](self.tab_keys, self.tab_vals, self.hshift, keys, start, found, is_new)
+        first_pos = np.flatnonzero(is_new)
+        self.all_keys.append(keys[first_pos])
+        return found, first_pos
+
+    def add(self, keys: np.ndarray, idx: np.ndarray, rows=None) -> None:
+        self.assign(keys, rows, int(idx[0]) if len(idx) else 0)
+
+    def lookup(self, keys: np.ndarray, rows=None, strict: bool = True) -> np.ndarray:
+        found = np.empty(len(keys), np.int64)
+        self.kernels[1](self.tab_keys, self.tab_vals, self.hshift, keys, found)
+        return found
+
+
+def enumerate_monoid(delta: np.ndarray, max_elements: int, name: str, exact_bytes: bool):
+    """Frontier-batched closure; returns element rows, right-table rows, parents, letters, index."""
+    n, k = delta.shape
+    dt = np.uint8 if n <= 256 else np.uint16 if n <= 65536 else np.uint32
+    gens = delta.T.astype(dt)  # gens[a][q] = delta[q, a]
+    index = KeyIndex(n, exact_bytes)
+    if index.mode == "packed" and index.direct is None and probe_kernels() is not None:
+        index = _HashedIndex(n)
+    elements = [np.arange(n, dtype=dt)[None, :]]
+    parent = [np.array([-1])]
+    letter = [np.array([-1])]
+    index.add(index.keys(elements[0]), np.array([0]))
+    index.rows = elements[0]
+    right_rows = []  # right[frontier elements], filled level by level
+    frontier = elements[0]
+    frontier_start, size = 0, 1
+    while frontier.size:
+        # All products frontier × letter at once: f_{ua}(q) = delta(f_u(q), a).
+        cand = gens[:, frontier].transpose(1, 0, 2).reshape(-1, n)  # (F*k, n), row = u*k + a
+        keys = index.keys(cand)
+        # Known candidates get their index; unseen ones are numbered in candidate order, so
+        # the first occurrence of each new element is its shortlex-least word.
+        found, first_pos = index.assign(keys, cand, size)
+        n_new = len(first_pos)
+        if size + n_new > max_elements:
+            raise MonoidTooLarge(
+                f"{name}: the monoid has more than max_elements={max_elements} "
+                f"elements (at least {size + n_new}); raise max_elements to enumerate it")
+        elements.append(cand[first_pos])
+        right_rows.append(found.reshape(-1, k))
+        parent.append(frontier_start + first_pos // k)
+        letter.append(first_pos % k)
+        frontier_start, size = size, size + n_new
+        frontier = cand[first_pos]
+    return elements, right_rows, parent, letter, index

@@ -1,0 +1,255 @@
+"""Small shared pieces with no monoidlab dependencies: length ranges, atomic writes, input checks.
+
+* :class:`Lengths`: an inclusive range of string lengths as typed data (``Lengths(41, 500)``);
+  ``"41:500"`` is only its text form, parsed by :meth:`Lengths.parse`.
+* :func:`length_array`: int | range | sequence | Lengths → sorted unique int64 array.
+* :func:`atomic_write_text`, :func:`atomic_write_bytes`, :func:`atomic_torch_save`,
+  :func:`write_section`: files written through a temporary file and ``os.replace``.
+* :func:`check_batch`: the one validator of ``(tokens (B, T), lengths (B,))`` numpy batches.
+* :func:`eval_mode`: a context manager for "this model, in eval mode, without gradients".
+
+Example
+-------
+>>> Lengths.parse("41:500:20").values()[:3].tolist(), str(Lengths(1, 40))
+([41, 61, 81], '1:40')
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from monoidlab.errors import InputError
+
+__all__ = ["Lengths", "length_array", "range_text", "atomic_write_bytes", "atomic_write_text",
+           "atomic_torch_save", "write_section", "check_batch", "eval_mode"]
+
+
+# ------------------------------------------------------------------------------ lengths
+@dataclass(frozen=True)
+class Lengths:
+    """Lengths ``start, start + step, ...`` up to ``stop`` *inclusive* (as the papers write
+    41..500). Iterating yields ints; ``str()`` gives the text form ``"41:500"``.
+
+    >>> list(Lengths(3, 9, 3)), len(Lengths(41, 500))
+    ([3, 6, 9], 460)
+    """
+
+    start: int
+    stop: int
+    step: int = 1
+
+    def __post_init__(self) -> None:
+        for name in ("start", "stop", "step"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int | np.integer):
+                raise InputError(f"lengths: {name} must be an integer, got {v!r}")
+        if self.start < 0 or self.stop < self.start or self.step < 1:
+            raise InputError(f"lengths: need 0 <= start <= stop and step >= 1, got "
+                             f"{self.start}:{self.stop}:{self.step}")
+
+    @classmethod
+    def parse(cls, value: Any, what: str = "lengths") -> Lengths:
+        """``"A:B"``, ``"A:B:STEP"``, ``"N"``, an int, ``[A, B]``/``[A, B, STEP]``, a ``range``
+        with a positive step, or a :class:`Lengths`. Errors name ``what``.
+
+        >>> Lengths.parse("40"), Lengths.parse([1, 40]) == Lengths(1, 40)
+        (Lengths(start=40, stop=40, step=1), True)
+        """
+        if isinstance(value, Lengths):
+            return value
+        if isinstance(value, range):
+            if value.step < 1 or len(value) == 0:
+                raise InputError(f"{what}: expected a non-empty increasing range, got {value!r}")
+            return cls(value.start, value[-1], value.step)
+        if isinstance(value, int | np.integer) and not isinstance(value, bool):
+            parts = [int(value)]
+        elif isinstance(value, str):
+            try:
+                parts = [int(x) for x in value.strip().split(":")]
+            except ValueError:
+                raise InputError(f"{what}: expected A:B, A:B:STEP or N (integers), got "
+                                 f"{value!r}") from None
+        elif isinstance(value, list | tuple) and all(
+                isinstance(x, int | np.integer) and not isinstance(x, bool) for x in value):
+            parts = [int(x) for x in value]
+        else:
+            raise InputError(f"{what}: expected A:B, A:B:STEP, N or a list [A, B], got "
+                             f"{type(value).__name__} {value!r}")
+        if len(parts) == 1:
+            parts = parts * 2
+        if len(parts) not in (2, 3):
+            raise InputError(f"{what}: expected A:B, A:B:STEP or N, got {value!r}")
+        try:
+            return cls(*parts)
+        except InputError:
+            raise InputError(f"{what}: need 0 <= A <= B and STEP >= 1, got {value!r}") from None
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(range(self.start, self.stop + 1, self.step))
+
+    def __len__(self) -> int:
+        return len(range(self.start, self.stop + 1, self.step))
+
+    def values(self) -> np.ndarray:
+        """The lengths as an int64 array."""
+        return np.arange(self.start, self.stop + 1, self.step, dtype=np.int64)
+
+    def __str__(self) -> str:
+        if self.start == self.stop:
+            return str(self.start)
+        return f"{self.start}:{self.stop}" + (f":{self.step}" if self.step != 1 else "")
+
+
+def length_array(lengths: Any, what: str = "lengths") -> np.ndarray:
+    """int | range | sequence | :class:`Lengths` | "A:B" → sorted unique non-negative int64 array.
+
+    >>> length_array([5, 3, 5]).tolist(), length_array("2:4").tolist()
+    ([3, 5], [2, 3, 4])
+    """
+    if isinstance(lengths, Lengths | str):
+        return Lengths.parse(lengths, what).values()
+    if isinstance(lengths, range):
+        lengths = list(lengths)
+    arr = np.atleast_1d(np.asarray(lengths))
+    if arr.size == 0:
+        raise InputError(f"{what}: empty")
+    if not np.issubdtype(arr.dtype, np.integer) or arr.min() < 0:
+        raise InputError(f"{what} must be non-negative integers, got {lengths!r}")
+    return np.unique(arr.astype(np.int64))
+
+
+def range_text(lengths: Iterable[int]) -> str:
+    """``"41:500"`` for a contiguous set of lengths, else a comma list.
+
+    >>> range_text([3, 4, 5]), range_text([2, 4])
+    ('3:5', '2,4')
+    """
+    arr = np.asarray(list(lengths) if not isinstance(lengths, np.ndarray) else lengths)
+    if len(arr) and np.array_equal(arr, np.arange(arr[0], arr[-1] + 1)):
+        return f"{arr[0]}:{arr[-1]}"
+    return ",".join(map(str, arr.tolist()))
+
+
+# ------------------------------------------------------------------------------ atomic writes
+def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
+    """Write ``data`` through a temporary file in the same folder, then ``os.replace``: a
+    crash mid-write leaves the previous file intact. The file gets the umask's mode.
+
+    >>> p = Path(tempfile.mkdtemp()) / "a.json"
+    >>> atomic_write_bytes(p, b"{}"); p.read_text()
+    '{}'
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        # mkstemp creates 0600 files; give the file the mode a plain open() would
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> None:
+    """UTF-8 text through :func:`atomic_write_bytes`."""
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_torch_save(obj: Any, path: str | os.PathLike) -> None:
+    """``torch.save`` through a temporary file (checkpoints survive a kill mid-save)."""
+    import io
+
+    import torch
+
+    buf = io.BytesIO()
+    torch.save(obj, buf)
+    atomic_write_bytes(path, buf.getvalue())
+
+
+def write_section(path: str | os.PathLike, name: str, text: str, title: str | None = None) -> None:
+    """Replace (or append) the generated section ``name`` of a markdown file, atomically.
+
+    Sections sit between ``<!-- begin NAME -->`` and ``<!-- end NAME -->``, so several
+    generators (sweeps, benchmarks) can share one page without overwriting each other.
+
+    >>> p = Path(tempfile.mkdtemp()) / "r.md"
+    >>> write_section(p, "a", "one"); write_section(p, "b", "two"); write_section(p, "a", "ONE")
+    >>> p.read_text().count("ONE"), "one" in p.read_text(), "two" in p.read_text()
+    (1, False, True)
+    """
+    path = Path(path)
+    begin, end = f"<!-- begin {name} -->", f"<!-- end {name} -->"
+    block = f"{begin}\n{text.rstrip()}\n{end}\n"
+    old = path.read_text(encoding="utf-8") if path.is_file() else (f"# {title}\n\n" if title else "")
+    if begin in old and end in old:
+        head, rest = old.split(begin, 1)
+        new = head + block + rest.split(end, 1)[1].lstrip("\n")
+    else:
+        new = old.rstrip("\n") + ("\n\n" if old.strip() else "") + block
+    atomic_write_text(path, new)
+
+
+# ------------------------------------------------------------------------------ input checks
+def check_batch(tokens: Any, lengths: Any, n_symbols: int, who: str = "batch",
+                min_length: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Validate a numpy batch: ``tokens`` (B, T) ints in ``0..n_symbols-1`` (padding included),
+    ``lengths`` (B,) in ``min_length..T``. Returns both as arrays; errors name ``who``.
+
+    >>> check_batch([[0, 1]], [2], n_symbols=2)[1].tolist()
+    [2]
+    """
+    tokens = np.asarray(tokens)
+    lengths = np.asarray(lengths)
+    if tokens.ndim != 2 or lengths.shape != (tokens.shape[0],):
+        raise InputError(f"{who}: expected tokens (B, T) and lengths (B,), got shapes "
+                         f"{tokens.shape} and {lengths.shape}")
+    if tokens.size and not np.issubdtype(tokens.dtype, np.integer):
+        raise InputError(f"{who}: tokens must be integers, got {tokens.dtype}")
+    if lengths.size and not np.issubdtype(lengths.dtype, np.integer):
+        raise InputError(f"{who}: lengths must be integers, got {lengths.dtype}")
+    if lengths.size and min_length and lengths.min() < min_length:
+        raise InputError(f"{who}: every string needs length >= {min_length}, got "
+                         f"{int(lengths.min())}")
+    if lengths.size and (lengths.min() < min_length or lengths.max() > tokens.shape[1]):
+        raise InputError(f"{who}: lengths must lie in {min_length}..{tokens.shape[1]}, got "
+                         f"{int(lengths.min())}..{int(lengths.max())}")
+    if tokens.size and (tokens.min() < 0 or tokens.max() >= n_symbols):
+        bad = int(tokens[(tokens < 0) | (tokens >= n_symbols)][0])
+        raise InputError(f"{who}: token ids must lie in 0..{n_symbols - 1} (padding positions "
+                         f"too), got {bad}")
+    return tokens, lengths
+
+
+@contextlib.contextmanager
+def eval_mode(model: Any) -> Iterator[Any]:
+    """``with eval_mode(model):`` runs the model in eval mode without gradients and restores
+    its training flag afterwards (even on an exception)."""
+    import torch
+
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            yield model
+    finally:
+        model.train(was_training)

@@ -1,0 +1,121 @@
+"""The ``monoidlab`` command: a thin layer over the Python API.
+
+Every command prints a readable table, or JSON with ``--json``. An error the user can cause
+(a :class:`~monoidlab.errors.MonoidlabError`, a file that cannot be read or written, memory
+running out) exits with status 2 and one line ``monoidlab: error: ...``; anything else is a bug
+and keeps its traceback (set ``MONOIDLAB_DEBUG=1`` for tracebacks of every error).
+
+The commands come from an explicit list of modules, one per concern: :mod:`.algebra`
+(languages, monoid), :mod:`.analysis` (coverage, min-length), :mod:`.probe`, :mod:`.report`
+(report, demo) and :mod:`.training` (train, evaluate, sweep).
+
+Example
+-------
+>>> from monoidlab.cli import main
+>>> main(["monoid", "parity", "--json"])  # doctest: +ELLIPSIS
+{...
+0
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Sequence
+
+from monoidlab.cli import algebra, analysis, probe, report, training
+from monoidlab.cli._common import CLIError, UsageError, command, emit, format_table, parse_range
+from monoidlab.errors import MonoidlabError
+
+__all__ = ["main", "build_parser", "markdown_reference", "COMMANDS", "CLIError", "UsageError",
+           "command", "emit", "format_table", "parse_range"]
+
+MODULES = (algebra, analysis, probe, report, training)  # the order of `monoidlab --help`
+COMMANDS: dict[str, Callable] = {fn.cli_name: fn for m in MODULES for fn in m.COMMANDS}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argparse parser with every subcommand of :data:`COMMANDS`."""
+    parser = argparse.ArgumentParser(prog="monoidlab", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, fn in COMMANDS.items():
+        p = sub.add_parser(name, help=fn.cli_help, description=fn.cli_help)
+        fn.configure(p)
+        p.set_defaults(func=fn)
+    return parser
+
+
+def markdown_reference() -> str:
+    """The CLI reference (docs/cli.md), generated from the parser so that it cannot drift."""
+    cols = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = "100"  # argparse wraps usage lines at the terminal width
+    try:
+        parser = build_parser()
+        return _markdown(parser)
+    finally:
+        if cols is None:
+            del os.environ["COLUMNS"]
+        else:
+            os.environ["COLUMNS"] = cols
+
+
+def _markdown(parser: argparse.ArgumentParser) -> str:
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    lines = ["# CLI reference", "",
+             "Generated from the parser (`python -c \"from monoidlab.cli import "
+             "markdown_reference as m; print(m())\" > docs/cli.md`). Every command prints a "
+             "table, or JSON with `--json`; errors exit with status 2 and one line.", ""]
+    for name, p in sub.choices.items():
+        lines += [f"## `monoidlab {name}`", "", COMMANDS[name].cli_help, "", "```text",
+                  p.format_usage().strip().replace("usage: ", ""), "```", ""]
+        rows = []
+        for a in p._actions:
+            if isinstance(a, argparse._HelpAction):
+                continue
+            flag = ", ".join(a.option_strings) or a.dest
+            default = "" if a.default in (None, False, argparse.SUPPRESS) else f" (default `{a.default}`)"
+            rows.append(f"| `{flag}` | {(a.help or '').replace('|', '/')}{default} |")
+        if rows:
+            lines += ["| option | meaning |", "|---|---|", *rows, ""]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status (0, 2 on a user error, 130 on Ctrl-C)."""
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 0
+    if extra and not getattr(args.func, "accepts_overrides", False):
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    args.extra = extra
+    if os.environ.get("MONOIDLAB_DEBUG"):  # full tracebacks for developers
+        args.func(args)
+        return 0
+    try:
+        args.func(args)
+    except MonoidlabError as exc:
+        return _fail(str(exc))
+    except BrokenPipeError:  # `monoidlab ... | head`: the reader left; not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except OSError as exc:  # unreadable / unwritable files, full disks: one line, no traceback
+        where = f": {exc.filename}" if getattr(exc, "filename", None) else ""
+        return _fail(f"{exc.strerror or exc}{where}")
+    except MemoryError:
+        return _fail("out of memory; try smaller lengths, batches or monoids")
+    except KeyboardInterrupt:
+        print("monoidlab: interrupted", file=sys.stderr)
+        return 130
+    return 0
+
+
+def _fail(message: str) -> int:
+    print(f"monoidlab: error: {message}", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

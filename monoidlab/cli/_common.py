@@ -1,0 +1,85 @@
+"""Pieces every command shares: the command decorator, output (table or JSON), ranges.
+
+A command is a function ``fn(args)`` decorated with :func:`command`; its module lists it in
+``COMMANDS`` and :mod:`monoidlab.cli` builds the parser from an explicit list of modules.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from monoidlab._util import Lengths
+from monoidlab.errors import InputError, UsageError
+
+__all__ = ["CLIError", "UsageError", "command", "emit", "format_table", "parse_range",
+           "json_default"]
+
+CLIError = UsageError  # the name used before errors moved to monoidlab.errors
+
+
+def command(name: str, help: str) -> Callable:
+    """Mark ``fn(args)`` as the subcommand ``name``; ``fn.configure(parser)`` adds its options."""
+
+    def deco(fn: Callable) -> Callable:
+        fn.cli_name, fn.cli_help = name, help
+        return fn
+
+    return deco
+
+
+def parse_range(text: str, what: str = "range") -> range:
+    """``"41:500"`` → range(41, 501) (inclusive end, as in the papers); ``"40"`` → range(40, 41);
+    ``"41:500:20"`` → every 20th length from 41 (the end is included when the step lands on it).
+
+    >>> parse_range("41:45:2")
+    range(41, 46, 2)
+    """
+    try:
+        lengths = Lengths.parse(text, what)
+    except InputError as exc:
+        raise UsageError(str(exc)) from None
+    return range(lengths.start, lengths.stop + 1, lengths.step)
+
+
+def emit(args, data, table: str) -> None:
+    if getattr(args, "json", False):
+        print(json.dumps(data, indent=2, default=json_default))
+    else:
+        print(table)
+
+
+def json_default(obj: Any) -> Any:
+    import numpy as np
+
+    if isinstance(obj, np.integer):
+        return int(obj)
+    if isinstance(obj, np.floating):
+        return float(obj)
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if isinstance(obj, range):
+        return [obj.start, obj.stop - 1]
+    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
+
+
+def format_table(rows: list[dict], columns: Sequence[str]) -> str:
+    """Plain fixed-width table (no pandas import for the fast commands)."""
+    cells = [[str(c) for c in columns]] + [[_fmt(r.get(c, "")) for c in columns] for r in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(columns))]
+    lines = ["  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip() for row in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def _fmt(v) -> str:
+    if isinstance(v, bool):
+        return "yes" if v else "-"
+    if isinstance(v, float):
+        return f"{v:.3f}"
+    if isinstance(v, list | tuple):
+        return " ".join(map(str, v))
+    return str(v)
+
+

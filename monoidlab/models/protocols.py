@@ -1,0 +1,134 @@
+"""What a model can do, as Protocols: the trainer, the evaluator and the probes ask these, never
+a concrete class, and never ``hasattr``.
+
+Every model is a ``torch.nn.Module`` and a :class:`Classifier`. The others are capabilities:
+
+=====================  =========================================================  =============
+protocol               meaning                                                     models
+=====================  =========================================================  =============
+:class:`PrefixModel`   a prediction at every position (Delétang's tape tasks)      all but
+                                                                                   decoder-lm
+:class:`NodeStateModel`  the state of every internal node of its reduction tree   mlp-ldru,
+                                                                                   pr-lstm, pr-rnn
+:class:`PrefixStateModel`  the recurrent state after every position                rnn, lstm,
+                                                                                   transformer
+:class:`OperatorModel`  a learned binary operator on flat state vectors            mlp-ldru,
+                                                                                   pr-lstm, pr-rnn
+:class:`OffsetModel`   strings at left offsets inside a padded balanced buffer     mlp-ldru
+:class:`RegularisedModel`  an extra loss term (MLP-LDRU: associativity)            mlp-ldru
+:class:`GenerativeModel`  greedy decoding from a prompt                            decoder-lm
+=====================  =========================================================  =============
+
+:func:`capabilities` lists them for a model or a model class (used in error messages: "model
+'rnn' cannot take assoc_weight: it has no regulariser; models that can: mlp-ldru").
+
+Example
+-------
+>>> from monoidlab.models import model_class
+>>> sorted(capabilities(model_class("mlp-ldru")))
+['Classifier', 'NodeStateModel', 'OffsetModel', 'OperatorModel', 'PrefixModel', 'RegularisedModel']
+>>> issubclass(model_class("lstm"), OperatorModel)
+False
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:  # torch stays out of `import monoidlab`
+    from torch import Tensor
+
+    from monoidlab.models.common import NodeStates
+
+__all__ = ["Classifier", "PrefixModel", "NodeStateModel", "PrefixStateModel", "OperatorModel",
+           "OffsetModel", "RegularisedModel", "GenerativeModel", "capabilities", "PROTOCOLS"]
+
+
+@runtime_checkable
+class Classifier(Protocol):
+    """``forward(tokens (B, T), lengths (B,)) -> logits (B, n_classes)`` read at each string's end."""
+
+    def forward(self, tokens: Tensor, lengths: Tensor) -> Tensor: ...
+
+
+@runtime_checkable
+class PrefixModel(Protocol):
+    """``forward_all(tokens, lengths) -> logits (B, T, n_classes)``: one prediction per position;
+    position t depends on tokens 0..t only."""
+
+    def forward_all(self, tokens: Tensor, lengths: Tensor) -> Tensor: ...
+
+
+@runtime_checkable
+class NodeStateModel(Protocol):
+    """``node_states(tokens, lengths) -> NodeStates``: every internal node's state with its level
+    and spans, in the node order of :func:`monoidlab.schedules.schedule`."""
+
+    def node_states(self, tokens: Tensor, lengths: Tensor) -> NodeStates: ...
+
+
+@runtime_checkable
+class PrefixStateModel(Protocol):
+    """``prefix_states(tokens, lengths) -> (B, T, hidden)``: the state after every position."""
+
+    def prefix_states(self, tokens: Tensor, lengths: Tensor) -> Tensor: ...
+
+
+@runtime_checkable
+class OperatorModel(Protocol):
+    """A learned binary operator ``x ⊙ y`` on flat state vectors, which the associativity and
+    identity checks apply to the roots of held-out strings.
+
+    * ``root_states(tokens, lengths) -> (B, D)``: each string's root, as the operator sees it
+      (PR-LSTM: ``[h; c]``);
+    * ``apply_operator(a, b) -> (B, D)``: one application of the learned operator;
+    * ``padding_state() -> (D,) or None``: the state of a padding leaf, when the model has one;
+    * ``state_logits(s) -> (B, n_classes)``: what the head decodes from a state;
+    * ``visible_state(s) -> (B, d)``: the part of a state that node embeddings show (``h``).
+    """
+
+    def root_states(self, tokens: Tensor, lengths: Tensor) -> Tensor: ...
+
+    def apply_operator(self, a: Tensor, b: Tensor) -> Tensor: ...
+
+    def padding_state(self) -> Tensor | None: ...
+
+    def state_logits(self, state: Tensor) -> Tensor: ...
+
+    def visible_state(self, state: Tensor) -> Tensor: ...
+
+
+@runtime_checkable
+class OffsetModel(Protocol):
+    """Balanced-tree models that can place each string at a left offset inside its buffer
+    (training with random offsets, ``offsets = "random"``)."""
+
+    def forward_at_offsets(self, tokens: Tensor, lengths: Tensor, offsets: Tensor) -> Tensor: ...
+
+
+@runtime_checkable
+class RegularisedModel(Protocol):
+    """``regulariser(tokens, lengths, offsets=None) -> scalar``: an extra loss term the trainer
+    adds with weight ``assoc_weight`` (MLP-LDRU: 1 − cos((a⊙b)⊙c, a⊙(b⊙c)))."""
+
+    def regulariser(self, tokens: Tensor, lengths: Tensor,
+                    offsets: Tensor | None = None) -> Tensor: ...
+
+
+@runtime_checkable
+class GenerativeModel(Protocol):
+    """``generate(prompt, prompt_lengths, max_new_tokens, ...) -> (B, max_new_tokens)`` tokens by
+    greedy decoding (decoder language models; exact match of prompt → answer tasks)."""
+
+    def generate(self, prompt: Tensor, prompt_lengths: Tensor | None = None,
+                 max_new_tokens: int = 16, **kw: Any) -> Tensor: ...
+
+
+PROTOCOLS = (Classifier, PrefixModel, NodeStateModel, PrefixStateModel, OperatorModel,
+             OffsetModel, RegularisedModel, GenerativeModel)
+
+
+def capabilities(model: Any) -> set[str]:
+    """Names of the protocols a model (or a model class) satisfies."""
+    check = issubclass if isinstance(model, type) else isinstance
+    return {p.__name__ for p in PROTOCOLS if check(model, p)}

@@ -1,0 +1,54 @@
+"""Probing trained models: do node embeddings cluster by the true monoid classes, and does the
+learned operator behave like the monoid product?
+
+Four instruments, each a plain function (or a scikit-learn-style estimator) on plain data:
+
+* :func:`node_embeddings`: every internal tree node's state (MLP-LDRU, PR-LSTM, PR-RNN) or
+  every prefix state (RNN, LSTM), with a pandas metadata frame: string, node, level, span,
+  true EC (from the monoid), the automaton state and class the EC maps to.
+* :func:`heldout_strings`: probing strings the checkpoint never trained on: *beyond the
+  training lengths* (default), or *disjoint by content* (the checkpoint's training batches are
+  regenerated exactly from ``default_rng([seed, step])`` and excluded). The result says which.
+* :class:`ClusterAgreement` (any sklearn clusterer; KMeans with k = #ECs present by default)
+  and :func:`cluster_agreement` (KMeans, agglomerative, HDBSCAN; overall and per level);
+  :func:`agreement_scores` (ARI, NMI, homogeneity, completeness, V-measure, purity);
+  :func:`linear_probe` (logistic regression fit on part of the held-out strings' nodes,
+  scored on the others).
+* :func:`associativity`: on triples (x, y, z), the roots' (x⊙y)⊙z against x⊙(y⊙z) (cosine
+  distance, relative L2), whether the head / the probe decode both alike and to the class of
+  xyz, and the identity check x⊙pad, pad⊙x (pad = the model's padding leaf).
+
+:func:`probe_model` runs them all on one model; :func:`probe_checkpoint` on a checkpoint and
+on the same model at initialisation (the baseline).
+
+The package re-exports every public name, so ``from monoidlab.probing import X`` works for all
+of them; the modules are :mod:`~monoidlab.probing.embeddings`,
+:mod:`~monoidlab.probing.clustering`, :mod:`~monoidlab.probing.associativity` and
+:mod:`~monoidlab.probing.probe`.
+"""
+
+from monoidlab.probing.associativity import associativity, root_states, summarise_associativity
+from monoidlab.probing.clustering import (
+    CLUSTERERS,
+    METRICS,
+    Agreement,
+    ClusterAgreement,
+    agreement_scores,
+    cluster_agreement,
+    linear_probe,
+    purity_score,
+)
+from monoidlab.probing.embeddings import (
+    HeldOut,
+    NodeEmbeddings,
+    heldout_strings,
+    node_embeddings,
+    training_strings,
+)
+from monoidlab.probing.probe import model_at_init, probe_checkpoint, probe_model
+
+__all__ = ["NodeEmbeddings", "node_embeddings", "HeldOut", "training_strings",
+           "heldout_strings", "purity_score", "agreement_scores", "ClusterAgreement", "Agreement",
+           "cluster_agreement", "linear_probe", "root_states", "associativity",
+           "summarise_associativity", "model_at_init", "probe_model", "probe_checkpoint",
+           "CLUSTERERS", "METRICS"]

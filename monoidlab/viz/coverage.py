@@ -1,0 +1,139 @@
+"""Coverage figures: the paper's composition heatmaps (train, test, test/train), the missing
+compositions and the node-EC shift.
+
+Example
+-------
+>>> import monoidlab as ml
+>>> from monoidlab.coverage import exact_coverage
+>>> fig = coverage_heatmap(exact_coverage(ml.load_language("dyck-2"), range(1, 9)))
+>>> type(fig).__name__
+'Figure'
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from monoidlab.viz._common import ec_ticks as _ticks
+from monoidlab.viz._common import pyplot as _plt
+from monoidlab.viz._common import trim as _trim
+
+__all__ = ["coverage_heatmap", "ratio_heatmap", "gap_heatmaps", "shift_bars", "missing_table"]
+
+
+def coverage_heatmap(cov, ax=None, title: str | None = None, rows=None, cols=None,
+                     vmin=None, vmax=None, cmap: str = "viridis"):
+    """The paper's heatmap: log10 of normalised composition frequency, zero cells masked.
+
+    Axes are left EC × right EC, labelled by representative words for small monoids.
+    """
+    import seaborn as sns
+
+    plt = _plt()
+    p = cov.probabilities
+    if rows is None or cols is None:
+        rows, cols = _trim(cov.support)
+    with np.errstate(divide="ignore"):
+        data = np.log10(p[np.ix_(rows, cols)])
+    mask = ~np.isfinite(data)  # zero (or underflowed) cells
+    fig = None
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(6.4, 5.2))
+    sns.heatmap(np.where(mask, np.nan, data), mask=mask, ax=ax, cmap=cmap, vmin=vmin, vmax=vmax,
+                xticklabels=_ticks(cov.monoid, cols), yticklabels=_ticks(cov.monoid, rows),
+                cbar_kws={"label": "log10 frequency"})
+    ax.set_xlabel("right EC")
+    ax.set_ylabel("left EC")
+    lengths = cov.lengths
+    ax.set_title(title or f"{cov.monoid.automaton.name}: {cov.schedule}, lengths "
+                 f"{lengths.min()}–{lengths.max()} ({'exact' if cov.exact else 'sampled'})")
+    return fig or ax.figure
+
+
+def ratio_heatmap(gap, ax=None, rows=None, cols=None):
+    """log10(test / train) frequency; cells needed at test but missing in training in red."""
+    import seaborn as sns
+
+    plt = _plt()
+    if rows is None or cols is None:
+        rows, cols = _trim(gap.test.support | gap.train.support)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        data = np.log10(gap.ratio[np.ix_(rows, cols)])
+    fig = None
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(6.4, 5.2))
+    lim = np.nanmax(np.abs(data)) if np.isfinite(data).any() else 1.0
+    sns.heatmap(data, mask=~np.isfinite(data), ax=ax, cmap="coolwarm", center=0, vmin=-lim,
+                vmax=lim, xticklabels=_ticks(gap.test.monoid, cols),
+                yticklabels=_ticks(gap.test.monoid, rows), cbar_kws={"label": "log10 test/train"})
+    miss = gap.missing[np.ix_(rows, cols)]
+    ys, xs = np.nonzero(miss)
+    ax.scatter(xs + 0.5, ys + 0.5, marker="s", s=12, color="red", label="missing in training")
+    if len(xs):
+        ax.legend(loc="upper right", fontsize=7)
+    ax.set_xlabel("right EC")
+    ax.set_ylabel("left EC")
+    ax.set_title("test / train")
+    return fig or ax.figure
+
+
+def gap_heatmaps(gap):
+    """Train heatmap, test heatmap and ratio side by side on shared axes."""
+    plt = _plt()
+    rows, cols = _trim(gap.test.support | gap.train.support)
+    fig, axes = plt.subplots(1, 3, figsize=(19, 5.4))
+    lo = min(_finite_min(gap.train), _finite_min(gap.test))
+    coverage_heatmap(gap.train, ax=axes[0], rows=rows, cols=cols, vmin=lo, vmax=0,
+                     title=f"train {_lens(gap.train)}")
+    coverage_heatmap(gap.test, ax=axes[1], rows=rows, cols=cols, vmin=lo, vmax=0,
+                     title=f"test {_lens(gap.test)}")
+    ratio_heatmap(gap, ax=axes[2], rows=rows, cols=cols)
+    fig.suptitle(f"{gap.test.monoid.automaton.name}: EC compositions ({gap.test.schedule}); "
+                 f"{int(gap.missing.sum())} needed at test, never in training")
+    fig.tight_layout()
+    return fig
+
+
+def _finite_min(cov) -> float:
+    p = cov.probabilities
+    p = p[p > 0]
+    return float(np.log10(p.min())) if len(p) else -1.0
+
+
+def _lens(cov) -> str:
+    return f"lengths {cov.lengths.min()}–{cov.lengths.max()}"
+
+
+def shift_bars(gap, top: int = 30):
+    """Per-EC distribution shift: node-EC probability at train and at test (largest changes)."""
+    import pandas as pd
+    import seaborn as sns
+
+    plt = _plt()
+    s = gap.ec_shift
+    order = np.argsort(-np.abs(s["shift"]))[:top]
+    labels = gap.test.monoid.labels()
+    df = pd.DataFrame({"EC": [labels[i] for i in order for _ in (0, 1)],
+                       "probability": [v for i in order for v in (s["train"][i], s["test"][i])],
+                       "split": ["train", "test"] * len(order)})
+    fig, ax = plt.subplots(figsize=(max(6, 0.35 * len(order)), 4))
+    sns.barplot(df, x="EC", y="probability", hue="split", ax=ax)
+    ax.tick_params(axis="x", rotation=90)
+    ax.set_title("node-EC distribution, largest train→test shifts")
+    fig.tight_layout()
+    return fig
+
+
+def missing_table(gap, limit: int = 30):
+    """The missing compositions as a table figure (most probable at test first)."""
+    plt = _plt()
+    rows = gap.missing_list()[:limit]
+    fig, ax = plt.subplots(figsize=(7, 0.3 * (len(rows) + 2)))
+    ax.axis("off")
+    if rows:
+        cells = [[r["left_word"], r["right_word"], f"{r['test_probability']:.2e}"] for r in rows]
+        ax.table(cellText=cells, colLabels=["left EC", "right EC", "P(test)"], loc="center")
+    else:
+        ax.text(0.5, 0.5, "no missing compositions", ha="center", va="center")
+    ax.set_title(f"{len(gap.missing_list())} compositions needed at test, absent in training")
+    return fig

@@ -1,0 +1,173 @@
+"""Slow, obviously-correct references used only by the tests (moved out of the package).
+
+Each rebuilds by another route what a fast implementation computes: the schedules' trees by
+top-down recursion and binary expansion, node labels by labelling every child substring on its
+own, the tree models' outputs one string and one node at a time.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from monoidlab.models.common import check_inputs, gather_last
+from monoidlab.schedules import schedule
+from monoidlab.schedules import schedule as get_schedule
+
+# Schedules: a tree is a buffer position (leaf) or a pair of trees.
+
+
+def reference_trees(name: str, length: int, offset: int = 0) -> list:
+    """Nested-tuple trees of the schedule: ``[root]``, or for ``scan`` the L prefix trees.
+
+    >>> reference_trees("scan", 3)
+    [0, (0, 1), ((0, 1), 2)]
+    """
+    sched = schedule(name, length, offset)  # validates arguments; only `buffer` is used
+    if name == "balanced":
+        def build(a: int, b: int):
+            if b - a == 1:
+                return a
+            mid = (a + b) // 2
+            return (build(a, mid), build(mid, b))
+
+        return [build(0, sched.buffer)]
+    if name == "chain":
+        tree = 0
+        for p in range(1, length):
+            tree = (tree, p)
+        return [tree]
+
+    def block(start: int, size: int):  # balanced tree over an aligned power-of-two block
+        if size == 1:
+            return start
+        return (block(start, size // 2), block(start + size // 2, size // 2))
+
+    prefixes = []
+    for t in range(1, length + 1):
+        # left fold over t's binary expansion, most significant block first
+        tree, start = None, 0
+        for k in reversed(range(t.bit_length())):
+            if t >> k & 1:
+                b = block(start, 1 << k)
+                tree = b if tree is None else (tree, b)
+                start += 1 << k
+        prefixes.append(tree)
+    return prefixes
+
+
+def reference_spans(name: str, length: int, offset: int = 0) -> list[tuple]:
+    """Sorted ``(level, left_span, right_span)`` of every internal node, from the references.
+
+    Spans are tuples; empty spans follow the module convention ((0, 0) left of the string,
+    (L, L) right of it). Shared subtrees of the ``scan`` prefixes count once.
+
+    >>> reference_spans("balanced", 3)
+    [(1, (0, 1), (1, 2)), (1, (2, 3), (3, 3)), (2, (0, 2), (2, 3))]
+    """
+    seen: dict[tuple, tuple] = {}
+
+    def span(tree) -> tuple[int, int]:
+        leaves = _leaves(tree)
+        real = [p - offset for p in leaves if 0 <= p - offset < length]
+        if real:
+            return (min(real), max(real) + 1)
+        return (0, 0) if leaves[0] < offset else (length, length)
+
+    def visit(tree) -> int:
+        """Height of ``tree``; records each internal node under its buffer interval."""
+        if not isinstance(tree, tuple):
+            return 0
+        height = 1 + max(visit(tree[0]), visit(tree[1]))
+        leaves = _leaves(tree)
+        seen[(leaves[0], leaves[-1] + 1)] = (height, span(tree[0]), span(tree[1]))
+        return height
+
+    for root in reference_trees(name, length, offset):
+        visit(root)
+    return sorted(seen.values())
+
+
+def _leaves(tree) -> list[int]:
+    if not isinstance(tree, tuple):
+        return [tree]
+    return _leaves(tree[0]) + _leaves(tree[1])
+
+
+# Node labels
+def reference_node_labels(monoid, strings, schedule: str = "balanced", offsets=None) -> list[list]:
+    """Slow reference: per string, per node, ``(left, right, node)`` ECs read off substrings.
+
+    Each child's substring (from its span) is labelled with ``element_of`` directly.
+    """
+    a = monoid.automaton
+    out = []
+    for i, w in enumerate(strings):
+        sched = get_schedule(schedule, len(w), 0 if offsets is None else int(offsets[i]))
+        rows = []
+        for n in range(sched.n_nodes):
+            ecs = []
+            for lo, hi in (sched.left_span[n], sched.right_span[n], sched.span[n]):
+                sub = w[lo:hi]
+                ecs.append(int(monoid.element_of(*a.encode([sub]))[0]) if hi > lo else 0)
+            rows.append(tuple(ecs))
+        out.append(rows)
+    return out
+
+
+# Models (use them in eval mode)
+@torch.no_grad()
+def mlp_ldru_forward(model, tokens: Tensor, lengths: Tensor | None = None,
+                      offsets: Tensor | None = None) -> Tensor:
+    """Slow reference of :meth:`forward`: one string at a time, one node at a time, over
+    the tree of ``schedules.schedule("balanced", L, r)``. Use in eval mode."""
+    tokens, lengths = check_inputs(tokens, lengths)
+    out = []
+    for b in range(tokens.shape[0]):
+        L, r = int(lengths[b]), 0 if offsets is None else int(offsets[b])
+        s = schedule("balanced", L, r)
+        pos = torch.arange(s.buffer) - r
+        valid = torch.as_tensor(~s.padding_leaf, device=tokens.device)
+        tok = tokens[b, pos.clamp(0, L - 1).to(tokens.device)]
+        leaves = model.embed(tok[None], valid[None])[0]
+        states = list(leaves)
+        for i in range(s.n_nodes):
+            x, y = states[s.left_child[i]], states[s.right_child[i]]
+            states.append(model.drop(model.combine(x, y)))
+        out.append(model.head(states[s.root]))
+    return torch.stack(out)
+
+
+@torch.no_grad()
+def scan_forward(model, tokens: Tensor, lengths: Tensor | None = None,
+                      all_positions: bool = False) -> Tensor:
+    """Slow reference: per string, per node of ``schedules.schedule("scan", L)``, in Python.
+
+    Returns (B, n_classes) at the last position, or with ``all_positions`` (B, T,
+    n_classes) (zeros past each length).
+    """
+    tokens, lengths = check_inputs(tokens, lengths)
+    B, T = tokens.shape
+    out = tokens.new_zeros((B, T, model.n_classes), dtype=model.head.weight.dtype)
+    for b in range(B):
+        L = int(lengths[b])
+        s = schedule("scan", L)
+        leaves = model.leaf(tokens[b : b + 1, :L])
+        # one (1, 1, ·) state per leaf, then one per node
+        states = [tuple(x[:, t : t + 1] for x in leaves) for t in range(L)]
+        for i in range(s.n_nodes):
+            states.append(model.cell(states[s.left_child[i]], states[s.right_child[i]]))
+        for t in range(L):
+            h = states[s.prefix_roots[t]][0][0, 0]
+            out[b, t] = model.head(torch.relu(h))
+    if all_positions:
+        return out
+    return gather_last(out, lengths)
+
+
+def reference_forward(model, tokens: Tensor, lengths: Tensor | None = None, *args, **kw) -> Tensor:
+    """The slow reference of whichever tree model ``model`` is."""
+    from monoidlab.models.mlp_ldru import MLPLDRU
+
+    fn = mlp_ldru_forward if isinstance(model, MLPLDRU) else scan_forward
+    return fn(model, tokens, lengths, *args, **kw)

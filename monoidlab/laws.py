@@ -12,8 +12,12 @@ monoid's right Cayley table (nodes = ECs). Two recursions over the length cover 
   carry group columns (one per class or target); ``rescale=True`` divides each ``G[s, :, g]``
   by its maximum (only ratios matter for sampling, and lengths in the thousands stay finite).
 
-Used by the samplers (path counts), exact coverage (prefix and suffix laws), the sub-language
-length checks and the EC-stratified sampler. See docs/coverage.md.
+The ``scaled_*`` variants keep every step at maximum 1 and return the log of the scale
+factors, so laws far below 1e-300 (long strings of a rare class) stay comparable across
+lengths; :func:`draw_walks` draws strings letter by letter from backward laws.
+
+Used by the samplers (path counts), the near-miss sampler, exact coverage (prefix and suffix
+laws), the sub-language length checks and the EC-stratified sampler. See docs/coverage.md.
 
 Example
 -------
@@ -29,7 +33,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["forward_laws", "backward_laws"]
+__all__ = ["forward_laws", "backward_laws", "scaled_forward_laws", "scaled_backward_laws",
+           "draw_walks"]
 
 
 def forward_laws(table: np.ndarray, start: int | np.ndarray, max_len: int,
@@ -71,3 +76,77 @@ def backward_laws(table: np.ndarray, final: np.ndarray, max_len: int, indicator:
             nxt = nxt / np.where(scale > 0, scale, 1.0)
         G[s] = nxt
     return G
+
+
+def scaled_forward_laws(table: np.ndarray, start: int | np.ndarray,
+                        max_len: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(P_hat, log_scale)`` with ``P[m] = P_hat[m] * exp(log_scale[m])`` (no underflow).
+
+    >>> p, s = scaled_forward_laws(np.array([[0, 1], [1, 0]]), 0, 3)
+    >>> np.allclose(p * np.exp(s)[:, None], forward_laws(np.array([[0, 1], [1, 0]]), 0, 3))
+    True
+    """
+    table = np.asarray(table, np.int64)
+    n, k = table.shape
+    P = np.zeros((max_len + 1, n))
+    log_scale = np.zeros(max_len + 1)
+    if np.ndim(start) == 0:
+        P[0, int(start)] = 1.0
+    else:
+        P[0] = np.asarray(start, float)
+    dst = table.ravel()
+    for m in range(1, max_len + 1):
+        nxt = np.bincount(dst, weights=np.repeat(P[m - 1], k), minlength=n) / k
+        top = nxt.max()
+        scale = top if top > 0 else 1.0
+        P[m] = nxt / scale
+        log_scale[m] = log_scale[m - 1] + np.log(scale)
+    return P, log_scale
+
+
+def scaled_backward_laws(table: np.ndarray, final: np.ndarray,
+                         max_len: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(G_hat, log_scale)``: :func:`backward_laws` (probabilities, mean over letters) with
+    each column ``G[s, :, g]`` scaled to maximum 1; ``G[s, :, g] = G_hat[s, :, g] *
+    exp(log_scale[s, g])``. ``final`` is (n,) or (n, G); ``log_scale`` is (max_len + 1,) or
+    (max_len + 1, G) accordingly."""
+    table = np.asarray(table, np.int64)
+    final = np.asarray(final, float)
+    G = np.zeros((max_len + 1, *final.shape))
+    log_scale = np.zeros((max_len + 1, *final.shape[1:]))
+    G[0] = final
+    for s in range(1, max_len + 1):
+        nxt = G[s - 1][table].mean(axis=1)
+        top = nxt.max(axis=0)
+        scale = np.where(top > 0, top, 1.0)
+        G[s] = nxt / scale
+        log_scale[s] = log_scale[s - 1] + np.log(scale)
+    return G, log_scale
+
+
+def draw_walks(rng: np.random.Generator, table: np.ndarray, C: np.ndarray,
+               start: int | np.ndarray, lengths: np.ndarray, targets: np.ndarray) -> np.ndarray:
+    """Draw each string letter by letter with P(a) ∝ C[remaining, table[node, a], target].
+
+    ``C`` are backward laws (path counts, any per-(length, target) scale) towards the target
+    groups; ``start`` is one node or a node per string. Returns tokens (B, max length),
+    0 past each length. Every string is uniform among the strings of its length that lead
+    its start into its target group.
+    """
+    table = np.asarray(table, np.int64)
+    B, T = len(lengths), int(lengths.max(initial=0))
+    tokens = np.zeros((B, T), np.int64)
+    state = np.broadcast_to(np.asarray(start, np.int64), (B,)).copy()
+    k = table.shape[1]
+    u = rng.random((T, B))
+    for t in range(T):
+        active = lengths > t
+        rem = np.where(active, lengths - t - 1, 0)
+        w = C[rem[:, None], table[state], targets[:, None]]  # (B, k)
+        cum = np.cumsum(w, axis=1)
+        tot = cum[:, -1]
+        a = (u[t][:, None] * tot[:, None] >= cum).sum(axis=1)
+        a = np.minimum(a, k - 1)
+        tokens[:, t] = np.where(active, a, 0)
+        state = np.where(active, table[state, a], state)
+    return tokens

@@ -170,23 +170,32 @@ def _rng(r) -> str:
 
 def _model_section(checkpoint, lang, test_lengths, probe, umap, n_probe) -> list[str]:
     from monoidlab import viz
-    from monoidlab.training import evaluate, load_checkpoint
+    from monoidlab.training import evaluate_kinds, load_checkpoint
 
     model, cfg, problem, ckpt = load_checkpoint(checkpoint)
     parts = [f"<h2>Trained model: {html.escape(cfg.model)}</h2>",
              _table([{"checkpoint": str(checkpoint), "steps": ckpt["step"],
-                      "train lengths": cfg.train_lengths, "sampler": cfg.sampler,
+                      "train lengths": str(cfg.train_lengths), "sampler": cfg.sampler,
                       "model_kwargs": json.dumps(cfg.model_kwargs)}],
                     ["checkpoint", "steps", "train lengths", "sampler", "model_kwargs"])]
     lengths = list(test_lengths)
-    if len(lengths) > 60:  # a readable curve at report speed
+    if len(lengths) > 60:  # a readable curve at report speed: both parities, evenly spread
         lengths = sorted(set(np.linspace(lengths[0], lengths[-1], 48).astype(int).tolist()))
-    acc = evaluate(model, problem, lengths, min(cfg.test_samples, 64), cfg.seed)
-    score = float(np.mean(list(acc.values())))
-    parts.append(f"<p>Mean accuracy over {len(acc)} test lengths in {lengths[0]}..{lengths[-1]}: "
-                 f"<b>{score:.3f}</b> ({'solved' if score >= cfg.solved_threshold else 'not solved'}"
-                 f" at threshold {cfg.solved_threshold}).</p>")
-    parts.append(_img(viz.accuracy_by_length({cfg.model: acc}), "accuracy by length"))
+    ev = evaluate_kinds(model, problem, lengths, min(cfg.test_samples, 64), cfg.seed,
+                        cfg.eval_kinds, cfg.solved_threshold)
+    verdict = ev.verdict()
+    parts.append(f"<p><b>{html.escape(verdict)}</b></p>")
+    parts.append("<p class=note>Strict evaluation: per test length, three kinds of strings "
+                 "drawn exactly from the automaton (balanced = the papers' protocol, near_miss = "
+                 "one edit away from another class, ec_stratified = every reachable equivalence "
+                 "class equally), each beside what a trivial model gets on the same strings. "
+                 "Lengths with a single class are shown but never scored. "
+                 f"The papers' balanced score (mean over lengths): {ev.score_balanced:.3f}.</p>")
+    parts.append(_table(ev.summary_rows(), ["kind", "scored_lengths", "single_class_lengths",
+                                            "min", "mean", "majority", "count_only"]))
+    parts.append(_img(viz.kind_accuracy_figure(ev), "accuracy by length and test kind "
+                      "(dashed: majority-class baseline; hollow: single-class lengths, not "
+                      "scored; dotted: the solved threshold)"))
     if probe and problem.language is not None:
         parts += _probe_section(checkpoint, umap, n_probe)
     return parts

@@ -11,6 +11,12 @@ Samplers
 ``ldru``           the MLP-LDRU authors' scheme: half "positives" by a random walk that avoids dead
                    states (for recognisers: states that cannot reach acceptance), half uniform
                    strings; labels recomputed from the automaton.
+``near_miss``      hard negatives: a mix (``mix``, default half ``members``, a quarter
+                   ``near_miss``, a quarter ``uniform``) of members (accepted strings for a
+                   recogniser, class-balanced strings otherwise), near misses (one edit away
+                   from a string of another class, :mod:`monoidlab.near_miss`) and uniform
+                   strings. Where a length has no near miss (or no member), those strings are
+                   drawn class-balanced instead.
 
 Lengths are drawn uniformly from ``lengths`` (an int, a range or a list) per string, giving a
 right-padded mixed-length batch; :func:`length_batches` yields one-length batches (the Delétang
@@ -36,13 +42,15 @@ import numpy as np
 from monoidlab._util import length_array
 from monoidlab.automaton import Automaton
 from monoidlab.errors import InputError, UnknownName
-from monoidlab.laws import backward_laws, forward_laws
+from monoidlab.laws import backward_laws, draw_walks, forward_laws
 from monoidlab.sublanguage import Within, class_mask
 
 __all__ = ["Batch", "sample", "length_batches", "path_counts", "SAMPLERS", "as_lengths",
-           "check_sampler"]
+           "check_sampler", "check_mix", "DEFAULT_MIX"]
 
-SAMPLERS = ("uniform", "balanced", "ec_stratified", "ldru")
+SAMPLERS = ("uniform", "balanced", "ec_stratified", "ldru", "near_miss")
+MIX_PARTS = ("members", "near_miss", "uniform")
+DEFAULT_MIX = {"members": 0.5, "near_miss": 0.25, "uniform": 0.25}
 
 
 @dataclass
@@ -99,30 +107,39 @@ def path_counts(delta: np.ndarray, groups: np.ndarray, n_groups: int, max_len: i
     g matter for sampling), so lengths in the thousands do not overflow. ``groups[q] = -1``
     excludes state q (e.g. outside a sub-language).
     """
-    final = np.zeros((delta.shape[0], n_groups))
-    ok = groups >= 0
-    final[np.flatnonzero(ok), groups[ok]] = 1.0
-    return backward_laws(delta, final, max_len, rescale=True)
+    key = (np.asarray(delta).tobytes(), np.asarray(delta).shape, np.asarray(groups).tobytes(),
+           n_groups)
+    C = _PATHS.get(key)
+    if C is None or len(C) <= max_len:
+        # the recursion runs forward in r: one table up to the longest length serves all
+        final = np.zeros((delta.shape[0], n_groups))
+        ok = groups >= 0
+        final[np.flatnonzero(ok), groups[ok]] = 1.0
+        if len(_PATHS) > 64:
+            _PATHS.clear()
+        C = _PATHS[key] = backward_laws(delta, final, max(max_len, 64), rescale=True)
+        C.flags.writeable = False
+    return C[: max_len + 1]
 
 
-def _walk(rng, delta, C, start, lengths, targets) -> np.ndarray:
-    """Draw each string letter by letter with P(a) ∝ C[remaining, δ(q, a), target]."""
-    B, T = len(lengths), int(lengths.max(initial=0))
-    tokens = np.zeros((B, T), np.int64)
-    state = np.full(B, start, np.int64)
-    k = delta.shape[1]
-    u = rng.random((T, B))
-    for t in range(T):
-        active = lengths > t
-        rem = np.where(active, lengths - t - 1, 0)
-        w = C[rem[:, None], delta[state], targets[:, None]]  # (B, k)
-        cum = np.cumsum(w, axis=1)
-        tot = cum[:, -1]
-        a = (u[t][:, None] * tot[:, None] >= cum).sum(axis=1)
-        a = np.minimum(a, k - 1)
-        tokens[:, t] = np.where(active, a, 0)
-        state = np.where(active, delta[state, a], state)
-    return tokens
+_PATHS: dict = {}  # path counts by (table, groups): evaluation asks for hundreds of lengths
+
+
+def check_mix(mix: dict | None) -> dict:
+    """The ``near_miss`` sampler's mix, normalised to sum 1 (errors name the bad part)."""
+    mix = DEFAULT_MIX if mix is None else mix
+    if not isinstance(mix, dict) or not mix:
+        raise InputError(f"mix: expected a table of parts {MIX_PARTS}, got {mix!r}")
+    bad = [k for k in mix if k not in MIX_PARTS]
+    if bad:
+        raise UnknownName(f"mix: unknown part(s) {bad}; parts: {', '.join(MIX_PARTS)}")
+    vals = list(mix.values())
+    if any(isinstance(v, bool) or not isinstance(v, int | float) or v < 0 for v in vals) \
+            or sum(vals) <= 0:
+        raise InputError(f"mix: proportions must be non-negative numbers with a positive sum, "
+                         f"got {mix!r}")
+    total = float(sum(vals))
+    return {k: float(mix.get(k, 0.0)) / total for k in MIX_PARTS}
 
 
 def _draw_lengths(rng, lengths, n) -> np.ndarray:
@@ -131,17 +148,19 @@ def _draw_lengths(rng, lengths, n) -> np.ndarray:
 
 def sample(lang: Automaton, lengths, n: int, *, sampler: str = "uniform", seed=None,
            within: Within = None, classes: Sequence[str] | None = None,
-           method: str | None = None) -> Batch:
+           mix: dict | None = None, method: str | None = None) -> Batch:
     """Draw ``n`` strings with lengths uniform over ``lengths``.
 
     Parameters
     ----------
-    sampler : one of ``uniform``, ``balanced``, ``ec_stratified``, ``ldru``.
+    sampler : one of ``uniform``, ``balanced``, ``ec_stratified``, ``ldru``, ``near_miss``.
     seed : int or ``numpy.random.Generator``.
     within : a sub-language (:mod:`monoidlab.sublanguage`): keep only strings whose class is
         among these, e.g. ``"auto"`` for well-formed ``modular-arithmetic`` expressions.
     classes : for ``balanced``, the classes to balance (default: every class that has strings at
         the drawn length). A requested class with no string of some drawn length is an error.
+    mix : for ``near_miss``, the proportions of ``members``, ``near_miss`` and ``uniform``
+        strings (default ``DEFAULT_MIX``).
     method : deprecated name of ``sampler``.
     """
     if method is not None:
@@ -153,6 +172,8 @@ def sample(lang: Automaton, lengths, n: int, *, sampler: str = "uniform", seed=N
         raise InputError(f"n must be a non-negative integer, got {n!r}")
     rng = np.random.default_rng(seed)
     lens = _draw_lengths(rng, lengths, n)
+    if sampler == "near_miss":
+        return _near_miss_mix(rng, lang, lens, within, check_mix(mix))
     delta = np.asarray(lang.delta, np.int64)
     keep = class_mask(lang, within)
     out = np.asarray(lang.output)
@@ -190,13 +211,50 @@ def sample(lang: Automaton, lengths, n: int, *, sampler: str = "uniform", seed=N
             first = rng.integers(len(groups_here))
             targets[idx] = rng.permutation(
                 groups_here[(first + np.arange(len(idx))) % len(groups_here)])
-        tokens = _walk(rng, delta, C, lang.start, lens, targets)
+        tokens = draw_walks(rng, delta, C, lang.start, lens, targets)
     elif sampler == "ec_stratified":
         tokens = _ec_stratified(rng, lang, lens, keep)
     else:  # ldru
         tokens = _ldru(rng, lang, lens)
     labels = lang.classify(tokens, lens)
     return Batch(tokens, lens, labels, lang)
+
+
+def _near_miss_mix(rng, lang, lens, within, mix) -> Batch:
+    """The ``near_miss`` sampler: per length, the mix's parts drawn by their own samplers."""
+    from monoidlab.near_miss import near_miss_classes, near_misses
+
+    keep = class_mask(lang, within)
+    part = rng.choice(len(MIX_PARTS), size=len(lens), p=[mix[p] for p in MIX_PARTS])
+    T = int(lens.max(initial=0))
+    tokens = np.zeros((len(lens), T), np.int64)
+    accept = "accept" in lang.classes and lang.is_recogniser
+    for L in np.unique(lens):
+        at = lens == L
+        for j, name in enumerate(MIX_PARTS):
+            idx = np.flatnonzero(at & (part == j))
+            if not len(idx):
+                continue
+            fallback = "balanced"
+            if name == "near_miss" and len(near_miss_classes(lang, int(L), keep)):
+                t = near_misses(rng, lang, int(L), len(idx), keep).tokens
+            else:
+                classes = None
+                if name == "uniform":
+                    fallback = "uniform"
+                elif name == "members" and accept and keep[1] and _has_class(lang, int(L), 1, keep):
+                    classes = ["accept"]
+                t = sample(lang, [int(L)], len(idx), sampler=fallback, seed=rng, within=within,
+                           classes=classes).tokens
+            tokens[idx, : t.shape[1]] = t
+    return Batch(tokens, lens, lang.classify(tokens, lens), lang)
+
+
+def _has_class(lang, L: int, c: int, keep) -> bool:
+    out = np.asarray(lang.output)
+    C = path_counts(np.asarray(lang.delta, np.int64), np.where(keep[out], out, -1),
+                    lang.n_classes, L)
+    return bool(C[L, lang.start, c] > 0)
 
 
 def _ec_stratified(rng, lang, lens, keep) -> np.ndarray:
@@ -221,7 +279,7 @@ def _ec_stratified(rng, lang, lens, keep) -> np.ndarray:
         groups[tg] = np.arange(len(tg))
         sel = np.flatnonzero(np.isin(targets, tg))
         C = path_counts(right, groups, len(tg), int(lens[sel].max()))
-        t = _walk(rng, right, C, 0, lens[sel], groups[targets[sel]])
+        t = draw_walks(rng, right, C, 0, lens[sel], groups[targets[sel]])
         tokens[sel, : t.shape[1]] = t
     return tokens
 
@@ -253,7 +311,7 @@ def _ldru(rng, lang, lens) -> np.ndarray:
 
 
 def length_batches(lang: Automaton, lengths, batch_size: int, *, sampler: str = "uniform",
-                   seed=None, within: Within = None) -> Iterator[Batch]:
+                   seed=None, within: Within = None, mix: dict | None = None) -> Iterator[Batch]:
     """Endless one-length batches (a length drawn uniformly per batch), the Delétang protocol.
 
     >>> import monoidlab as ml
@@ -265,4 +323,4 @@ def length_batches(lang: Automaton, lengths, batch_size: int, *, sampler: str = 
     lens = length_array(lengths)
     while True:
         L = int(rng.choice(lens))
-        yield sample(lang, [L], batch_size, sampler=sampler, seed=rng, within=within)
+        yield sample(lang, [L], batch_size, sampler=sampler, seed=rng, within=within, mix=mix)

@@ -302,8 +302,9 @@ def test_problem_trains_and_evaluates_per_length():
                                     "position": "randomized-fire", "max_randomized_len": 64,
                                     "eval_positions": "random"})
     res = train(cfg, out_dir=None, progress=False)
-    assert sorted(res["accuracy"]) == [1, 2, 3]
-    assert all(0.0 <= v <= 1.0 for v in res["accuracy"].values())
+    assert list(res["accuracy"]) == ["task"]  # no automaton: one test kind, the task's own
+    assert sorted(res["accuracy"]["task"]) == [1, 2, 3]
+    assert all(0.0 <= v <= 1.0 for v in res["accuracy"]["task"].values())
     assert res["problem"] == "addition-combination"
     again = train(cfg, out_dir=None, progress=False)
     assert again["accuracy"] == res["accuracy"]  # seeded data, weights and positions
@@ -321,5 +322,5 @@ def test_cli_train_addition(capsys, tmp_path):
     out, err = capsys.readouterr()
     assert code in (0, None), err
     res = json.loads(out)
-    assert res["problem"] == "addition-reversed" and set(res["accuracy"]) == {"1", "2"}
+    assert res["problem"] == "addition-reversed" and set(res["accuracy"]["task"]) == {"1", "2"}
     assert (tmp_path / "run" / "checkpoint.pt").is_file()

@@ -50,8 +50,13 @@ def test_train_json(capsys, tmp_path):
     assert code == 0
     res = json.loads(stdout)
     assert res["steps"] == 3 and res["model"] == "mlp-ldru" and res["problem"] == "parity"
-    assert set(res["accuracy"]) == {"41", "42"} and isinstance(res["solved"], bool)
-    assert res["score"] == pytest.approx(sum(res["accuracy"].values()) / 2)
+    assert set(res["accuracy"]) == {"balanced", "near_miss", "ec_stratified"}
+    assert all(set(per) == {"41", "42"} for per in res["accuracy"].values())
+    mins = [min(per.values()) for per in res["accuracy"].values()]
+    assert res["solved"] is (min(mins) >= 0.99)  # strict: every length of every kind
+    bal = res["accuracy"]["balanced"]
+    assert res["score_balanced"] == pytest.approx(sum(bal.values()) / 2)
+    assert res["verdict"].startswith("solved" if res["solved"] else "not solved")
     assert {"checkpoint.pt", "metrics.jsonl", "config.json", "results.json"} <= \
         {p.name for p in out.iterdir()}
     cfg = json.loads((out / "config.json").read_text())
@@ -63,7 +68,10 @@ def test_train_text_output(capsys, tmp_path):
                           "--steps", "2", "--test_lengths=9", "--out", tmp_path / "r",
                           "--device=cpu", "--batch_size=8", "--model_kwargs.hidden=8")
     assert code == 0
-    assert "pr-lstm on parity: score" in stdout and "after 2 steps" in stdout
+    assert "pr-lstm on parity: 2 steps" in stdout
+    assert "score_balanced" in stdout and "solved" in stdout.splitlines()[-2]
+    for kind in ("balanced", "near_miss", "ec_stratified"):  # one summary row per kind
+        assert any(line.split()[:1] == [kind] for line in stdout.splitlines())
     assert f"checkpoint: {tmp_path / 'r'}/checkpoint.pt" in stdout
 
 
@@ -72,11 +80,17 @@ def test_evaluate_json(capsys, trained):
     code, stdout, _ = run(capsys, "evaluate", out, "--lengths", "41:43", "--json")
     assert code == 0
     data = json.loads(stdout)
-    assert list(data["accuracy"]) == ["41", "42", "43"]
-    assert data["score"] == pytest.approx(sum(data["accuracy"].values()) / 3)
-    assert data["solved"] == (data["score"] >= 0.9)
+    assert data["kinds"] == ["balanced", "near_miss", "ec_stratified"]
+    assert all(list(data["accuracy"][k]) == ["41", "42", "43"] for k in data["kinds"])
+    bal = data["accuracy"]["balanced"]
+    assert data["score_balanced"] == pytest.approx(sum(bal.values()) / 3)
+    worst = min(min(per.values()) for per in data["accuracy"].values())
+    assert data["solved"] == (worst >= data["threshold"]) and data["threshold"] == 0.99
+    # every accuracy comes with its baselines on the same strings
+    assert set(data["majority"]["near_miss"]) == set(data["count_only"]["near_miss"]) == set(bal)
     # same seeded test sets as the run's own final evaluation
-    assert {k: data["accuracy"][k] for k in ("41", "42")} == res["accuracy"]
+    for k in data["kinds"]:
+        assert {L: data["accuracy"][k][L] for L in ("41", "42")} == res["accuracy"][k]
     code, again, _ = run(capsys, "evaluate", out / "checkpoint.pt", "--lengths", "41:43",
                          "--json")
     assert json.loads(again)["accuracy"] == data["accuracy"]
@@ -86,8 +100,9 @@ def test_evaluate_table(capsys, trained):
     out, _ = trained
     code, stdout, _ = run(capsys, "evaluate", out, "--samples", "8")
     assert code == 0
-    assert stdout.splitlines()[0].split() == ["length", "accuracy"]
-    assert "score" in stdout and ("not solved" in stdout or "solved" in stdout)
+    assert stdout.splitlines()[0].split()[:3] == ["length", "balanced", "balanced"]
+    assert "near_miss majority" in stdout.splitlines()[0]
+    assert stdout.splitlines()[-1].startswith(("solved", "not solved"))
 
 
 def test_train_from_a_config_file_with_overrides(capsys, tmp_path):
@@ -184,4 +199,4 @@ def test_installed_entry_point(tmp_path):
                            "--json", *TINY, "--threads=1"],
                           capture_output=True, text=True, timeout=300, env=env)
     assert done.returncode == 0, done.stderr
-    assert set(json.loads(done.stdout)["accuracy"]) == {"41", "42"}
+    assert set(json.loads(done.stdout)["accuracy"]["balanced"]) == {"41", "42"}

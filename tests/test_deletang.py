@@ -21,7 +21,7 @@ from monoidlab.languages import load_language
 from monoidlab.models import build_model
 from monoidlab.tasks import DELETANG_TASKS, TASKS, evaluate_listops, get_task
 from monoidlab.training import TrainConfig, train
-from monoidlab.training.evaluate import evaluate_splits, splits_for
+from monoidlab.training.splits import evaluate_splits, splits_for
 from monoidlab.training.evaluate import to_device as _to_device
 from monoidlab.training.problems import TapeProblem, make_problem
 from monoidlab.training.trainer import build_for
@@ -136,8 +136,12 @@ def test_train_and_evaluate_report_scores():
                       steps=2, batch_size=4, test_lengths="41:60:19", test_samples=3,
                       device="cpu")
     res = train(cfg, out_dir=None, progress=False)
-    assert sorted(res["accuracy"]) == [41, 60] and 0 <= res["score"] <= 1
-    assert res["solved"] == (res["score"] >= 0.9)
+    acc = res["accuracy"]["task"]  # a tape task has one test kind: its own sampler
+    assert sorted(acc) == [41, 60] and all(0 <= a <= 1 for a in acc.values())
+    assert res["score_balanced"] == pytest.approx((acc[41] + acc[60]) / 2)
+    # two untrained steps cannot reverse strings of 41 and 60 symbols: strict solved fails
+    assert res["solved"] is False and min(acc.values()) < 0.99
+    assert res["verdict"].startswith("not solved") and "task" in res["verdict"]
 
 
 # ------------------------------------------------------------------ forward_all on the tape
@@ -343,14 +347,17 @@ def test_summarise_writes_results_md_with_notes(tmp_path):
     runs = [{"model": m, "config": {"model_kwargs": {}, "steps": 1, "batch_size": 2,
                                      "optimizer": "adam", "lr": 1e-3, "warmup": 0.0}}
             for m in ("rnn", "lstm")]
-    rows = [{"id": f"t__{m}", "problem": t, "model": m, "seed": 0, "score": s,
-             "solved": s >= 0.9, "steps": 1, "train_seconds": 1.0, "device": "cpu",
-             "accuracy": {}} for t, m, s in [("a", "rnn", 0.95), ("a", "lstm", 0.5),
-                                             ("b", "rnn", 0.2), ("b", "lstm", 0.91)]]
+    ev = {"kinds": ["task"], "solved_kinds": ["task"], "threshold": 0.99}
+    rows = [{"id": f"t__{m}", "problem": t, "model": m, "seed": 0, "score_balanced": s,
+             "min_task": s - 0.01, "solved": s - 0.01 >= 0.99, "verdict": "", "steps": 1,
+             "train_seconds": 1.0, "device": "cpu", "evaluation": ev}
+            for t, m, s in [("a", "rnn", 1.0), ("a", "lstm", 0.5), ("b", "rnn", 0.2),
+                            ("b", "lstm", 0.999)]]
     md_path = tmp_path / "results.md"
     res = summarise({"out": str(tmp_path / "out"), "title": "T", "runs": runs,
                      "source": "x.toml", "results_md": str(md_path), "notes": "Caveat here."},
                     rows)
     text = md_path.read_text()
-    assert res["solved"] == {"rnn": 1, "lstm": 1} and "| solved | 1/2 | 1/2 |" in text
-    assert "Caveat here." in text and "`rnn`" in text and "**95.0 (95.0)**" in text
+    assert res["solved"] == {"rnn": 1, "lstm": 0} and "| tasks solved | 1/2 | 0/2 |" in text
+    assert "Caveat here." in text and "`rnn`" in text and "**1/1: 0.990 (1.000)**" in text
+    assert "| b | 0/1: 0.190 (0.200) | 0/1: 0.989 (0.999) |" in text  # 0.989 < 0.99

@@ -25,7 +25,7 @@ LAYERS: dict[str, int] = {
     # 3: the language suite; sequence tasks (independent of the algebra)
     "languages": 3, "tasks": 3,
     # 4: strings and trees
-    "sampling": 4, "schedules": 4,
+    "sampling": 4, "schedules": 4, "near_miss": 4, "evalsets": 4,
     # 5: compositions and coverage; 6: minimum training length; the public API on top
     "compositions": 5, "coverage": 5, "min_length": 6, "": 6,
     # 7: models; 8: training; 9: probing; 10: the report

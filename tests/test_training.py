@@ -260,8 +260,9 @@ def test_tiny_model_overfits_a_few_strings():
                       train_lengths="2:4", test_lengths="2:4", test_samples=32, lr=3e-3,
                       sampler="uniform", log_every=50)
     res = train(cfg, None, progress=False)
-    assert res["accuracy"] == {2: 1.0, 3: 1.0, 4: 1.0}
-    assert res["score"] == 1.0 and res["solved"] and res["steps"] == 100
+    for kind in ("balanced", "near_miss", "ec_stratified"):
+        assert res["accuracy"][kind] == {2: 1.0, 3: 1.0, 4: 1.0}, kind
+    assert res["score_balanced"] == 1.0 and res["solved"] and res["steps"] == 100
 
 
 def test_run_folder_and_checkpoint(tmp_path):
@@ -276,13 +277,14 @@ def test_run_folder_and_checkpoint(tmp_path):
     assert ckpt["step"] == 12 and ckpt["config"] == tiny_config().as_dict()
     assert json.loads((out / "config.json").read_text()) == tiny_config().as_dict()
     saved = json.loads((out / "results.json").read_text())
-    assert saved["score"] == res["score"] and set(saved["accuracy"]) == {"9", "10", "11"}
+    assert saved["score_balanced"] == res["score_balanced"]
+    assert set(saved["accuracy"]["near_miss"]) == {"9", "10", "11"}
     steps = [json.loads(ln)["step"] for ln in (out / "metrics.jsonl").read_text().splitlines()]
     assert steps == list(range(1, 13))
     model, cfg, problem, _ = load_checkpoint(out)
     assert cfg == tiny_config() and not model.training
     again = evaluate(model, problem, range(9, 12), 8, cfg.seed)
-    assert again == res["accuracy"]  # the checkpoint is the final model
+    assert again == res["accuracy"]["balanced"]  # the checkpoint is the final model
 
 
 def test_checkpoint_write_is_atomic(tmp_path, monkeypatch):
@@ -349,7 +351,8 @@ def test_resume_equals_uninterrupted_run(tmp_path, monkeypatch, model):
     for sa, sb in zip(a["optimizer"]["state"].values(), b["optimizer"]["state"].values()):
         for k in sa:
             assert torch.equal(sa[k], sb[k]), k
-    assert resumed["accuracy"] == full["accuracy"] and resumed["score"] == full["score"]
+    assert resumed["accuracy"] == full["accuracy"]
+    assert resumed["score_balanced"] == full["score_balanced"]
     assert _metrics(tmp_path / "killed" / "metrics.jsonl") == \
         _metrics(tmp_path / "full" / "metrics.jsonl")
 
@@ -454,10 +457,10 @@ def test_tape_task_and_assoc_regulariser_run(model):
     kw = dict(model=model, model_kwargs=TINY[model], steps=3, task="reverse_string",
               language=None, test_lengths="5:6", train_lengths="2:4")
     res = train(tiny_config(**kw), None, progress=False)
-    assert set(res["accuracy"]) == {5, 6}
+    assert set(res["accuracy"]["task"]) == {5, 6}
     if model == "mlp-ldru":
         res = train(tiny_config(assoc_weight=0.1, steps=3), None, progress=False)
-        assert 0 <= res["score"] <= 1
+        assert 0 <= res["score_balanced"] <= 1
 
 
 # ----------------------------------------------------------------------------- evaluation
@@ -521,7 +524,8 @@ def test_sweep_writes_results_and_skips_finished_runs(tmp_path, monkeypatch):
     assert all(r["steps"] == "3" and r["device"] == "cpu" for r in rows)
     md = (out / "summary.md").read_text()
     assert md.startswith("# tiny sweep") and "| parity |" in md and "mlp-ldru" in md
-    assert "| solved |" in md
+    assert "| tasks solved | 0/1 |" in md  # 3 steps solve nothing
+    assert rows[0]["solved"] == "False" and float(rows[0]["min_near_miss"]) < 0.99
     assert md == res["summary_md"] and len(res["rows"]) == 2
     for r in res["rows"]:
         assert (out / r["id"] / "checkpoint.pt").is_file()
@@ -532,7 +536,7 @@ def test_sweep_writes_results_and_skips_finished_runs(tmp_path, monkeypatch):
 
     monkeypatch.setattr(trainer_mod, "train", no_training)
     again = run_sweep(f, progress=False)
-    assert [r["score"] for r in again["rows"]] == [r["score"] for r in res["rows"]]
+    assert [r["evaluation"] for r in again["rows"]] == [r["evaluation"] for r in res["rows"]]
     assert (out / "summary.md").read_text() == md
 
 

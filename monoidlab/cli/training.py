@@ -36,12 +36,55 @@ def _train(args, extra):
 
     cfg = _config(args, extra)
     res = train(cfg, args.out, resume=args.resume, progress=not args.json)
-    text = (f"{res['model']} on {res['problem']}: score {res['score']:.4f} "
-            f"({'solved' if res['solved'] else 'not solved'}) after {res['steps']} steps, "
+    text = (f"{res['model']} on {res['problem']}: {res['steps']} steps, "
             f"{res['train_seconds']:.0f} s on {res['device']}")
+    if "evaluation" in res:
+        from monoidlab.training import Evaluation
+
+        text += "\n\n" + evaluation_text(Evaluation.from_dict(res["evaluation"]), lengths=False)
     if args.out:
         text += f"\ncheckpoint: {args.out}/checkpoint.pt"
     emit(args, res, text)
+
+
+def evaluation_text(ev, lengths: bool = True, max_rows: int = 24) -> str:
+    """The evaluation as text: (optionally) accuracy per length and kind, then one summary row
+    per kind beside its baselines, the single-class lengths, and the verdict."""
+    from monoidlab._util import range_text
+
+    parts = []
+    if lengths:
+        all_l = sorted({L for k in ev.kinds for d in (ev.accuracy, ev.single_class)
+                        for L in d.get(k, {})})
+        rows = []
+        for L in all_l:
+            row = {"length": L}
+            for k in ev.kinds:
+                acc = ev.accuracy[k].get(L, ev.single_class[k].get(L))
+                tag = "" if L in ev.accuracy[k] else " (1 class)" if acc is not None else ""
+                row[k] = "n/a" if acc is None else f"{acc:.3f}{tag}"
+                maj = ev.majority[k].get(L)
+                row[f"{k} majority"] = "" if maj is None else f"{maj:.3f}"
+            rows.append(row)
+        if len(rows) > max_rows:
+            half = max_rows // 2
+            rows = rows[:half] + [{"length": "..."}] + rows[-half:]
+        cols = ["length"] + [c for k in ev.kinds for c in (k, f"{k} majority")]
+        parts += [format_table(rows, cols), ""]
+    summary = [{**r, "kind": r["kind"], "scored": r["scored_lengths"]} for r in ev.summary_rows()]
+    parts.append(f"{ev.problem}: accuracy per kind over the scored lengths, beside trivial "
+                 f"baselines on the same strings ({ev.n_per_length} strings per length and kind)")
+    parts.append(format_table(summary, ["kind", "scored", "min", "mean", "majority",
+                                        "count_only"]))
+    single = sorted({L for k in ev.kinds for L in ev.single_class.get(k, {})})
+    if single:
+        parts.append(f"lengths with a single class (reported, never scored): {range_text(single)}")
+    missing = {k: v for k, v in ev.unavailable.items() if v}
+    for k, v in missing.items():
+        parts.append(f"no {k} strings exist at lengths {range_text(v)}")
+    parts.append(f"score_balanced (the papers' mean over lengths) {ev.score_balanced:.4f}")
+    parts.append(ev.verdict())
+    return "\n".join(parts)
 
 
 @command("train", "train a model on a language or task (checkpoints, metrics, resumable)")
@@ -62,31 +105,30 @@ cmd_train.configure = lambda p: (
 cmd_train.accepts_overrides = True  # unknown --key=value options become config overrides
 
 
-@command("evaluate", "accuracy per length of a checkpoint, its score and solved flag")
+@command("evaluate", "strict evaluation of a checkpoint: accuracy per length and test kind "
+                     "beside trivial baselines, and the solved verdict")
 def cmd_evaluate(args):
-    import numpy as np
-
-    from monoidlab.training import evaluate, load_checkpoint, pick_device
+    from monoidlab.training import evaluate_kinds, load_checkpoint, pick_device
 
     device = pick_device(args.device)
     model, cfg, problem, _ = load_checkpoint(args.checkpoint, device)
     if args.splits:
         return _evaluate_splits(args, model, cfg, problem, device)
+    if args.samples is not None and args.samples < 1:
+        raise UsageError(f"--samples must be >= 1, got {args.samples}")
     lengths = parse_range(args.lengths, "--lengths") if args.lengths else cfg.test_lengths
-    acc = evaluate(model, problem, lengths, args.samples or cfg.test_samples, cfg.seed,
-                   device=device, progress=not args.json)
-    score = float(np.mean(list(acc.values())))
+    kinds = args.kinds.split(",") if args.kinds else cfg.eval_kinds
+    threshold = cfg.solved_threshold if args.threshold is None else args.threshold
+    ev = evaluate_kinds(model, problem, lengths, args.samples or cfg.test_samples, cfg.seed,
+                        kinds, threshold, device=device, progress=not args.json)
     res = {"checkpoint": args.checkpoint, "problem": problem.name, "model": cfg.model,
-           "accuracy": acc, "score": score, "solved": score >= cfg.solved_threshold}
-    rows = [{"length": k, "accuracy": v} for k, v in acc.items()]
-    shown = rows if len(rows) <= 30 else rows[:10] + [{"length": "...", "accuracy": ""}] + rows[-10:]
-    emit(args, res, format_table(shown, ["length", "accuracy"])
-         + f"\n\nscore {score:.4f} ({'solved' if res['solved'] else 'not solved'})")
+           **ev.as_dict()}
+    emit(args, res, evaluation_text(ev))
 
 
 def _evaluate_splits(args, model, cfg, problem, device):
-    """``evaluate --splits``: accuracy per ListOps split (monoidlab.training.evaluate)."""
-    from monoidlab.training.evaluate import evaluate_splits, splits_for
+    """``evaluate --splits``: accuracy per ListOps split (monoidlab.training.splits)."""
+    from monoidlab.training.splits import evaluate_splits, splits_for
 
     names = None if args.splits == "all" else [x.strip() for x in args.splits.split(",")]
     n = args.samples or 512
@@ -104,7 +146,14 @@ cmd_evaluate.configure = lambda p: (
                         "list of train, test_longer, test_deeper, test_longer_deeper; "
                         "--samples strings per split, default 512)"),
     p.add_argument("--lengths", default=None, help="A:B (default: the config's test lengths)"),
-    p.add_argument("--samples", type=int, default=None, help="strings per length"),
+    p.add_argument("--samples", type=int, default=None,
+                   help="strings per length and kind (default: the config's test_samples)"),
+    p.add_argument("--kinds", default=None,
+                   help="comma list of test kinds: balanced, near_miss, ec_stratified (default: "
+                        "the config's eval_kinds, all of them)"),
+    p.add_argument("--threshold", type=float, default=None,
+                   help="solved = accuracy >= THRESHOLD at every scored length of every kind "
+                        "(default: the config's solved_threshold, 0.99)"),
     p.add_argument("--device", default="auto"),
     p.add_argument("--json", action="store_true"))
 

@@ -44,9 +44,11 @@ class TrainConfig:
     # --- data (one length per batch, drawn uniformly from train_lengths)
     train_lengths: Lengths = Lengths(1, 40)
     test_lengths: Lengths = Lengths(41, 500)
-    test_samples: int = 64  # strings per test length (the papers use 512)
+    test_samples: int = 64  # strings per test length and kind (the papers use 512)
+    eval_kinds: list | str = "all"  # test kinds: balanced, near_miss, ec_stratified ("all")
     batch_size: int = 128  # PR-LSTM's authors: 128 (MLP-LDRU's: 256); CPU-friendly
-    sampler: str = "balanced"  # uniform | balanced | ec_stratified | ldru (languages only)
+    sampler: str = "balanced"  # uniform | balanced | ec_stratified | ldru | near_miss (languages)
+    near_miss_mix: dict | None = None  # near_miss sampler: {members, near_miss, uniform} shares
     test_sampler: str | None = None  # default: the training sampler
     within: list | str | None = "auto"  # sub-language (monoidlab.sublanguage); "auto": well-formed
     offsets: str = "none"  # "random": balanced-tree models see strings at random left offsets
@@ -70,7 +72,7 @@ class TrainConfig:
     val_lengths: Lengths | None = None  # quick validation lengths (default: test lengths)
     checkpoint_every: int = 500
     log_every: int = 50
-    solved_threshold: float = 0.9  # Delétang's "solved": score >= 0.9
+    solved_threshold: float = 0.99  # solved: accuracy >= this at every scored length and kind
     threads: int = 0  # torch CPU threads (0: torch default)
 
     def as_dict(self) -> dict:
@@ -122,6 +124,20 @@ class TrainConfig:
              "must be >= 1"),
             ("solved_threshold", 0 <= self.solved_threshold <= 1, "must lie in [0, 1]"),
         ]
+        from monoidlab.evalsets import KINDS, check_kinds
+        from monoidlab.sampling import check_mix
+
+        try:
+            if self.near_miss_mix is not None:
+                check_mix(self.near_miss_mix)
+        except InputError as exc:
+            raise ConfigError(f"{source}: key 'near_miss_mix': {exc}") from None
+        if self.language is not None:
+            try:
+                check_kinds(self.eval_kinds)
+            except InputError:
+                raise ConfigError(f"{source}: key 'eval_kinds': expected \"all\" or a list of "
+                                  f"{', '.join(KINDS)}, got {self.eval_kinds!r}") from None
         for key, ok, msg in checks:
             if not ok:
                 raise ConfigError(f"{source}: key {key!r}: {msg} (got {getattr(self, key)!r})")

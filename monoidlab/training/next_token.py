@@ -22,9 +22,6 @@ every training batch follows the paper's distribution (independent lengths in 1.
 Example
 -------
 >>> import numpy as np
-
-from monoidlab._util import length_array
-from monoidlab.errors import ConfigError
 >>> p = addition_problem(format="reversed")
 >>> b = p.batch(np.random.default_rng(0), length=3, batch_size=4, train=False)
 >>> p.task.render(b["tokens"][0]), b["tokens"].shape
@@ -39,11 +36,12 @@ import numpy as np
 
 from monoidlab._util import length_array
 from monoidlab.errors import ConfigError
+from monoidlab.training.problems import _SingleKind
 
 __all__ = ["NextTokenProblem", "addition_problem"]
 
 
-class NextTokenProblem:
+class NextTokenProblem(_SingleKind):
     """A prompt → answer task as next-token prediction, loss masked to the answer.
 
     ``task`` provides ``name``, ``vocab_size``, ``tokenizer`` (``pad_id``, ``eos_id``),
@@ -59,6 +57,7 @@ class NextTokenProblem:
         self.name = task.name
         self.vocab_size = task.vocab_size
         self.n_classes = task.vocab_size  # the head predicts tokens
+        self.class_names = tuple(task.tokenizer.vocab)
         self.pad_id, self.eos_id = task.tokenizer.pad_id, task.tokenizer.eos_id
 
     def check_model(self, model_name: str) -> None:

@@ -27,7 +27,8 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from monoidlab._util import length_array
-from monoidlab.errors import ConfigError, InputError
+from monoidlab.errors import ConfigError, InputError, UnknownName
+from monoidlab.evalsets import KINDS, check_kinds, classes_at, kind_batch
 from monoidlab.sublanguage import Within, resolve_within
 
 __all__ = ["Problem", "LanguageProblem", "TapeProblem", "make_problem"]
@@ -69,6 +70,46 @@ class Problem(Protocol):
         """Raise :class:`ConfigError` when the model cannot learn this problem."""
         ...
 
+    # --- evaluation (training/evaluate.py)
+    class_names: tuple[str, ...]
+
+    def check_kinds(self, kinds: Any) -> tuple[str, ...]:
+        """The test kinds asked for (None: all of this problem's kinds)."""
+        ...
+
+    def kind_batch(self, rng: np.random.Generator, length: int, n: int, kind: str) -> dict:
+        """A test batch of one kind (possibly empty when the kind has no string there)."""
+        ...
+
+    def eval_rng(self, seed: int, kind: str, length: int) -> np.random.Generator:
+        """The generator of the fixed test set of (seed, kind, length)."""
+        ...
+
+    def n_classes_at(self, length: int) -> int:
+        """How many classes have strings of this length (1: the length is not scored)."""
+        ...
+
+
+class _SingleKind:
+    """Evaluation for problems without an automaton: one kind, ``task`` (their own sampler)."""
+
+    kinds = ("task",)
+
+    def check_kinds(self, kinds: Any) -> tuple[str, ...]:
+        if kinds is None or kinds == "all" or tuple(np.atleast_1d(kinds)) == ("task",):
+            return self.kinds
+        raise UnknownName(f"{self.name}: this task has one test kind, 'task' (the near-miss "
+                          f"and EC-stratified kinds need an automaton); got {kinds!r}")
+
+    def kind_batch(self, rng: np.random.Generator, length: int, n: int, kind: str) -> dict:
+        return self.batch(rng, length, n, train=False)
+
+    def eval_rng(self, seed: int, kind: str, length: int) -> np.random.Generator:
+        return np.random.default_rng([seed, 7_777_777, int(length)])
+
+    def n_classes_at(self, length: int) -> int:
+        return self.n_classes  # no automaton: every length counts
+
 
 def _require(model_name: str, protocol: type, what: str) -> None:
     from monoidlab.models import REGISTRY, model_class
@@ -83,10 +124,11 @@ class LanguageProblem:
     """Sequence classification on a language: the label is the class of the whole string."""
 
     kind = "classification"
+    kinds = KINDS
 
     def __init__(self, lang: Any, sampler: str = "balanced", test_sampler: str | None = None,
                  within: Within = "auto", offsets: str = "none",
-                 offset_buffer: int | None = None):
+                 offset_buffer: int | None = None, mix: dict | None = None):
         from monoidlab.sampling import check_sampler
 
         self.language = lang
@@ -98,10 +140,25 @@ class LanguageProblem:
         self.offset_buffer = offset_buffer
         self.vocab_size = lang.n_symbols
         self.n_classes = lang.n_classes
+        self.class_names = tuple(lang.classes)
+        self.mix = mix
 
     @property
     def lang(self) -> Any:  # the name used before the Problem protocol
         return self.language
+
+    def check_kinds(self, kinds: Any) -> tuple[str, ...]:
+        return check_kinds(kinds)
+
+    def kind_batch(self, rng: np.random.Generator, length: int, n: int, kind: str) -> dict:
+        b = kind_batch(self.language, kind, int(length), int(n), rng, self.within)
+        return {"tokens": b.tokens, "lengths": b.lengths, "targets": b.labels}
+
+    def eval_rng(self, seed: int, kind: str, length: int) -> np.random.Generator:
+        return np.random.default_rng([seed, 7_777_777, KINDS.index(kind), int(length)])
+
+    def n_classes_at(self, length: int) -> int:
+        return len(classes_at(self.language, int(length), self.within))
 
     def lengths(self, lengths: Any) -> np.ndarray:
         """The given lengths that have at least one string (e.g. odd ones for expressions)."""
@@ -124,7 +181,7 @@ class LanguageProblem:
 
         sampler = self.sampler if train else self.test_sampler
         b = sample(self.language, [int(length)], batch_size, sampler=sampler, seed=rng,
-                   within=self.within)
+                   within=self.within, mix=self.mix)
         out = {"tokens": b.tokens, "lengths": b.lengths, "targets": b.labels}
         if train and self.offsets == "random":
             from monoidlab.coverage import offsets_for
@@ -156,7 +213,7 @@ class LanguageProblem:
         _require(model_name, Classifier, "a language (one class per string)")
 
 
-class TapeProblem:
+class TapeProblem(_SingleKind):
     """A task on the input tape; accuracy = mean over the unmasked output positions."""
 
     kind = "tape"
@@ -167,6 +224,7 @@ class TapeProblem:
         self.name = task.name
         self.vocab_size = task.tape_vocab_size
         self.n_classes = task.n_classes
+        self.class_names = tuple(task.output_vocab)
 
     def lengths(self, lengths: Any) -> np.ndarray:
         lens = length_array(lengths)
@@ -228,7 +286,7 @@ def make_problem(cfg: Any) -> Problem:
 
         problem: Problem = LanguageProblem(load_language(cfg.language), cfg.sampler,
                                            cfg.test_sampler, cfg.within, cfg.offsets,
-                                           cfg.offset_buffer)
+                                           cfg.offset_buffer, cfg.near_miss_mix)
     else:
         from monoidlab.tasks import get_task
 

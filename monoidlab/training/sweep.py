@@ -14,8 +14,9 @@ A sweep file is TOML::
     [models.pr-lstm]                               # per-model overrides
     model_kwargs = { hidden = 64 }
 
-The results are ``results.csv`` (one row per run) and ``summary.md`` (score per language per
-model, best seed and mean over seeds, solved counts), written atomically.
+The results are ``results.csv`` (one row per run) and ``summary.md`` (per task and model: how
+many seeds are strictly solved, the best seed's minimum accuracy per test kind, the papers'
+balanced score), written atomically.
 """
 
 from __future__ import annotations
@@ -74,14 +75,33 @@ def _run_one(run: dict, out_root: str, progress: bool) -> dict:
     cfg = _c(run["config"])
     out = Path(out_root) / run["id"]
     done = out / "results.json"
-    if done.is_file():  # resumable sweeps: finished runs are not repeated
-        res = json.loads(done.read_text())
-    else:
+    res = json.loads(done.read_text()) if done.is_file() else None
+    if res is None:
         resume = (out / "checkpoint.pt").is_file()
         res = train(cfg, out, resume=resume, progress=progress)
-    return {**{k: run[k] for k in ("id", "problem", "model", "seed")}, "score": res["score"],
-            "solved": res["solved"], "train_seconds": res["train_seconds"],
-            "steps": res["steps"], "device": res["device"], "accuracy": res["accuracy"]}
+    elif "evaluation" not in res:  # finished before strict evaluation: evaluate it again
+        res = _reevaluate(cfg, out, res, progress)
+    res = json.loads(json.dumps(res))  # one form, fresh or reloaded: lengths as JSON keys
+    return {**{k: run[k] for k in ("id", "problem", "model", "seed")},
+            "solved": res["solved"], "verdict": res["verdict"],
+            "score_balanced": res["score_balanced"],
+            **{f"min_{k}": v for k, v in res["min_accuracy"].items()},
+            "train_seconds": res["train_seconds"], "steps": res["steps"],
+            "device": res["device"], "evaluation": res["evaluation"]}
+
+
+def _reevaluate(cfg, out: Path, res: dict, progress: bool) -> dict:
+    """Strict evaluation of a finished run whose results predate it (results.json updated)."""
+    from monoidlab.training.evaluate import evaluate_kinds
+    from monoidlab.training.trainer import load_checkpoint, pick_device, results_of
+
+    device = pick_device(cfg.device)
+    model, cfg, problem, _ = load_checkpoint(out, device)
+    ev = evaluate_kinds(model, problem, cfg.test_lengths, cfg.test_samples, cfg.seed,
+                        cfg.eval_kinds, cfg.solved_threshold, device=device, progress=progress)
+    res = {k: v for k, v in res.items() if k not in ("score", "accuracy")} | results_of(ev)
+    atomic_write_text(out / "results.json", json.dumps(res, indent=2))
+    return res
 
 
 def run_sweep(path, ray_address: str | None = None, progress: bool = True) -> dict:
@@ -101,6 +121,10 @@ def run_sweep(path, ray_address: str | None = None, progress: bool = True) -> di
 # (verified with `ss -ltnp` in bench/bench_ray_sweep.py). setdefault: the caller may override.
 _RAY_LOCAL_ENV = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_AUTH_MODE": "disabled",
                   "RAY_USAGE_STATS_ENABLED": "0"}
+
+
+def _fmt_acc(v) -> str:
+    return "n/a" if v is None or v != v else f"{v:.3f}"
 
 
 def _run_ray(sweep: dict, address: str) -> list[dict]:
@@ -150,35 +174,40 @@ def summarise(sweep: dict, rows: list[dict]) -> dict:
     """Write results.csv and summary.md (and ``results_md`` if the sweep names one)."""
     out = Path(sweep["out"])
     buf = io.StringIO()
-    fields = ["id", "problem", "model", "seed", "score", "solved", "steps", "train_seconds", "device"]
+    kinds = list(dict.fromkeys(k for r in rows for k in r["evaluation"]["kinds"]))
+    fields = ["id", "problem", "model", "seed", "solved", "score_balanced",
+              *[f"min_{k}" for k in kinds], "steps", "train_seconds", "device", "verdict"]
     w = csv.DictWriter(buf, fieldnames=fields, extrasaction="ignore")
     w.writeheader()
     w.writerows(rows)
     atomic_write_text(out / "results.csv", buf.getvalue())
     problems = list(dict.fromkeys(r["problem"] for r in rows))
     models = list(dict.fromkeys(r["model"] for r in rows))
-    table = {}
-    for r in rows:
-        table.setdefault((r["problem"], r["model"]), []).append(r["score"])
-    lines = [f"# {sweep['title']}", "", "Score = mean accuracy over test lengths; best seed "
-             "(mean over seeds in brackets); **bold** = solved (≥ threshold).", "",
+    threshold = rows[0]["evaluation"]["threshold"] if rows else 0.99
+    lines = [f"# {sweep['title']}", "",
+             f"Per task and model: seeds strictly solved (accuracy >= {threshold:g} at every "
+             "scored test length of every test kind), then the best seed's minimum accuracy per "
+             f"kind ({' / '.join(kinds)}) and, in brackets, its balanced score (the papers' mean "
+             "over lengths). **Bold**: at least one seed solved.", "",
              "| task | " + " | ".join(models) + " |", "|---|" + "---|" * len(models)]
     solved = dict.fromkeys(models, 0)
     for p in problems:
         cells = []
         for m in models:
-            s = table.get((p, m))
-            if not s:
+            runs = [r for r in rows if r["problem"] == p and r["model"] == m]
+            if not runs:
                 cells.append("–")
                 continue
-            best = max(s)
-            ok = any(r["solved"] for r in rows if r["problem"] == p and r["model"] == m
-                     and r["score"] == best)
-            solved[m] += ok
-            txt = f"{100 * best:.1f} ({100 * sum(s) / len(s):.1f})"
-            cells.append(f"**{txt}**" if ok else txt)
+            n_ok = sum(bool(r["solved"]) for r in runs)
+            best = max(runs, key=lambda r: (r["solved"], min(
+                (r.get(f"min_{k}") for k in r["evaluation"]["solved_kinds"]), default=0.0)))
+            mins = " / ".join(_fmt_acc(best.get(f"min_{k}")) for k in kinds)
+            txt = f"{n_ok}/{len(runs)}: {mins} ({_fmt_acc(best['score_balanced'])})"
+            solved[m] += n_ok > 0
+            cells.append(f"**{txt}**" if n_ok else txt)
         lines.append(f"| {p} | " + " | ".join(cells) + " |")
-    lines.append("| solved | " + " | ".join(f"{solved[m]}/{len(problems)}" for m in models) + " |")
+    lines.append("| tasks solved | " + " | ".join(f"{solved[m]}/{len(problems)}" for m in models)
+                 + " |")
     md = "\n".join(lines) + "\n"
     atomic_write_text(out / "summary.md", md)
     if sweep.get("results_md"):  # e.g. docs/results.md, with the settings used

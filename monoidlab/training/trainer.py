@@ -33,7 +33,7 @@ from monoidlab._util import atomic_torch_save, atomic_write_text
 from monoidlab.errors import CheckpointError, ConfigError, InputError, TrainingDiverged
 from monoidlab.models.protocols import RegularisedModel
 from monoidlab.training.config import TrainConfig
-from monoidlab.training.evaluate import evaluate, score, to_device
+from monoidlab.training.evaluate import evaluate_kinds, to_device
 
 __all__ = ["train", "load_checkpoint", "TrainingDiverged", "pick_device", "build_for", "lr_at",
            "training_batch"]
@@ -149,7 +149,9 @@ def read_checkpoint(path: str | Path, device="cpu") -> dict:
 
 def train(cfg: TrainConfig, out_dir=None, resume: bool = False, progress: bool = True,
           evaluate_at_end: bool = True) -> dict:
-    """Train a model; returns ``{"accuracy": {L: acc}, "score", "solved", "steps", ...}``.
+    """Train a model; returns ``{"evaluation": ..., "solved", "verdict", "score_balanced",
+    "accuracy": {kind: {L: acc}}, "steps", ...}`` (the strict evaluation of
+    :mod:`monoidlab.training.evaluate`, unless ``evaluate_at_end`` is False).
 
     With ``out_dir``: ``checkpoint.pt`` (atomic, every ``checkpoint_every`` steps and at the
     end), ``metrics.jsonl`` (one JSON object per logged step), ``config.json`` and
@@ -220,8 +222,9 @@ def train(cfg: TrainConfig, out_dir=None, resume: bool = False, progress: bool =
             # 2. periodic validation and checkpoint (of the weights *before* this step)
             if cfg.eval_every and step > step0 and step % cfg.eval_every == 0:
                 val = cfg.val_lengths or test_lengths
-                acc = evaluate(model, problem, val, 16, cfg.seed, device=device)
-                _log(log_fh, writer, step, {"val_score": float(np.mean(list(acc.values())))})
+                ev = evaluate_kinds(model, problem, val, 16, cfg.seed, cfg.eval_kinds,
+                                    cfg.solved_threshold, device=device)
+                _log(log_fh, writer, step, _val_metrics(ev))
             if ckpt_path and step > step0 and step % cfg.checkpoint_every == 0:
                 save(step)
             # 3. forward / backward on the batch of this step (seeded by step)
@@ -265,14 +268,29 @@ def train(cfg: TrainConfig, out_dir=None, resume: bool = False, progress: bool =
               "device": str(device), "model": cfg.model, "problem": problem.name,
               "parameters": sum(p.numel() for p in model.parameters())}
     if evaluate_at_end:
-        acc = evaluate(model, problem, test_lengths, cfg.test_samples, cfg.seed, device=device,
-                       progress=progress)
-        result.update(score(acc, cfg.solved_threshold))
+        ev = evaluate_kinds(model, problem, test_lengths, cfg.test_samples, cfg.seed,
+                            cfg.eval_kinds, cfg.solved_threshold, device=device,
+                            progress=progress)
+        result.update(results_of(ev))
     if out:
         atomic_write_text(out / "results.json", json.dumps(result, indent=2))
     if writer:
         writer.close()
     return result
+
+
+def results_of(ev) -> dict:
+    """The keys a run's results carry from its :class:`~monoidlab.training.evaluate.Evaluation`."""
+    return {"solved": ev.solved, "verdict": ev.verdict(), "score_balanced": ev.score_balanced,
+            "min_accuracy": {k: ev.min_accuracy(k) for k in ev.kinds},
+            "accuracy": ev.accuracy, "evaluation": ev.as_dict()}
+
+
+def _val_metrics(ev) -> dict:
+    mins = [ev.min_accuracy(k) for k in ev.scored_kinds]
+    return {"val_min_accuracy": float(min(mins)) if mins else float("nan"),
+            "val_solved": ev.solved, "val_score_balanced": ev.score_balanced,
+            **{f"val_min_{k}": ev.min_accuracy(k) for k in ev.kinds}}
 
 
 def _kept(ckpt_path) -> str:

@@ -30,8 +30,9 @@ from monoidlab.viz.coverage import (
     ratio_heatmap,
     shift_bars,
 )
-from monoidlab.viz.training import accuracy_by_length, exact_match_figure
+from monoidlab.viz.training import accuracy_by_length, exact_match_figure, kind_accuracy_figure
 
 __all__ = ["LABEL_LIMIT", "pyplot", "automaton_figure", "egg_box_figure",
            "multiplication_heatmap", "coverage_heatmap", "gap_heatmaps", "missing_table",
-           "ratio_heatmap", "shift_bars", "accuracy_by_length", "exact_match_figure"]
+           "ratio_heatmap", "shift_bars", "accuracy_by_length", "exact_match_figure",
+           "kind_accuracy_figure"]

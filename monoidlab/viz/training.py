@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from monoidlab.viz._common import pyplot as _plt
 
-__all__ = ["accuracy_by_length", "exact_match_figure"]
+__all__ = ["accuracy_by_length", "exact_match_figure", "kind_accuracy_figure"]
 
 
 def accuracy_by_length(results: dict, ax=None, title: str = "accuracy by length"):
@@ -55,3 +55,43 @@ def exact_match_figure(runs: dict, train_length: int | None = None, title: str |
         fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     return fig
+
+
+def kind_accuracy_figure(evaluation, ax=None, title: str | None = None):
+    """Accuracy by length, one line per test kind, with each kind's majority-class baseline
+    dashed in the same colour; single-class lengths (never scored) as hollow markers; the
+    solved threshold dotted.
+
+    >>> from monoidlab.training.evaluate import Evaluation
+    >>> ev = Evaluation("p", ("balanced",), 0.99, 8, accuracy={"balanced": {3: 1.0, 4: 0.5}},
+    ...                 majority={"balanced": {3: 0.5, 4: 0.5}})
+    >>> len(kind_accuracy_figure(ev).axes)
+    1
+    """
+    plt = _plt()
+    fig = None
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(8, 4))
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for i, kind in enumerate(evaluation.kinds):
+        c = colors[i % len(colors)]
+        acc = evaluation.accuracy.get(kind, {})
+        xs = sorted(acc)
+        ax.plot(xs, [acc[x] for x in xs], color=c, lw=1.3, marker="." if len(xs) < 60 else None,
+                label=f"{kind} (min {min(acc.values()):.3f})" if acc else kind)
+        maj = evaluation.majority.get(kind, {})
+        mx = sorted(x for x in maj if x in acc)
+        if mx:
+            ax.plot(mx, [maj[x] for x in mx], color=c, lw=0.9, ls="--", alpha=0.7,
+                    label=f"{kind}: majority-class baseline")
+        one = evaluation.single_class.get(kind, {})
+        if one:
+            ox = sorted(one)
+            ax.scatter(ox, [one[x] for x in ox], s=10, facecolors="none", edgecolors=c, lw=0.6)
+    ax.axhline(evaluation.threshold, color="grey", ls=":", lw=0.8)
+    ax.set_xlabel("test length")
+    ax.set_ylabel("accuracy")
+    ax.set_ylim(0, 1.02)
+    ax.set_title(title or f"{evaluation.problem}: {evaluation.verdict()}"[:110], fontsize=9)
+    ax.legend(fontsize=7, loc="lower left")
+    return fig or ax.figure

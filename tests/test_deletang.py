@@ -21,9 +21,9 @@ from monoidlab.languages import load_language
 from monoidlab.models import build_model
 from monoidlab.tasks import DELETANG_TASKS, TASKS, evaluate_listops, get_task
 from monoidlab.training import TrainConfig, train
-from monoidlab.training.splits import evaluate_splits, splits_for
 from monoidlab.training.evaluate import to_device as _to_device
 from monoidlab.training.problems import TapeProblem, make_problem
+from monoidlab.training.splits import evaluate_splits, splits_for
 from monoidlab.training.trainer import build_for
 
 TAPE_TASKS = sorted(n for n, cls in TASKS.items() if cls.problem_kind == "tape")

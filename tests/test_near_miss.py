@@ -1,0 +1,141 @@
+"""Tests for monoidlab.near_miss and the near_miss sampler: every near miss is one edit away
+from a string of another class (brute force), the draws are exactly uniform over (string,
+edit) pairs (chi-square against enumeration), long lengths do not underflow."""
+
+import collections
+import itertools
+
+import numpy as np
+import pytest
+from scipy.stats import chisquare
+
+import monoidlab as ml
+from monoidlab.errors import InputError
+from monoidlab.near_miss import near_miss_classes, near_misses, pair_table
+from monoidlab.sublanguage import class_mask
+
+CASES = [("dyck-2", 6), ("tomita-3", 5), ("parity", 4), ("cycle-navigation", 4),
+         ("modular-arithmetic", 5)]
+
+
+def all_strings(lang, L):
+    s = np.array(list(itertools.product(range(lang.n_symbols), repeat=L)), np.int64)
+    return s, lang.classify(s, np.full(len(s), L))
+
+
+def brute_pairs(lang, L, keep):
+    """Counter of near misses t over all (s, edit) pairs with class(s) != class(t), both kept."""
+    strs, cls = all_strings(lang, L)
+    index = {tuple(s): c for s, c in zip(strs.tolist(), cls.tolist())}
+    counts = collections.Counter()
+    for s, c in index.items():
+        if not keep[c]:
+            continue
+        edits = [s[:i] + (b,) + s[i + 1:] for i in range(L) for b in range(lang.n_symbols)
+                 if b != s[i]]
+        edits += [s[:i] + (s[i + 1], s[i]) + s[i + 2:] for i in range(L - 1) if s[i] != s[i + 1]]
+        for t in edits:
+            if keep[index[t]] and index[t] != c:
+                counts[t] += 1
+    return counts, index
+
+
+@pytest.mark.parametrize(("name", "L"), CASES)
+def test_every_near_miss_is_one_edit_from_another_class(name, L):
+    lang = ml.load_language(name)
+    keep = class_mask(lang, "auto")
+    nm = near_misses(np.random.default_rng(0), lang, L, 400, keep)
+    lengths = np.full(len(nm.labels), L)
+    assert (lang.classify(nm.tokens, lengths) == nm.labels).all()
+    assert (nm.base_labels != nm.labels).all() and keep[nm.labels].all()
+    strs, cls = all_strings(lang, L)
+    for t, label, edit in zip(nm.tokens, nm.labels, nm.edit):
+        diff = (strs != t).sum(1)
+        if edit == "substitution":  # Hamming distance 1 from a string of another class
+            near = (diff == 1) & (cls != label) & keep[cls]
+        else:  # an adjacent transposition of two different symbols
+            near = np.zeros(len(strs), bool)
+            for i in np.flatnonzero(t[:-1] != t[1:]):
+                u = t.copy()
+                u[i], u[i + 1] = t[i + 1], t[i]
+                near |= (strs == u).all(1) & (cls != label) & keep[cls]
+        assert near.any(), (name, t, edit)
+
+
+@pytest.mark.parametrize(("name", "L"), [("dyck-2", 6), ("tomita-3", 5), ("modular-arithmetic", 5)])
+def test_draws_are_uniform_over_string_edit_pairs(name, L):
+    lang = ml.load_language(name)
+    keep = class_mask(lang, "auto")
+    expected, index = brute_pairs(lang, L, keep)
+    nm = near_misses(np.random.default_rng(1), lang, L, 30_000, keep)
+    got = collections.Counter(map(tuple, nm.tokens.tolist()))
+    assert set(got) <= set(expected)  # nothing that is not a near miss
+    for label in set(nm.labels.tolist()):  # within each class: frequencies ∝ number of pairs
+        cells = [t for t in expected if index[t] == label]
+        n = sum(got[t] for t in cells)
+        w = np.array([expected[t] for t in cells], float)
+        p = chisquare([got[t] for t in cells], w / w.sum() * n).pvalue
+        assert p > 1e-4, (name, label, p)
+    shares = np.bincount(nm.labels) / len(nm.labels)
+    present = shares[shares > 0]
+    assert np.allclose(present, 1 / len(present), atol=0.01)  # an equal share per class
+
+
+def test_swaps_are_weighted_like_substitutions():
+    """Tomita 3 has class-changing swaps: their share equals their share of all pairs."""
+    lang = ml.load_language("tomita-3")
+    keep = class_mask(lang, None)
+    nm = near_misses(np.random.default_rng(2), lang, 5, 20_000, keep, edits=("swap",))
+    assert set(nm.edit) == {"swap"}
+    strs, cls = all_strings(lang, 5)
+    for t, label in zip(nm.tokens[:200], nm.labels[:200]):
+        assert (strs == t).all(1).any() and label == cls[(strs == t).all(1)][0]
+    with pytest.raises(InputError, match="edits"):
+        near_misses(np.random.default_rng(0), lang, 5, 3, keep, edits=("insertion",))
+
+
+def test_lengths_without_near_misses():
+    dyck = ml.load_language("dyck-4")
+    assert near_miss_classes(dyck, 13).tolist() == []  # odd: every string rejected
+    assert near_miss_classes(dyck, 12).tolist() == [0, 1]
+    with pytest.raises(InputError, match="no near miss of length 13"):
+        near_misses(np.random.default_rng(0), dyck, 13, 4)
+
+
+def test_long_lengths_and_rare_classes_do_not_underflow():
+    """Well-formed expressions of length 499 are rarer than 1e-150 among uniform strings."""
+    lang = ml.load_language("modular-arithmetic")
+    keep = class_mask(lang, "auto")
+    nm = near_misses(np.random.default_rng(3), lang, 499, 50, keep)
+    assert (lang.classify(nm.tokens, np.full(50, 499)) == nm.labels).all()
+    assert sorted(set(nm.labels.tolist())) == [0, 1, 2, 3, 4]
+
+
+def test_seeded_and_pair_table():
+    lang = ml.load_language("dyck-2")
+    a = near_misses(np.random.default_rng(5), lang, 10, 32)
+    b = near_misses(np.random.default_rng(5), lang, 10, 32)
+    assert np.array_equal(a.tokens, b.tokens)
+    pt = pair_table(lang.delta)
+    n = lang.n_states
+    p, q, x = 1, 2, 0
+    assert pt[p * n + q, x] == lang.delta[p, x] * n + lang.delta[q, x]
+
+
+def test_near_miss_training_sampler_mix():
+    lang = ml.load_language("dyck-4")
+    b = ml.sample(lang, [20], 4000, sampler="near_miss", seed=0,
+                  mix={"members": 0.5, "near_miss": 0.5})
+    # half members (all accepted), half near misses (half accepted): 75% accepted
+    assert abs(b.labels.mean() - 0.75) < 0.03
+    only = ml.sample(lang, [20], 400, sampler="near_miss", seed=0, mix={"near_miss": 1})
+    for s, label in zip(only.strings(), only.labels):  # one edit flips every one of them
+        edits = [s[:i] + ("1" if s[i] == "0" else "0") + s[i + 1:] for i in range(len(s))]
+        edits += [s[:i] + s[i + 1] + s[i] + s[i + 2:] for i in range(len(s) - 1)]
+        assert (lang.classify(edits) != label).any(), s
+    odd = ml.sample(lang, [21], 50, sampler="near_miss", seed=0)  # no member, no near miss
+    assert (odd.labels == 0).all() and len(odd) == 50
+    with pytest.raises(ValueError, match="unknown part"):
+        ml.sample(lang, [20], 5, sampler="near_miss", mix={"hard": 1})
+    with pytest.raises(ValueError, match="positive sum"):
+        ml.sample(lang, [20], 5, sampler="near_miss", mix={"members": 0})

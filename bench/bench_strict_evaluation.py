@@ -85,11 +85,12 @@ def main(argv=None) -> int:
              "| run | reported before | verdict (threshold 0.99) | balanced min / mean | "
              "near_miss min / mean | ec_stratified min / mean | majority (nm) | count-only "
              "(nm / ec) | score_balanced |", "|---|---|---|---|---|---|---|---|---|"]
+    def mm(s, k):
+        return f"{s[k]['min']:.3f} / {s[k]['mean']:.3f}"
+
     for label, before, ev, s in rows:
-        def mm(k):
-            return f"{s[k]['min']:.3f} / {s[k]['mean']:.3f}"
         lines.append(f"| {label} | {before} | {'**solved**' if ev.solved else 'not solved'} | "
-                     f"{mm('balanced')} | {mm('near_miss')} | {mm('ec_stratified')} | "
+                     f"{mm(s, 'balanced')} | {mm(s, 'near_miss')} | {mm(s, 'ec_stratified')} | "
                      f"{s['near_miss']['majority']:.3f} | {s['near_miss']['count_only']:.3f} / "
                      f"{s['ec_stratified']['count_only']:.3f} | {ev.score_balanced:.3f} |")
     text = "\n".join(lines) + "\n"

@@ -127,14 +127,19 @@ def length_array(lengths: Any, what: str = "lengths") -> np.ndarray:
 
 
 def range_text(lengths: Iterable[int]) -> str:
-    """``"41:500"`` for a contiguous set of lengths, else a comma list.
+    """``"41:500"`` for contiguous lengths, ``"41:499:2"`` for an evenly strided run of
+    three or more, else a comma list.
 
-    >>> range_text([3, 4, 5]), range_text([2, 4])
-    ('3:5', '2,4')
+    >>> range_text([3, 4, 5]), range_text([2, 4]), range_text([41, 43, 45]), range_text([1, 2, 4])
+    ('3:5', '2,4', '41:45:2', '1,2,4')
     """
     arr = np.asarray(list(lengths) if not isinstance(lengths, np.ndarray) else lengths)
     if len(arr) and np.array_equal(arr, np.arange(arr[0], arr[-1] + 1)):
         return f"{arr[0]}:{arr[-1]}"
+    if len(arr) >= 3:
+        step = int(arr[1] - arr[0])
+        if step > 1 and np.array_equal(arr, np.arange(arr[0], arr[-1] + 1, step)):
+            return f"{arr[0]}:{arr[-1]}:{step}"
     return ",".join(map(str, arr.tolist()))
 
 

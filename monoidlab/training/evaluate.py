@@ -36,7 +36,8 @@ import numpy as np
 
 from monoidlab._util import eval_mode, range_text
 
-__all__ = ["Evaluation", "evaluate_kinds", "evaluate", "to_device", "DEFAULT_THRESHOLD"]
+__all__ = ["Evaluation", "evaluate_kinds", "evaluate", "check_test_lengths", "to_device",
+           "DEFAULT_THRESHOLD"]
 
 DEFAULT_THRESHOLD = 0.99  # "solved": the papers call 100% solved; this leaves sampling noise
 
@@ -188,12 +189,7 @@ def evaluate_kinds(model: Any, problem: Any, lengths: Any, n_per_length: int = 6
         for d in (ev.accuracy, ev.single_class, ev.majority, ev.count_only, ev.class_mix):
             d[k] = {}
         ev.unavailable[k] = []
-    single = {int(L) for L in lens if problem.n_classes_at(int(L)) == 1}
-    if lens.size and len(single) > len(lens) / 2:
-        warnings.warn(f"{problem.name}: {len(single)} of the {len(lens)} test lengths "
-                      f"{range_text(lens)} have strings of a single class (e.g. "
-                      f"{sorted(single)[:3]}); those lengths are reported but never scored",
-                      stacklevel=2)
+    single = check_test_lengths(problem, lens)
     it = [(k, int(L)) for L in lens for k in kinds]
     if progress:
         from tqdm.auto import tqdm
@@ -233,6 +229,19 @@ def evaluate_kinds(model: Any, problem: Any, lengths: Any, n_per_length: int = 6
                 ev.class_mix[kind][L] = {names[c]: round(float(v), 4)
                                          for c, v in enumerate(counts) if v > 0}
     return ev
+
+
+def check_test_lengths(problem: Any, lengths: Any, what: str = "test lengths") -> set[int]:
+    """The lengths with strings of a single class; warns (naming them) when they are most of
+    ``lengths``, e.g. a strided range that hits the odd lengths of a Dyck language only."""
+    lens = problem.lengths(lengths)
+    single = {int(L) for L in lens if problem.n_classes_at(int(L)) == 1}
+    if lens.size and len(single) > len(lens) / 2:
+        warnings.warn(f"{problem.name}: {len(single)} of the {len(lens)} {what} "
+                      f"{range_text(lens)} have strings of a single class (e.g. "
+                      f"{sorted(single)[:3]}); those lengths are reported but never scored",
+                      stacklevel=3)
+    return single
 
 
 def _majority(labels: np.ndarray) -> float:

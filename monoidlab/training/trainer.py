@@ -33,7 +33,7 @@ from monoidlab._util import atomic_torch_save, atomic_write_text
 from monoidlab.errors import CheckpointError, ConfigError, InputError, TrainingDiverged
 from monoidlab.models.protocols import RegularisedModel
 from monoidlab.training.config import TrainConfig
-from monoidlab.training.evaluate import evaluate_kinds, to_device
+from monoidlab.training.evaluate import check_test_lengths, evaluate_kinds, to_device
 
 __all__ = ["train", "load_checkpoint", "TrainingDiverged", "pick_device", "build_for", "lr_at",
            "training_batch"]
@@ -169,6 +169,8 @@ def train(cfg: TrainConfig, out_dir=None, resume: bool = False, progress: bool =
     problem = make_problem(cfg)
     train_lengths = problem.lengths(cfg.train_lengths)
     test_lengths = cfg.test_lengths
+    if evaluate_at_end:  # warn before minutes of training, not after
+        check_test_lengths(problem, test_lengths)
     torch.manual_seed(cfg.seed)  # initial weights
     model = build_for(cfg, problem).to(device)
     opt = _optimizer(cfg, model.parameters())

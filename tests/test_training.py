@@ -584,3 +584,55 @@ def test_sweep_ray_without_ray_is_a_clear_error(tmp_path, monkeypatch):
     with pytest.raises(ImportError, match=r"monoidlab\[ray\]"):
         run_sweep(_sweep_file(tmp_path), ray_address="local", progress=False)
     shutil.rmtree(tmp_path / "sweep", ignore_errors=True)
+
+
+# ----------------------------------------------------------------------------- early stopping
+
+ES = dict(language="parity", model="mlp-ldru", steps=400, batch_size=16, lr=3e-3,
+          model_kwargs={"d": 16, "dropout": 0.0}, train_lengths="1:12", test_lengths="13:30",
+          val_lengths="13:30:3", test_samples=16, eval_every=20, early_stop=2,
+          checkpoint_every=20, threads=1)
+
+
+def test_early_stop_after_k_solved_validations(tmp_path):
+    res = train(TrainConfig(**ES), tmp_path / "r", progress=False)
+    assert res["stopped_early"] and res["steps"] < 400
+    val = [json.loads(ln) for ln in (tmp_path / "r" / "metrics.jsonl").read_text().splitlines()
+           if "val_solved" in ln]
+    solved = [v["step"] for v in val if v["val_solved"]]
+    assert res["first_solved_step"] == solved[0]
+    # stopped at the second of two solved validations in a row, not before
+    assert res["steps"] == solved[1] == solved[0] + 20 and val[-1]["step"] == res["steps"]
+    assert (tmp_path / "r" / "best.pt").is_file() and res["best_step"] in solved
+    assert res["solved"]  # the best validated weights are the ones evaluated
+    never = train(TrainConfig(**{**ES, "early_stop": 0}), None, progress=False,
+                  evaluate_at_end=False)
+    assert never["steps"] == 400 and not never["stopped_early"]
+    assert never["first_solved_step"] == res["first_solved_step"]  # recorded all the same
+    with pytest.raises(ConfigError, match="early_stop.*eval_every"):
+        TrainConfig(**{**ES, "eval_every": 0}).validate()
+
+
+def test_early_stop_survives_a_resume(tmp_path, monkeypatch):
+    full = train(TrainConfig(**ES), tmp_path / "full", progress=False)
+    kill = full["first_solved_step"] + 10  # between the two solved validations
+    with monkeypatch.context() as m:
+        _kill_at(m, kill)
+        with pytest.raises(KeyboardInterrupt):
+            train(TrainConfig(**ES), tmp_path / "killed", progress=False)
+    resumed = train(TrainConfig(**ES), tmp_path / "killed", resume=True, progress=False)
+    assert resumed["steps"] == full["steps"] and resumed["best_step"] == full["best_step"]
+    assert resumed["evaluation"] == full["evaluation"]
+    again = train(TrainConfig(**ES), tmp_path / "killed", resume=True, progress=False)
+    assert again["steps"] == full["steps"]  # a stopped run resumes to nothing more
+
+
+def test_sweep_workers_give_the_same_rows(tmp_path):
+    for sub in "abc":
+        (tmp_path / sub).mkdir()
+    one = run_sweep(_sweep_file(tmp_path / "a"), progress=False)
+    two = run_sweep(_sweep_file(tmp_path / "b"), progress=False, workers=2)
+    assert [r["id"] for r in two["rows"]] == [r["id"] for r in one["rows"]]
+    assert [r["evaluation"] for r in two["rows"]] == [r["evaluation"] for r in one["rows"]]
+    with pytest.raises(ConfigError, match="workers"):
+        run_sweep(_sweep_file(tmp_path / "c"), progress=False, workers=-1)

@@ -162,7 +162,10 @@ cmd_evaluate.configure = lambda p: (
 def cmd_sweep(args):
     from monoidlab.training.sweep import run_sweep
 
-    res = run_sweep(args.file, ray_address=args.ray, progress=not args.json)
+    if args.workers is not None and args.workers < 1:
+        raise UsageError(f"--workers must be >= 1, got {args.workers}")
+    res = run_sweep(args.file, ray_address=args.ray, progress=not args.json,
+                    workers=args.workers)
     emit(args, {k: v for k, v in res.items() if k != "summary_md"},
          res["summary_md"] + f"\nwrote {res['out']}/results.csv and summary.md")
 
@@ -170,6 +173,9 @@ def cmd_sweep(args):
 cmd_sweep.configure = lambda p: (
     p.add_argument("file", help="sweep TOML (see docs/training.md)"),
     p.add_argument("--ray", default=None, help="'local' or a Ray cluster address"),
+    p.add_argument("--workers", type=int, default=None,
+                   help="local runs side by side, one torch thread each (default: the sweep "
+                        "file's workers, else 1)"),
     p.add_argument("--json", action="store_true"))
 
 

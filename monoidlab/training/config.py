@@ -69,6 +69,7 @@ class TrainConfig:
     bf16: bool = True  # bf16 autocast on CUDA (ignored on CPU)
     compile: bool = False  # torch.compile the model
     eval_every: int = 0  # steps between validation evals (0: only at the end)
+    early_stop: int = 0  # stop after this many solved validations in a row (0: off; needs eval_every)
     val_lengths: Lengths | None = None  # quick validation lengths (default: test lengths)
     checkpoint_every: int = 500
     log_every: int = 50
@@ -111,6 +112,9 @@ class TrainConfig:
             ("assoc_weight", self.assoc_weight >= 0, "must be >= 0"),
             ("test_samples", self.test_samples >= 1, "must be >= 1"),
             ("eval_every", self.eval_every >= 0, "must be >= 0 (0: only at the end)"),
+            ("early_stop", self.early_stop >= 0, "must be >= 0 (0: off)"),
+            ("early_stop", not self.early_stop or self.eval_every > 0,
+             "needs eval_every > 0 (early stopping watches the validation)"),
             ("checkpoint_every", self.checkpoint_every >= 1, "must be >= 1"),
             ("log_every", self.log_every >= 1, "must be >= 1"),
             ("threads", self.threads >= 0, "must be >= 0 (0: torch default)"),

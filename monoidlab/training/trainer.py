@@ -177,6 +177,7 @@ def train(cfg: TrainConfig, out_dir=None, resume: bool = False, progress: bool =
     out = Path(out_dir) if out_dir else None
     ckpt_path = out / "checkpoint.pt" if out else None
     step0 = 0
+    watch = _Validation(cfg.early_stop)
     if resume:
         if not (ckpt_path and ckpt_path.is_file()):
             raise CheckpointError(f"--resume: no checkpoint at {ckpt_path}")
@@ -188,6 +189,7 @@ def train(cfg: TrainConfig, out_dir=None, resume: bool = False, progress: bool =
         model.load_state_dict(ckpt["model"])
         opt.load_state_dict(ckpt["optimizer"])
         step0 = int(ckpt["step"])
+        watch.load(ckpt.get("early_stop"), out)
     if out:
         out.mkdir(parents=True, exist_ok=True)
         atomic_write_text(out / "config.json", json.dumps(cfg.as_dict(), indent=2))
@@ -202,7 +204,7 @@ def train(cfg: TrainConfig, out_dir=None, resume: bool = False, progress: bool =
         # no RNG state: step s re-seeds both the data and torch from (seed, s)
         atomic_torch_save({
             "model": model.state_dict(), "optimizer": opt.state_dict(), "step": step,
-            "config": cfg.as_dict(),
+            "config": cfg.as_dict(), "early_stop": watch.state(),
             "problem": {"name": problem.name, "vocab_size": problem.vocab_size,
                         "n_classes": problem.n_classes}}, ckpt_path)
 
@@ -215,6 +217,9 @@ def train(cfg: TrainConfig, out_dir=None, resume: bool = False, progress: bool =
     model.train()
     t0, ema_loss, ema_acc = time.time(), None, None
     log_fh = open(out / "metrics.jsonl", "a") if out else None  # noqa: SIM115
+    last = cfg.steps
+    if watch.stopped:  # resumed after an early stop: nothing left to train
+        bar, last = range(0), step0
     try:
         for step in bar:
             # 1. learning rate
@@ -227,6 +232,9 @@ def train(cfg: TrainConfig, out_dir=None, resume: bool = False, progress: bool =
                 ev = evaluate_kinds(model, problem, val, 16, cfg.seed, cfg.eval_kinds,
                                     cfg.solved_threshold, device=device)
                 _log(log_fh, writer, step, _val_metrics(ev))
+                if watch.update(step, ev, model, out):  # solved at K validations in a row
+                    last = step
+                    break
             if ckpt_path and step > step0 and step % cfg.checkpoint_every == 0:
                 save(step)
             # 3. forward / backward on the batch of this step (seeded by step)
@@ -264,11 +272,13 @@ def train(cfg: TrainConfig, out_dir=None, resume: bool = False, progress: bool =
     finally:
         if log_fh:
             log_fh.close()
-    save(cfg.steps)
+    save(last)
     train_time = time.time() - t0
-    result = {"steps": cfg.steps, "train_seconds": round(train_time, 2),
+    result = {"steps": last, "train_seconds": round(train_time, 2),
               "device": str(device), "model": cfg.model, "problem": problem.name,
-              "parameters": sum(p.numel() for p in model.parameters())}
+              "parameters": sum(p.numel() for p in model.parameters()), **watch.summary()}
+    if cfg.early_stop and watch.best_state is not None:  # evaluate the best validated weights
+        model.load_state_dict(watch.best_state)
     if evaluate_at_end:
         ev = evaluate_kinds(model, problem, test_lengths, cfg.test_samples, cfg.seed,
                             cfg.eval_kinds, cfg.solved_threshold, device=device,
@@ -279,6 +289,70 @@ def train(cfg: TrainConfig, out_dir=None, resume: bool = False, progress: bool =
     if writer:
         writer.close()
     return result
+
+
+class _Validation:
+    """Early stopping on the strict validation, and the best validated weights.
+
+    ``update`` records a validation; it returns True when the last ``patience`` validations
+    were all solved (stop). The best weights (solved first, then the highest minimum accuracy
+    over kinds; later wins ties) are kept in memory and, with a run folder, in ``best.pt``.
+    Its state travels in the checkpoint, so a resumed run stops where the whole run would.
+    """
+
+    def __init__(self, patience: int):
+        self.patience = patience
+        self.streak, self.first_solved, self.best_step = 0, None, None
+        self.best_key: tuple | None = None
+        self.best_state = None
+
+    def update(self, step: int, ev, model, out) -> bool:
+        mins = [ev.min_accuracy(k) for k in ev.scored_kinds]
+        key = (ev.solved, min(mins) if mins else 0.0)
+        if ev.solved and self.first_solved is None:
+            self.first_solved = step
+        self.streak = self.streak + 1 if ev.solved else 0
+        if self.patience and (self.best_key is None or key >= self.best_key):
+            self.best_key, self.best_step = key, step
+            self.best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+            if out:
+                atomic_torch_save({"model": self.best_state, "step": step}, out / "best.pt")
+        return self.stopped
+
+    @property
+    def stopped(self) -> bool:
+        return bool(self.patience) and self.streak >= self.patience
+
+    def state(self) -> dict:
+        return {"streak": self.streak, "first_solved": self.first_solved,
+                "best_step": self.best_step,
+                "best_key": list(self.best_key) if self.best_key else None}
+
+    def load(self, state: dict | None, out) -> None:
+        if not state:
+            return
+        self.streak, self.first_solved = state["streak"], state["first_solved"]
+        self.best_step = state["best_step"]
+        self.best_key = tuple(state["best_key"]) if state["best_key"] else None
+        best = out / "best.pt" if out else None
+        if best is not None and best.is_file():
+            self.best_state = read_checkpoint_weights(best)
+
+    def summary(self) -> dict:
+        if not self.patience and self.first_solved is None:
+            return {}
+        return {"first_solved_step": self.first_solved, "best_step": self.best_step,
+                "stopped_early": self.stopped}
+
+
+def read_checkpoint_weights(path: Path) -> dict:
+    """The weights of a ``best.pt`` file (weights only)."""
+    import torch
+
+    try:
+        return torch.load(path, map_location="cpu", weights_only=True)["model"]
+    except Exception as exc:  # noqa: BLE001 - any unreadable file is one error
+        raise CheckpointError(f"{path}: not a readable weights file ({type(exc).__name__})") from None
 
 
 def results_of(ev) -> dict:

@@ -5,8 +5,10 @@ edit is one *substitution* (s = u a v, s' = u b v, a ≠ b) or one *adjacent swa
 (s = u a b v, s' = u b a v, a ≠ b). A model that only watches a few symbols, or only counts
 them, cannot tell s' from s; a model that learned the language can.
 
-Draws are exact, with no rejection loop: each near miss is uniform over all (s, edit) pairs
-that lead into its class. The weight of an edit at position i from automaton state q is
+Draws are exact, with no rejection loop. Every class that has near misses gets an equal
+share, and inside a class every edit type that reaches it (a swap keeps the symbol counts, so
+a model that only counts cannot tell those apart); inside a (class, edit type) each near miss
+is uniform over the (s, edit) pairs that lead to it. The weight of an edit at position i from automaton state q is
 π_i(q) · G(δ(q, a), δ(q, b)), where π_i is the law of the state after a uniform prefix of
 length i, and G, a backward law on the *pair automaton* (states (p, p'), both read the same
 suffix), is the probability that a uniform suffix leads p into the base class and p' into c'.
@@ -41,12 +43,13 @@ EDITS = ("substitution", "swap")
 
 @dataclass
 class NearMisses:
-    """Near misses of one length: ``tokens`` (n, L), ``labels`` (their classes), ``base_labels``
-    (the classes of the strings they were edited from), ``edit`` ("substitution"/"swap"),
-    ``position`` (where the edit starts)."""
+    """Near misses of one length: ``tokens`` (n, L), ``labels`` (their classes), ``base``
+    (the strings they were edited from) and ``base_labels`` (their classes), ``edit``
+    ("substitution"/"swap"), ``position`` (where the edit starts)."""
 
     tokens: np.ndarray
     labels: np.ndarray
+    base: np.ndarray
     base_labels: np.ndarray
     edit: np.ndarray
     position: np.ndarray
@@ -164,8 +167,9 @@ def near_miss_classes(lang: Any, L: int, keep: np.ndarray | None = None,
 
 def near_misses(rng: np.random.Generator, lang: Any, L: int, n: int,
                 keep: np.ndarray | None = None, edits: tuple[str, ...] = EDITS) -> NearMisses:
-    """``n`` near misses of length ``L``, an equal share for every class that has some (the
-    remainder to random classes), each uniform over the (string, edit) pairs leading into it.
+    """``n`` near misses of length ``L``: an equal share for every class that has some (the
+    remainder to random classes), inside a class an equal share for each edit type that
+    reaches it, each uniform over the (string, edit) pairs of its class and edit type.
 
     ``keep`` restricts both the near miss and the string it comes from to a sub-language
     (a class mask, see :func:`monoidlab.sublanguage.class_mask`). An
@@ -187,13 +191,22 @@ def near_misses(rng: np.random.Generator, lang: Any, L: int, n: int,
     first = rng.integers(len(groups))
     target = rng.permutation(groups[(first + np.arange(n)) % len(groups)])  # label columns
     cells = np.empty(n, np.int64)
+    bounds = np.cumsum([0, *w.sizes])
     for g in groups:
         idx = np.flatnonzero(target == g)
         if not len(idx):
             continue
-        lw = w.log_w[:, g]
-        p = np.exp(lw - lw.max())
-        cells[idx] = rng.choice(len(p), size=len(idx), p=p / p.sum())
+        # an equal share for each edit type that reaches class g (a swap keeps the symbol
+        # counts, a substitution changes them), uniform over the pairs of that type
+        parts = [e for e in range(len(w.sizes))
+                 if np.isfinite(w.log_w[bounds[e]:bounds[e + 1], g]).any()]
+        first = rng.integers(len(parts))
+        share = rng.permutation(np.asarray(parts)[(first + np.arange(len(idx))) % len(parts)])
+        for e in parts:
+            sel = idx[share == e]
+            lw = w.log_w[bounds[e]:bounds[e + 1], g]
+            p = np.exp(lw - lw.max())
+            cells[sel] = bounds[e] + rng.choice(len(p), size=len(sel), p=p / p.sum())
     edit, pos, state, a, b = w.decode(cells)
     is_swap = np.array([w.edits[e] == "swap" for e in edit], bool)
     delta = laws.delta
@@ -222,5 +235,5 @@ def near_misses(rng: np.random.Generator, lang: Any, L: int, n: int,
     base[rows, pos] = a
     base[rows[is_swap], pos[is_swap] + 1] = b[is_swap]
     lengths = np.full(n, L)
-    return NearMisses(tokens, labels, lang.classify(base, lengths),
+    return NearMisses(tokens, labels, base, lang.classify(base, lengths),
                       np.array(w.edits, dtype=object)[edit] if n else np.zeros(0, object), pos)

@@ -24,19 +24,21 @@ def all_strings(lang, L):
 
 
 def brute_pairs(lang, L, keep):
-    """Counter of near misses t over all (s, edit) pairs with class(s) != class(t), both kept."""
+    """Counters of near misses t over all (s, edit) pairs with class(s) != class(t), both
+    kept, one Counter per edit type."""
     strs, cls = all_strings(lang, L)
     index = {tuple(s): c for s, c in zip(strs.tolist(), cls.tolist())}
-    counts = collections.Counter()
+    counts = {"substitution": collections.Counter(), "swap": collections.Counter()}
     for s, c in index.items():
         if not keep[c]:
             continue
-        edits = [s[:i] + (b,) + s[i + 1:] for i in range(L) for b in range(lang.n_symbols)
-                 if b != s[i]]
-        edits += [s[:i] + (s[i + 1], s[i]) + s[i + 2:] for i in range(L - 1) if s[i] != s[i + 1]]
-        for t in edits:
-            if keep[index[t]] and index[t] != c:
-                counts[t] += 1
+        subs = [s[:i] + (b,) + s[i + 1:] for i in range(L) for b in range(lang.n_symbols)
+                if b != s[i]]
+        swaps = [s[:i] + (s[i + 1], s[i]) + s[i + 2:] for i in range(L - 1) if s[i] != s[i + 1]]
+        for kind, edits in (("substitution", subs), ("swap", swaps)):
+            for t in edits:
+                if keep[index[t]] and index[t] != c:
+                    counts[kind][t] += 1
     return counts, index
 
 
@@ -68,28 +70,38 @@ def test_draws_are_uniform_over_string_edit_pairs(name, L):
     keep = class_mask(lang, "auto")
     expected, index = brute_pairs(lang, L, keep)
     nm = near_misses(np.random.default_rng(1), lang, L, 30_000, keep)
-    got = collections.Counter(map(tuple, nm.tokens.tolist()))
-    assert set(got) <= set(expected)  # nothing that is not a near miss
-    for label in set(nm.labels.tolist()):  # within each class: frequencies ∝ number of pairs
-        cells = [t for t in expected if index[t] == label]
-        n = sum(got[t] for t in cells)
-        w = np.array([expected[t] for t in cells], float)
-        p = chisquare([got[t] for t in cells], w / w.sum() * n).pvalue
-        assert p > 1e-4, (name, label, p)
+    for label in set(nm.labels.tolist()):
+        kinds = [k for k in expected if any(index[t] == label for t in expected[k])]
+        mine = nm.labels == label
+        # an equal share per edit type that reaches the class
+        shares = [np.mean(nm.edit[mine] == k) for k in kinds]
+        assert np.allclose(shares, 1 / len(kinds), atol=0.02), (label, kinds, shares)
+        for kind in kinds:  # inside (class, edit type): frequencies ∝ number of pairs
+            got = collections.Counter(map(tuple, nm.tokens[mine & (nm.edit == kind)].tolist()))
+            cells = [t for t in expected[kind] if index[t] == label]
+            assert set(got) <= set(cells)  # nothing that is not a near miss of this type
+            n = sum(got.values())
+            w = np.array([expected[kind][t] for t in cells], float)
+            p = chisquare([got[t] for t in cells], w / w.sum() * n).pvalue
+            assert p > 1e-4, (name, label, kind, p)
     shares = np.bincount(nm.labels) / len(nm.labels)
     present = shares[shares > 0]
     assert np.allclose(present, 1 / len(present), atol=0.01)  # an equal share per class
 
 
-def test_swaps_are_weighted_like_substitutions():
-    """Tomita 3 has class-changing swaps: their share equals their share of all pairs."""
+def test_swap_only_near_misses():
+    """Tomita 3 has class-changing swaps; every one keeps the symbol counts."""
     lang = ml.load_language("tomita-3")
     keep = class_mask(lang, None)
     nm = near_misses(np.random.default_rng(2), lang, 5, 20_000, keep, edits=("swap",))
     assert set(nm.edit) == {"swap"}
+    # a swap moves a symbol: same counts as the string it comes from, another class
+    assert (nm.base.sum(1) == nm.tokens.sum(1)).all() and (nm.base_labels != nm.labels).all()
+    assert ((nm.base != nm.tokens).sum(1) == 2).all()
+    assert (lang.classify(nm.base, np.full(len(nm.base), 5)) == nm.base_labels).all()
     strs, cls = all_strings(lang, 5)
     for t, label in zip(nm.tokens[:200], nm.labels[:200]):
-        assert (strs == t).all(1).any() and label == cls[(strs == t).all(1)][0]
+        assert label == cls[(strs == t).all(1)][0]
     with pytest.raises(InputError, match="edits"):
         near_misses(np.random.default_rng(0), lang, 5, 3, keep, edits=("insertion",))
 

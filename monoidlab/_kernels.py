@@ -114,7 +114,7 @@ def balanced_count_kernel():
         return None
 
     @numba.njit(cache=True, nogil=True)
-    def count(table, letters, tokens, lengths, counts):  # pragma: no cover - compiled
+    def count(table, letters, tokens, lengths, counts, both):  # pragma: no cover - compiled
         M = table.shape[0]
         buf = np.zeros(max(1, 2 * tokens.shape[1]), np.int32)
         for i in range(tokens.shape[0]):
@@ -132,7 +132,9 @@ def balanced_count_kernel():
                 half = n // 2
                 for j in range(half):
                     left, right = buf[2 * j], buf[2 * j + 1]
-                    if j << level < L:  # the left child holds string, so a composition
+                    # the left child holds string: a composition; with identity padding
+                    # (`both`) the right child must hold string too
+                    if j << level < L and (not both or (2 * j + 1) << (level - 1) < L):
                         counts[level, left * M + right] += 1
                     buf[j] = table[left, right]
                 n = half

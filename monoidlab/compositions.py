@@ -23,10 +23,22 @@ import numpy as np
 
 from monoidlab._kernels import balanced_count_kernel
 from monoidlab._util import check_batch
-from monoidlab.errors import InputError
+from monoidlab.errors import InputError, UnknownName
 from monoidlab.schedules import schedule as get_schedule
 
-__all__ = ["NodeLabels", "node_labels", "composition_counts"]
+__all__ = ["NodeLabels", "node_labels", "composition_counts", "PADDINGS", "check_padding"]
+
+# How a balanced-tree model treats an all-padding child (docs/coverage.md): "learned" — the
+# padding leaf is a learned constant, so (x, ε) is a composition the model must learn;
+# "identity" — the node passes the other child through: no composition at all.
+PADDINGS = ("learned", "identity")
+
+
+def check_padding(padding: str) -> str:
+    """``padding`` itself, or an :class:`~monoidlab.errors.UnknownName` listing the choices."""
+    if padding not in PADDINGS:
+        raise UnknownName(f"unknown padding {padding!r}; choose from {', '.join(PADDINGS)}")
+    return padding
 
 
 @dataclass
@@ -34,7 +46,8 @@ class NodeLabels:
     """One row per (string, internal node), in the schedule's node order per string.
 
     ``left``/``right``/``node`` are ECs; ``has_composition`` is False for nodes whose children
-    are both padding (they carry no composition; their EC is the identity).
+    are both padding (they carry no composition; their EC is the identity);
+    ``left_length``/``right_length`` count the string symbols under each child (0: padding).
     """
 
     string: np.ndarray
@@ -46,6 +59,8 @@ class NodeLabels:
     right: np.ndarray
     node: np.ndarray
     has_composition: np.ndarray
+    left_length: np.ndarray
+    right_length: np.ndarray
 
     def __len__(self) -> int:
         return len(self.string)
@@ -57,7 +72,17 @@ class NodeLabels:
                              "level": self.level, "stage": self.stage,
                              "span_start": self.span[:, 0], "span_end": self.span[:, 1],
                              "left_ec": self.left, "right_ec": self.right, "node_ec": self.node,
-                             "has_composition": self.has_composition})
+                             "has_composition": self.has_composition,
+                             "left_length": self.left_length, "right_length": self.right_length})
+
+    def composes(self, padding: str = "learned") -> np.ndarray:
+        """Which rows are compositions: both children padding never; one child padding only
+        with ``learned`` padding (with ``identity`` padding such a node passes the other child
+        through)."""
+        check_padding(padding)
+        if padding == "identity":
+            return (self.left_length > 0) & (self.right_length > 0)
+        return self.has_composition
 
 
 def _check(monoid, tokens, lengths, offsets):
@@ -94,31 +119,35 @@ def node_labels(monoid, tokens, lengths, schedule: str = "balanced", offsets=Non
             continue
         vals = _group_values(monoid, tokens, idx, sched)
         N = sched.n_nodes
-        empty_l = sched.left_span[:, 0] == sched.left_span[:, 1]
-        empty_r = sched.right_span[:, 0] == sched.right_span[:, 1]
-        parts.append(dict(
+        m1 = sched.left_span[:, 1] - sched.left_span[:, 0]
+        m2 = sched.right_span[:, 1] - sched.right_span[:, 0]
+        parts.append(dict(left_length=np.tile(m1, len(idx)), right_length=np.tile(m2, len(idx)),
             string=np.repeat(idx, N), node_index=np.tile(np.arange(N), len(idx)),
             level=np.tile(sched.level, len(idx)), stage=np.tile(sched.stage, len(idx)),
             span=np.tile(sched.span, (len(idx), 1)),
             left=vals[:, sched.left_child].ravel(), right=vals[:, sched.right_child].ravel(),
             node=vals[:, sched.buffer:].ravel(),
-            has_composition=np.tile(~(empty_l & empty_r), len(idx))))
+            has_composition=np.tile((m1 + m2) > 0, len(idx))))
     if not parts:
         z = np.zeros(0, np.int64)
-        return NodeLabels(z, z, z, z, np.zeros((0, 2), np.int64), z, z, z, z.astype(bool))
+        return NodeLabels(z, z, z, z, np.zeros((0, 2), np.int64), z, z, z, z.astype(bool), z, z)
     cat = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
     order = np.lexsort((cat["node_index"], cat["string"]))
     return NodeLabels(**{k: v[order] for k, v in cat.items()})
 
 
 def composition_counts(monoid, tokens, lengths, schedule: str = "balanced", offsets=None,
-                       per_level: bool = False, chunk: int = 20_000):
+                       per_level: bool = False, chunk: int = 20_000,
+                       padding: str = "learned"):
     """Observed composition counts over a batch: ``(|M|, |M|)`` (or per level ``(levels, |M|, |M|)``).
 
-    Nodes without a composition (both children padding) are not counted. The ``balanced``
-    schedule without offsets takes a fast path: the buffer of each chunk of strings is halved
-    level by level with strided views, no schedule objects involved.
+    Nodes without a composition (both children padding; with ``padding="identity"`` also one
+    child padding) are not counted. The ``balanced`` schedule without offsets takes a fast
+    path: the buffer of each chunk of strings is halved level by level with strided views, no
+    schedule objects involved.
     """
+    check_padding(padding)
+    both = padding == "identity"
     tokens, lengths, offsets = _check(monoid, tokens, lengths, offsets)
     M = monoid.size
     n_levels = int(np.ceil(np.log2(max(int((lengths + offsets).max(initial=1)), 1)))) + 1
@@ -127,7 +156,7 @@ def composition_counts(monoid, tokens, lengths, schedule: str = "balanced", offs
     if kernel is not None and len(lengths):
         table = monoid.table.astype(np.int32)
         kernel(table, monoid.letters.astype(np.int32), np.ascontiguousarray(tokens),
-               lengths.astype(np.int64), counts)
+               lengths.astype(np.int64), counts, both)
     elif schedule == "balanced" and not offsets.any():
         flat = monoid.table.astype(np.int32 if M * M < 2**31 else np.int64).ravel()
         letters = monoid.letters.astype(flat.dtype)
@@ -146,6 +175,8 @@ def composition_counts(monoid, tokens, lengths, schedule: str = "balanced", offs
                 # a node has a composition when its left child (its first cell) holds string
                 start = np.arange(left.shape[1]) * 2 * width
                 has = start[None, :] < lens[:, None]
+                if both:  # identity padding: the right child must hold string too
+                    has &= (start + width)[None, :] < lens[:, None]
                 # a string's own tree has ceil(log2 L) levels; above that the chunk's wider
                 # buffer only pairs its root with padding
                 has &= level <= height[:, None]
@@ -155,7 +186,7 @@ def composition_counts(monoid, tokens, lengths, schedule: str = "balanced", offs
                 width *= 2
     else:
         lab = node_labels(monoid, tokens, lengths, schedule, offsets)
-        keep = lab.has_composition
+        keep = lab.composes(padding)
         n_levels = int(lab.level.max(initial=0)) + 1
         counts = np.zeros((n_levels, M * M), np.int64)
         codes = lab.left[keep] * M + lab.right[keep]

@@ -35,6 +35,7 @@ from monoidlab._util import length_array, range_text
 from monoidlab.errors import InputError
 from monoidlab.laws import backward_laws, forward_laws
 from monoidlab.schedules import schedule as get_schedule
+from monoidlab.compositions import check_padding
 from monoidlab.sublanguage import Within, class_mask, resolve_within
 
 __all__ = ["Coverage", "CoverageGap", "exact_coverage", "sampled_coverage", "coverage_gap",
@@ -154,12 +155,16 @@ def offsets_for(length: int, offsets, offset_buffer: int | None = None) -> np.nd
     return np.atleast_1d(np.asarray(offsets, np.int64))
 
 
-def node_table(schedule: str, lengths, offsets=None, offset_buffer: int | None = None) -> np.ndarray:
+def node_table(schedule: str, lengths, offsets=None, offset_buffer: int | None = None,
+               padding: str = "learned") -> np.ndarray:
     """Rows ``(L, level, m1, m2, prefix, suffix, weight)`` for every composition-carrying node.
 
     ``weight`` = probability of that (length, offset) under the length law (uniform over
-    ``lengths``) × the offset law (uniform over :func:`offsets_for`).
+    ``lengths``) × the offset law (uniform over :func:`offsets_for`). With ``padding =
+    "identity"`` a node with an all-padding child carries no composition (it passes the other
+    child through), so only nodes with string on both sides are listed.
     """
+    check_padding(padding)
     lens = length_array(lengths)
     lens = lens[lens >= 1]
     rows = []
@@ -171,7 +176,7 @@ def node_table(schedule: str, lengths, offsets=None, offset_buffer: int | None =
                 continue
             m1 = s.left_span[:, 1] - s.left_span[:, 0]
             m2 = s.right_span[:, 1] - s.right_span[:, 0]
-            keep = (m1 + m2) > 0
+            keep = ((m1 > 0) & (m2 > 0)) if padding == "identity" else (m1 + m2) > 0
             w = 1.0 / (len(lens) * len(offs))
             rows.append(np.stack([np.full(keep.sum(), L), s.level[keep], m1[keep], m2[keep],
                                   s.span[keep, 0], L - s.span[keep, 1],
@@ -200,7 +205,8 @@ def _class_targets(lang, sampler: str, within: Within) -> list[np.ndarray]:
 # ---------------------------------------------------------------------- exact coverage
 def exact_coverage(lang, lengths, *, schedule: str = "balanced", sampler: str = "uniform",
                    within: Within = None, offsets=None, offset_buffer: int | None = None,
-                   per_level: bool = False, distribution: str | None = None) -> Coverage:
+                   padding: str = "learned", per_level: bool = False,
+                   distribution: str | None = None) -> Coverage:
     """Exact expected composition counts per string (no sampling).
 
     Parameters
@@ -214,6 +220,9 @@ def exact_coverage(lang, lengths, *, schedule: str = "balanced", sampler: str = 
     within : a sub-language (:mod:`monoidlab.sublanguage`, e.g. ``"auto"``).
     offsets : ``balanced`` schedule only: 0, ``"random"`` or a list (left padding, see
         :func:`offsets_for`); ``offset_buffer`` bounds the random offsets' buffer.
+    padding : ``learned`` (a node with one all-padding child composes (x, ε), as MLP-LDRU's
+        learned padding leaf does) or ``identity`` (such a node passes the other child through:
+        no composition; see docs/coverage.md).
     distribution : deprecated name of ``sampler``.
     """
     if distribution is not None:
@@ -223,7 +232,7 @@ def exact_coverage(lang, lengths, *, schedule: str = "balanced", sampler: str = 
     monoid = lang.monoid()
     M = monoid.size
     table = monoid.table
-    rows = node_table(schedule, lengths, offsets, offset_buffer)
+    rows = node_table(schedule, lengths, offsets, offset_buffer, padding)
     lens = length_array(lengths)
     n_levels = int(rows[:, 1].max(initial=0)) + 1 if len(rows) else 1
     max_len = int(lens.max())
@@ -290,7 +299,7 @@ def exact_coverage(lang, lengths, *, schedule: str = "balanced", sampler: str = 
 
 
 def sampled_coverage(batch, schedule: str = "balanced", offsets=None,
-                     per_level: bool = False, monoid=None) -> Coverage:
+                     per_level: bool = False, monoid=None, padding: str = "learned") -> Coverage:
     """Observed composition counts of a :class:`~monoidlab.sampling.Batch`, per string.
 
     ``monoid`` defaults to the batch language's monoid; a given one must belong to the same
@@ -299,7 +308,8 @@ def sampled_coverage(batch, schedule: str = "balanced", offsets=None,
     from monoidlab.compositions import composition_counts
 
     monoid = _monoid_for(monoid, batch)
-    c = composition_counts(monoid, batch.tokens, batch.lengths, schedule, offsets, per_level=True)
+    c = composition_counts(monoid, batch.tokens, batch.lengths, schedule, offsets, per_level=True,
+                           padding=padding)
     n = max(len(batch), 1)
     return Coverage(monoid, schedule, np.unique(batch.lengths), c.sum(axis=0) / n,
                     c.sum(axis=0) > 0, False, "sampled", len(batch), c / n if per_level else None)

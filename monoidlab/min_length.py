@@ -44,21 +44,23 @@ class MinLength:
         return dict(self.__dict__)
 
 
-def _support_at(lang, L: int, schedule, offsets, offset_buffer, R, within) -> np.ndarray:
+def _support_at(lang, L: int, schedule, offsets, offset_buffer, R, within,
+                padding) -> np.ndarray:
     if resolve_within(lang, within) is None:
-        rows = node_table(schedule, [L], offsets, offset_buffer)
+        rows = node_table(schedule, [L], offsets, offset_buffer, padding)
         if not len(rows):
             return np.zeros((lang.monoid().size,) * 2, bool)
         keys = np.unique(rows[:, 2:4].astype(np.int64), axis=0)
         return (R[keys[:, 0]].T @ R[keys[:, 1]]) > 0
     return exact_coverage(lang, [L], schedule=schedule, within=within, offsets=offsets,
-                          offset_buffer=offset_buffer).support
+                          offset_buffer=offset_buffer, padding=padding).support
 
 
 def min_training_length(lang, test_lengths, *, schedule: str = "balanced", train_min: int = 1,
                         max_search: int | None = None, within: Within = None, offsets=None,
-                        offset_buffer: int | None = None, delta: float | None = None, r: int = 1,
-                        sample_ranges=(), train_offsets=None) -> MinLength:
+                        offset_buffer: int | None = None, padding: str = "learned",
+                        delta: float | None = None, r: int = 1, sample_ranges=(),
+                        train_offsets=None) -> MinLength:
     """(a) Smallest L such that training lengths [train_min, L] show every composition that the
     test lengths need; (b) optionally, for each training range in ``sample_ranges``, the number
     of samples N for which all needed compositions are seen at least ``r`` times with
@@ -66,6 +68,8 @@ def min_training_length(lang, test_lengths, *, schedule: str = "balanced", train
 
     ``offsets`` (balanced schedule: ``"random"``, an int or a list) place the *training*
     strings; test strings sit at offset 0. ``train_offsets`` is its deprecated name.
+    ``padding = "identity"``: nodes with an all-padding child compose nothing, on both sides
+    (see :func:`monoidlab.coverage.exact_coverage`).
     """
     if train_offsets is not None:
         warnings.warn("min_training_length(train_offsets=...) is deprecated; use offsets=...",
@@ -78,14 +82,14 @@ def min_training_length(lang, test_lengths, *, schedule: str = "balanced", train
     if max_search is not None and max_search < 1:
         raise InputError(f"max_search must be >= 1, got {max_search}")
     monoid = lang.monoid()
-    test = exact_coverage(lang, test_lengths, schedule=schedule, within=within)
+    test = exact_coverage(lang, test_lengths, schedule=schedule, within=within, padding=padding)
     needed = test.support
     max_search = max_search or int(length_array(test_lengths).max())
     R = ec_laws(monoid, max_search, indicator=True)
     have = np.zeros_like(needed)
     found = None
     for L in range(max(train_min, 1), max_search + 1):
-        have |= _support_at(lang, L, schedule, offsets, offset_buffer, R, within)
+        have |= _support_at(lang, L, schedule, offsets, offset_buffer, R, within, padding)
         if not (needed & ~have).any():
             found = L
             break
@@ -94,7 +98,7 @@ def min_training_length(lang, test_lengths, *, schedule: str = "balanced", train
     if delta is not None:
         for rng_ in sample_ranges:
             cov = exact_coverage(lang, rng_, schedule=schedule, within=within, offsets=offsets,
-                                 offset_buffer=offset_buffer)
+                                 offset_buffer=offset_buffer, padding=padding)
             out.samples_needed[range_text(length_array(rng_))] = samples_needed(cov, needed, delta, r)
     return out
 

@@ -51,8 +51,11 @@ def string_weights(lang, strings, distribution, within) -> np.ndarray:
 
 
 def brute_coverage(lang, lengths, schedule="balanced", distribution="uniform", within=None,
-                   offsets=None, offset_buffer=None):
-    """Expected counts per level ``(levels, M, M)`` and support, by enumeration."""
+                   offsets=None, offset_buffer=None, padding="learned"):
+    """Expected counts per level ``(levels, M, M)`` and support, by enumeration.
+
+    ``padding="identity"``: a node with an all-padding child passes the other through, so it
+    is not a composition."""
     m = lang.monoid()
     M = m.size
     lengths = list(lengths)
@@ -66,6 +69,8 @@ def brute_coverage(lang, lengths, schedule="balanced", distribution="uniform", w
             for level, ls, rs in reference_spans(schedule, L, int(off)):
                 if ls[0] == ls[1] and rs[0] == rs[1]:
                     continue  # both children padding: no composition
+                if padding == "identity" and (ls[0] == ls[1] or rs[0] == rs[1]):
+                    continue  # one child padding: the node passes the other one through
                 x, y = (m.element_of(strings[:, a:b], np.full(len(strings), b - a))
                         for a, b in (ls, rs))
                 np.add.at(counts[level], (x, y), w / len(offs))
@@ -96,6 +101,41 @@ def test_exact_equals_brute_force(name, schedule, distribution):
                          per_level=True)
     assert cov.exact
     assert_matches(cov, brute_coverage(lang, lengths, schedule, distribution))
+
+
+@pytest.mark.parametrize("offsets", [None, [0, 1, 3], "random"])
+@pytest.mark.parametrize("distribution", ["uniform", "balanced"])
+@pytest.mark.parametrize("name", ["dyck-2", "tomita-3"])
+def test_identity_padding_equals_brute_force(name, distribution, offsets):
+    lang = ml.load_language(name)
+    lengths = range(1, 10)
+    cov = exact_coverage(lang, lengths, sampler=distribution, offsets=offsets,
+                         padding="identity", per_level=True)
+    assert_matches(cov, brute_coverage(lang, lengths, "balanced", distribution,
+                                       offsets=offsets, padding="identity"))
+    learned = exact_coverage(lang, lengths, sampler=distribution, offsets=offsets)
+    assert (learned.support & ~cov.support).any()  # the (x, ε) compositions are gone
+    assert not (cov.support & ~learned.support).any()
+
+
+@pytest.mark.parametrize("padding", ["learned", "identity"])
+def test_sampled_counts_follow_the_padding(padding, monkeypatch):
+    from monoidlab import compositions
+
+    lang = ml.load_language("dyck-2")
+    m = lang.monoid()
+    b = sample(lang, range(1, 14), 300, seed=0)
+    lab = compositions.node_labels(m, b.tokens, b.lengths, "balanced")  # per node, any path
+    keep = lab.composes(padding)
+    ref = np.zeros((m.size, m.size), np.int64)
+    np.add.at(ref, (lab.left[keep], lab.right[keep]), 1)
+    kernel = composition_counts(m, b.tokens, b.lengths, "balanced", padding=padding)
+    monkeypatch.setattr(compositions, "balanced_count_kernel", lambda: None)  # numpy path
+    plain = composition_counts(m, b.tokens, b.lengths, "balanced", padding=padding, chunk=7)
+    np.testing.assert_array_equal(kernel, ref)
+    np.testing.assert_array_equal(plain, ref)
+    if padding == "identity":  # fewer compositions than with a learned padding leaf
+        assert keep.sum() < lab.has_composition.sum()
 
 
 @pytest.mark.parametrize("schedule", ["balanced", "scan", "chain"])

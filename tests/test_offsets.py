@@ -62,3 +62,19 @@ def test_min_length_cli_with_offsets(capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["offsets"] == "random"
     assert out["support_length"] <= 44
+
+
+def test_identity_padding_support_lengths_from_one_cli_call(capsys):
+    """Identity padding removes the (x, ε) compositions: the support lengths computed
+    independently for the issue (dyck-4 16, dyck-6 28, dyck-8 32, dyck-12 56, dyck-3 14,
+    tomita-3 14, parity 2), with and without random offsets."""
+    assert main(["min-length", "--suite", "ldru21", "--test", "41:500", "--padding", "identity",
+                 "--json"]) == 0
+    rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
+    want = {"dyck-4": 16, "dyck-6": 28, "dyck-8": 32, "dyck-12": 56, "dyck-3": 14,
+            "tomita-3": 14, "parity": 2}
+    assert {k: rows[k]["support_length"] for k in want} == want
+    assert all(r["padding"] == "identity" for r in rows.values())
+    assert main(["min-length", "dyck-6", "--test", "41:500", "--padding", "identity",
+                 "--offsets", "random", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["support_length"] == 24

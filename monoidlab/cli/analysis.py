@@ -25,6 +25,13 @@ def _offsets(text: str | None):
         raise UsageError(f"--offsets: expected 'random' or a comma list of ints, got {text!r}") from None
 
 
+def _add_padding(p) -> None:
+    p.add_argument("--padding", default="learned", choices=["learned", "identity"],
+                   help="balanced schedule: 'learned' (a node with an all-padding child composes "
+                        "(x, ε), as MLP-LDRU's learned padding leaf) or 'identity' (it passes the "
+                        "other child through: no composition)")
+
+
 def _add_offsets(p) -> None:
     p.add_argument("--offsets", "--train-offsets", dest="offsets", default=None,
                    help="balanced schedule: 'random' or a comma list of left offsets of the "
@@ -47,9 +54,9 @@ def cmd_coverage(args):
             raise UsageError(f"--exact computes --sampler {' or '.join(EXACT_SAMPLERS)}, not "
                              f"{args.sampler!r} (drop --exact to sample it)")
         train = exact_coverage(lang, train_l, schedule=args.schedule, sampler=args.sampler,
-                               within=within, offsets=offsets)
+                               within=within, offsets=offsets, padding=args.padding)
         test = exact_coverage(lang, test_l, schedule=args.schedule, sampler=args.sampler,
-                              within=within)
+                              within=within, padding=args.padding)
     else:
         if offsets is not None:
             raise UsageError("--offsets needs --exact (sampled offsets: use the Python API)")
@@ -57,11 +64,12 @@ def cmd_coverage(args):
                     within=within)
         te = sample(lang, test_l, args.n_test, sampler=args.sampler, seed=args.seed + 1,
                     within=within)
-        train, test = sampled_coverage(tr, args.schedule), sampled_coverage(te, args.schedule)
+        train = sampled_coverage(tr, args.schedule, padding=args.padding)
+        test = sampled_coverage(te, args.schedule, padding=args.padding)
     gap = compare(train, test)
     summary = gap.summary()
     summary.update(language=lang.name, exact=bool(args.exact), sampler=args.sampler,
-                   within=within, offsets=args.offsets or "0")
+                   within=within, offsets=args.offsets or "0", padding=args.padding)
     if args.out:
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
@@ -98,6 +106,7 @@ cmd_coverage.configure = lambda p: (
     p.add_argument("--exact", action="store_true", help="exact coverage (no sampling)"),
     p.add_argument("--within", default="auto", help=WITHIN_HELP),
     _add_offsets(p),
+    _add_padding(p),
     p.add_argument("--n-train", type=int, default=20_000),
     p.add_argument("--n-test", type=int, default=2_000),
     p.add_argument("--seed", type=int, default=0),
@@ -124,10 +133,10 @@ def cmd_min_length(args):
         lang = ml.load_language(name)
         ranges = [train_range] if train_range else []
         res = min_training_length(lang, test, schedule=args.schedule, within=args.within,
-                                  offsets=offsets, delta=args.delta, r=args.r,
-                                  sample_ranges=ranges, max_search=args.max_search)
+                                  offsets=offsets, padding=args.padding, delta=args.delta,
+                                  r=args.r, sample_ranges=ranges, max_search=args.max_search)
         row = res.as_dict()
-        row["offsets"] = args.offsets or "0"
+        row["offsets"], row["padding"] = args.offsets or "0", args.padding
         if ranges:
             n = res.samples_needed[next(iter(res.samples_needed))]
             row["samples_needed"] = n if n != float("inf") else None
@@ -136,7 +145,8 @@ def cmd_min_length(args):
     if train_range:
         cols.append("samples_needed")
     emit(args, rows if args.suite else rows[0],
-         f"schedule {args.schedule}, test {args.test}, training offsets {args.offsets or 0}\n"
+         f"schedule {args.schedule}, test {args.test}, training offsets {args.offsets or 0}, "
+         f"padding {args.padding}\n"
          + format_table([{**r, "support_length": r["support_length"] or "never"} for r in rows], cols))
 
 
@@ -147,6 +157,7 @@ cmd_min_length.configure = lambda p: (
     p.add_argument("--schedule", default="balanced", choices=["balanced", "scan", "chain"]),
     p.add_argument("--within", default="auto", help=WITHIN_HELP),
     _add_offsets(p),
+    _add_padding(p),
     p.add_argument("--delta", type=float, default=None,
                    help="also estimate samples N for P(all covered) >= 1 - delta (with "
                         "--sample-lengths)"),

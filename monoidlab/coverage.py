@@ -32,10 +32,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from monoidlab._util import length_array, range_text
+from monoidlab.compositions import check_padding
 from monoidlab.errors import InputError
 from monoidlab.laws import backward_laws, forward_laws
 from monoidlab.schedules import schedule as get_schedule
-from monoidlab.compositions import check_padding
 from monoidlab.sublanguage import Within, class_mask, resolve_within
 
 __all__ = ["Coverage", "CoverageGap", "exact_coverage", "sampled_coverage", "coverage_gap",

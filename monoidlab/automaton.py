@@ -358,6 +358,19 @@ class Automaton:
                    state_names=[str(s) for s in states] + ["sink"])
 
     @classmethod
+    def from_automata_lib(cls, dfa, *, name: str = "dfa", description: str = "",
+                          alphabet: Sequence[str] | None = None) -> Automaton:
+        """From an automata-lib ``DFA``: the inverse of :meth:`to_automata_lib` (same as
+        :meth:`from_dfa`).
+
+        >>> from monoidlab import families
+        >>> d = families.dyck(2)
+        >>> Automaton.from_automata_lib(d.to_automata_lib()) == d
+        True
+        """
+        return cls.from_dfa(dfa, name=name, description=description, alphabet=alphabet)
+
+    @classmethod
     def from_regex(cls, regex: str, alphabet: Sequence[str], *, name: str = "regex",
                    description: str = "") -> Automaton:
         """From a regular expression in automata-lib's syntax (``|``, ``*``, ``+``, ``()``, ``&``).

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from monoidlab.errors import InputError
+
 __all__ = ["GreenStructure", "EggBox", "scc_labels"]
 
 
@@ -89,7 +91,7 @@ class GreenStructure:
         """Egg-box data of one J-class (for the egg-box diagram of small monoids)."""
         members = np.flatnonzero(self.j == j_class)
         if not len(members):
-            raise ValueError(f"no J-class {j_class}; there are {self.n_j}")
+            raise InputError(f"no J-class {j_class}; there are {self.n_j}")
         rs = sorted(set(self.r[members].tolist()))
         ls = sorted(set(self.l[members].tolist()))
         idem = set(self.monoid.idempotents.tolist())

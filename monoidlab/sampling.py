@@ -75,6 +75,22 @@ class Batch:
     def strings(self) -> list:
         return self.automaton.decode(self.tokens, self.lengths)
 
+    def to_pandas(self):
+        """One row per string: ``string``, ``length``, ``label`` (index), ``class`` (name) and
+        ``ec`` (its equivalence class).
+
+        >>> import monoidlab as ml
+        >>> b = ml.sample(ml.load_language("parity"), [3], 2, seed=0)
+        >>> list(b.to_pandas().columns)
+        ['string', 'length', 'label', 'class', 'ec']
+        """
+        import pandas as pd
+
+        return pd.DataFrame({"string": self.strings(), "length": self.lengths,
+                             "label": self.labels,
+                             "class": [self.automaton.classes[c] for c in self.labels],
+                             "ec": self.elements()})
+
     def __getitem__(self, idx) -> Batch:
         idx = np.atleast_1d(np.arange(len(self))[idx])
         T = int(self.lengths[idx].max(initial=0))

@@ -9,7 +9,7 @@ import tomllib
 import numpy as np
 import pytest
 from automata.fa.dfa import DFA
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from oracle import fold_state, random_automaton
 
@@ -337,3 +337,15 @@ def test_random_machines_keep_every_state_class():
     # every reachable state is its own class, so nothing merges
     reach = {fold_state(a, w) for w in all_words(2, 6)}
     assert a.n_states == len(reach)
+
+
+@settings(max_examples=40)
+@given(st.integers(2, 6), st.integers(1, 3), st.integers(0, 10**6))
+def test_automata_lib_round_trip(n, k, seed):
+    """to_automata_lib then from_automata_lib gives the same minimal machine."""
+    a = random_automaton(np.random.default_rng(seed), n, k, own_classes=False)
+    back = Automaton.from_automata_lib(a.to_automata_lib(), alphabet=list(a.alphabet))
+    assert back == a
+    strings = ["".join(np.random.default_rng(seed + i).choice(list(a.alphabet), size=i % 7))
+               for i in range(20)]
+    assert back.classify(strings).tolist() == a.classify(strings).tolist()

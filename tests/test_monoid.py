@@ -307,3 +307,22 @@ def test_summary_and_repr(parity):
     assert s["d_classes"] == s["j_classes"]
     assert "|M|=2" in repr(m) and "group" in repr(m)
     assert len(m) == 2 and m.n_symbols == 2
+
+
+@pytest.mark.parametrize("name", ["tomita-7", "dyck-3", "cycle-navigation"])
+def test_to_libsemigroups_and_to_networkx_round_trip(name):
+    pytest.importorskip("libsemigroups_pybind11")
+    lang = ml.load_language(name)
+    m = lang.monoid()
+    S = m.to_libsemigroups()
+    assert S.size() == m.size
+    mine = {tuple(r) for r in m.elements.tolist()}
+    theirs = {tuple(x) for x in S.current_elements()}
+    assert mine == theirs  # the same transformations
+    g = m.to_networkx("right")
+    assert g.number_of_nodes() == m.size and g.number_of_edges() == m.size * m.n_symbols
+    for u, v, data in list(g.edges(data=True))[:50]:
+        a = lang.alphabet.index(data["letter"])
+        assert m.right[u, a] == v
+    gl = m.to_networkx("left")
+    assert all(m.left[u, lang.alphabet.index(d["letter"])] == v for u, v, d in gl.edges(data=True))

@@ -353,3 +353,11 @@ def test_doctests():
     import monoidlab.sampling as mod
 
     assert doctest.testmod(mod, optionflags=doctest.ELLIPSIS).failed == 0
+
+
+def test_batch_to_pandas(dyck2):
+    b = sample(dyck2, [4, 6], 50, sampler="balanced", seed=0)
+    df = b.to_pandas()
+    assert df["string"].tolist() == b.strings() and (df["length"] == b.lengths).all()
+    assert df["class"].tolist() == [dyck2.classes[c] for c in b.labels]
+    assert (df["ec"] == dyck2.monoid().element_of(b.tokens, b.lengths)).all()

@@ -341,7 +341,7 @@ def test_random_machines_keep_every_state_class():
 
 @settings(max_examples=40)
 @given(st.integers(2, 6), st.integers(1, 3), st.integers(0, 10**6))
-def test_automata_lib_round_trip(n, k, seed):
+def test_automata_lib_round_trip_on_random_machines(n, k, seed):
     """to_automata_lib then from_automata_lib gives the same minimal machine."""
     a = random_automaton(np.random.default_rng(seed), n, k, own_classes=False)
     back = Automaton.from_automata_lib(a.to_automata_lib(), alphabet=list(a.alphabet))

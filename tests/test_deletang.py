@@ -216,7 +216,7 @@ def test_mlp_ldru_sequence_outputs_are_the_prefix_scan_of_its_operator():
         got = model.forward_all(tokens, None)
         e = model.embed(tokens)
         c = model.combine
-        # jax.lax.associative_scan's trees (DESIGN.md, schedule "scan")
+        # jax.lax.associative_scan's trees (the "scan" schedule, docs/schedules.md)
         p = [e[:, 0], c(e[:, 0], e[:, 1]), c(c(e[:, 0], e[:, 1]), e[:, 2]),
              c(c(e[:, 0], e[:, 1]), c(e[:, 2], e[:, 3])),
              c(c(c(e[:, 0], e[:, 1]), c(e[:, 2], e[:, 3])), e[:, 4]),

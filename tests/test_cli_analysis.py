@@ -144,14 +144,14 @@ def test_min_length_single_language_table_and_json(capsys):
 
 def test_min_length_sample_size(capsys):
     data = run_json(capsys, "min-length", "dyck-2", "--test", "30:34", "--delta", "0.01",
-                    "--train", "1:12")
+                    "--sample-lengths", "1:12")
     assert data["samples_needed"] > 0
     lang = ml.load_language("dyck-2")
     res = min_training_length(lang, range(30, 35), delta=0.01, sample_ranges=[range(1, 13)])
     assert data["samples_needed"] == res.samples_needed["1:12"]
     # a range that misses compositions can never reach 1 - delta
     data = run_json(capsys, "min-length", "dyck-2", "--test", "30:34", "--delta", "0.01",
-                    "--train", "1:4")
+                    "--sample-lengths", "1:4")
     assert data["samples_needed"] is None
 
 

@@ -4,7 +4,7 @@
    and the Transformer encoder at equal hidden size (64), batch 64, parity inputs, lengths
    1, 4, 16, ..., 4096. A model is not run at longer lengths once one call takes more than
    500 ms (the paper's cut-off). The paper used batch 1024 and lengths 1..2495; we use
-   DESIGN's batch 64 and powers of 4.
+   batch 64 and powers of 4.
 2. Training steps per second at length 40, batch 256 (forward, backward, clip, Adam step: the
    trainer's own problem, loss and optimiser).
 
@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-MODELS = {  # equal hidden size 64; everything else at each model's DESIGN default
+MODELS = {  # equal hidden size 64; everything else at each model's default (docs/models.md)
     "mlp-ldru": {"d": 64},
     "pr-lstm": {"hidden": 64},
     "lstm": {"hidden": 64},

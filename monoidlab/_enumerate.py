@@ -4,7 +4,7 @@ The whole frontier is multiplied by every letter at once and deduplicated in bul
 state images are packed into int64 keys (direct-address table for small keys, a numba
 open-addressing table or sorted runs otherwise), or hashed to 64 bits and verified for many
 states. The first occurrence of each new element is its shortlex-least word, and the products
-give the right Cayley table for free. See docs/monoids.md.
+give the right Cayley table for free. The monoid itself is defined in docs/concepts.md.
 """
 
 from __future__ import annotations

@@ -349,3 +349,44 @@ def test_automata_lib_round_trip_on_random_machines(n, k, seed):
     strings = ["".join(np.random.default_rng(seed + i).choice(list(a.alphabet), size=i % 7))
                for i in range(20)]
     assert back.classify(strings).tolist() == a.classify(strings).tolist()
+
+
+# ------------------------------------------------------------------ frozen (shared by the cache)
+def test_automaton_is_frozen_and_the_cache_stays_clean():
+    """The language cache hands every caller the same machine: writes must fail, so that no
+    caller can rename (or rewire) parity for the others."""
+    parity = ml.load_language("parity")
+    for key, value in (("name", "x"), ("classes", ("a", "b")), ("start", 1),
+                       ("delta", np.zeros((2, 2), int)), ("brand_new", 1)):
+        with pytest.raises(AttributeError, match="immutable.*replace"):
+            setattr(parity, key, value)
+    with pytest.raises(AttributeError, match="immutable"):
+        del parity.name
+    with pytest.raises(ValueError, match="read-only"):
+        parity.delta[0, 0] = 1
+    with pytest.raises(ValueError, match="read-only"):
+        parity.output[0] = 1
+    again = ml.load_language("parity")
+    assert again is parity and again.name == "parity"
+    assert again.delta.tolist() == [[0, 1], [1, 0]] and again.output.tolist() == [0, 1]
+
+
+def test_replace_makes_a_renamed_copy_sharing_the_monoid():
+    parity = ml.load_language("parity")
+    m = parity.monoid()
+    xor = parity.replace(name="x", description="renamed")
+    assert (xor.name, xor.description) == ("x", "renamed") and xor is not parity
+    assert xor == parity and hash(xor) == hash(parity)  # same machine, same class names
+    assert xor.monoid() is m  # the cached enumeration is shared, not recomputed
+    with pytest.raises(AttributeError, match="immutable"):
+        xor.name = "y"
+    # later callers still see parity, unchanged
+    assert ml.load_language("parity").name == "parity" and parity.name == "parity"
+    assert ml.load_language("parity").monoid() is m
+    # new class names: another output function, so the copy gets its own monoid
+    named = parity.replace(classes=["zero", "one"])
+    assert named.classes == ("zero", "one") and named != parity
+    assert named.classify(["011"]).tolist() == parity.classify(["011"]).tolist()
+    assert named.monoid() is not m and named.monoid().size == m.size
+    with pytest.raises(SpecError, match="expected 2 class names"):
+        parity.replace(classes=["only-one"])

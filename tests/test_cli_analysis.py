@@ -2,7 +2,6 @@
 
 import json
 
-import numpy as np
 import pytest
 
 import monoidlab as ml
@@ -62,23 +61,38 @@ def test_coverage_out_writes_pngs_and_json(capsys, tmp_path):
 
 
 def test_coverage_sampled(capsys):
+    """Without --exact: the coverages of the two seeded samples the API draws (seed, seed + 1)."""
+    from monoidlab.coverage import sampled_coverage
+
     data = run_json(capsys, "coverage", "dyck-2", "--train", "1:8", "--test", "30:34",
                     "--sampler", "balanced", "--n-train", "500", "--n-test", "100")
     assert data["exact"] is False and data["sampler"] == "balanced"
-    exact = exact_coverage(ml.load_language("dyck-2"), range(30, 35)).support.sum()
-    assert 0 < data["needed"] <= exact
+    lang = ml.load_language("dyck-2")
+    tr = ml.sample(lang, range(1, 9), 500, sampler="balanced", seed=0)
+    te = ml.sample(lang, range(30, 35), 100, sampler="balanced", seed=1)
+    want = compare(sampled_coverage(tr), sampled_coverage(te)).summary()
+    assert (data["needed"], data["covered"], data["missing"]) == \
+        (want["needed"], want["covered"], want["missing"])
+    exact = exact_coverage(lang, range(30, 35)).support.sum()
+    assert 0 < data["needed"] < exact  # 100 strings miss rare compositions
+    uniform = run_json(capsys, "coverage", "dyck-2", "--train", "1:8", "--test", "30:34",
+                       "--sampler", "uniform", "--n-train", "500", "--n-test", "100")
+    assert uniform["needed"] != data["needed"]  # the sampler is used
 
 
 def test_coverage_train_offsets_random(capsys):
+    """--offsets gives the exact coverage with those training offsets (fewer missing pairs)."""
+    lang = ml.load_language("dyck-2")
+    test = exact_coverage(lang, range(30, 35))
     base = run_json(capsys, "coverage", "dyck-2", "--train", "1:6", "--test", "30:34", "--exact")
-    off = run_json(capsys, "coverage", "dyck-2", "--train", "1:6", "--test", "30:34", "--exact",
-                   "--offsets", "random")
-    assert off["offsets"] == "random"
-    assert off["needed"] == base["needed"]
-    assert off["missing"] <= base["missing"]  # offsets only add training trees
-    lst = run_json(capsys, "coverage", "dyck-2", "--train", "1:6", "--test", "30:34", "--exact",
-                   "--offsets", "0,1,3")
-    assert lst["missing"] <= base["missing"]
+    assert base["missing"] == compare(exact_coverage(lang, range(1, 7)), test).missing.sum() == 64
+    for flag, offsets, missing in (("random", "random", 27), ("0,1,3", [0, 1, 3], 59)):
+        off = run_json(capsys, "coverage", "dyck-2", "--train", "1:6", "--test", "30:34",
+                       "--exact", "--offsets", flag)
+        assert off["offsets"] == flag and off["needed"] == base["needed"]
+        want = compare(exact_coverage(lang, range(1, 7), offsets=offsets), test).summary()
+        assert off["missing"] == want["missing"] == missing < base["missing"]
+        assert off["missing_list"] == want["missing_list"]
 
 
 def test_coverage_within_modular_arithmetic(capsys):
@@ -130,25 +144,32 @@ def test_min_length_single_language_table_and_json(capsys):
 
 def test_min_length_sample_size(capsys):
     data = run_json(capsys, "min-length", "dyck-2", "--test", "30:34", "--delta", "0.01",
-                    "--train", "1:12")
+                    "--sample-lengths", "1:12")
     assert data["samples_needed"] > 0
     lang = ml.load_language("dyck-2")
     res = min_training_length(lang, range(30, 35), delta=0.01, sample_ranges=[range(1, 13)])
     assert data["samples_needed"] == res.samples_needed["1:12"]
     # a range that misses compositions can never reach 1 - delta
     data = run_json(capsys, "min-length", "dyck-2", "--test", "30:34", "--delta", "0.01",
-                    "--train", "1:4")
+                    "--sample-lengths", "1:4")
     assert data["samples_needed"] is None
 
 
 def test_min_length_train_offsets_and_schedules(capsys):
+    """--offsets and --schedule reach min_training_length (values differ between settings)."""
     base = run_json(capsys, "min-length", "dyck-2", "--test", "41:80")
     off = run_json(capsys, "min-length", "dyck-2", "--test", "41:80", "--offsets", "random")
     assert off["offsets"] == "random"
-    assert off["support_length"] <= base["support_length"]
-    for sched in ("scan", "chain"):
+    assert (base["support_length"], off["support_length"]) == (12, 8)
+    tomita3 = ml.load_language("tomita-3")
+    got = {}
+    for sched in ("balanced", "scan", "chain"):
         d = run_json(capsys, "min-length", "tomita-3", "--test", "41:60", "--schedule", sched)
-        assert d["schedule"] == sched and d["support_length"] is not None
+        want = min_training_length(tomita3, range(41, 61), schedule=sched)
+        assert d["schedule"] == sched
+        assert (d["support_length"], d["needed"]) == (want.support_length, want.needed)
+        got[sched] = d["support_length"]
+    assert got == {"balanced": 22, "scan": 16, "chain": 7}
     limited = run_json(capsys, "min-length", "dyck-2", "--test", "41:80", "--max-search", "6")
     assert limited["support_length"] is None and limited["uncovered_at_limit"] > 0
-    assert np.isfinite(limited["needed"])
+    assert limited["needed"] == base["needed"]

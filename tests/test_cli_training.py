@@ -97,12 +97,24 @@ def test_evaluate_json(capsys, trained):
 
 
 def test_evaluate_table(capsys, trained):
+    """The table shows the JSON's accuracies and baselines per length, its score and verdict."""
     out, _ = trained
-    code, stdout, _ = run(capsys, "evaluate", out, "--samples", "8")
+    code, stdout, _ = run(capsys, "evaluate", out, "--samples", "8", "--lengths", "41:43")
     assert code == 0
-    assert stdout.splitlines()[0].split()[:3] == ["length", "balanced", "balanced"]
-    assert "near_miss majority" in stdout.splitlines()[0]
-    assert stdout.splitlines()[-1].startswith(("solved", "not solved"))
+    data = json.loads(run(capsys, "evaluate", out, "--samples", "8", "--lengths", "41:43",
+                          "--json")[1])
+    lines = stdout.splitlines()
+    assert lines[0].split()[:3] == ["length", "balanced", "balanced"]
+    assert "near_miss majority" in lines[0]
+    # one row per length: each kind's accuracy (as the JSON has it), then its majority baseline
+    for line, L in zip(lines[2:5], ("41", "42", "43")):
+        cells = line.split()
+        assert cells[0] == L
+        assert cells[1::2] == [f"{data['accuracy'][k][L]:.3f}" for k in data["kinds"]]
+        assert cells[2::2] == [f"{data['majority'][k][L]:.3f}" for k in data["kinds"]]
+    assert f"score_balanced (the papers' mean over lengths) {data['score_balanced']:.4f}" in lines
+    assert lines[-1] == data["verdict"] and lines[-1].startswith(
+        "solved" if data["solved"] else "not solved")
 
 
 def test_train_from_a_config_file_with_overrides(capsys, tmp_path):

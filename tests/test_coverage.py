@@ -286,20 +286,57 @@ def test_gap_summary_and_views(dyck2):
     assert shift["shift"].sum() == pytest.approx(0.0, abs=1e-12)
 
 
-def test_coverage_gap_from_batches(parity):
-    tr = sample(parity, range(1, 5), 200, seed=0)
-    te = sample(parity, [64], 50, seed=1)
-    assert coverage_gap(parity.monoid(), tr, te).summary()["missing"] == 0
+def test_coverage_gap_from_batches(parity, dyck2):
+    """coverage_gap = compare of the two batches' sampled coverages, under the monoid it is given
+    (a monoid or its language), and it refuses batches of another language."""
+    tr = sample(dyck2, range(1, 5), 200, seed=0)
+    te = sample(dyck2, [24], 50, seed=1)
+    m = dyck2.monoid()
+    for schedule in ("balanced", "scan"):
+        gap = coverage_gap(m, tr, te, schedule=schedule)
+        assert gap.train.monoid is m and gap.test.schedule == schedule
+        want = compare(sampled_coverage(tr, schedule), sampled_coverage(te, schedule))
+        np.testing.assert_array_equal(gap.missing, want.missing)
+        np.testing.assert_allclose(gap.test.counts, want.test.counts)
+        # the missing compositions are the set difference of the observed pairs
+        seen_tr = composition_counts(m, tr.tokens, tr.lengths, schedule) > 0
+        seen_te = composition_counts(m, te.tokens, te.lengths, schedule) > 0
+        np.testing.assert_array_equal(gap.missing, seen_te & ~seen_tr)
+        assert gap.summary()["missing"] == int((seen_te & ~seen_tr).sum()) > 0
+    # the language itself works as the first argument
+    np.testing.assert_array_equal(coverage_gap(dyck2, tr, te).missing,
+                                  coverage_gap(m, tr, te).missing)
+    # parity: every composition of length 64 already occurs at lengths 1..4
+    ptr, pte = sample(parity, range(1, 5), 200, seed=0), sample(parity, [64], 50, seed=1)
+    assert coverage_gap(parity.monoid(), ptr, pte).summary()["missing"] == 0
+    # the first argument is used: batches of another language are refused, naming both
+    with pytest.raises(ml.InputError, match="'parity'.*'dyck-2'"):
+        coverage_gap(m, ptr, pte)
+    with pytest.raises(ml.InputError, match="'parity'.*'dyck-2'"):
+        coverage_gap(dyck2, tr, pte)
 
 
 def test_d6_paper_gap():
-    """D_6, train 10–40 vs test 480–500: long strings need compositions training never shows."""
+    """D_6, train 10–40 vs test 480–500: the 53 missing compositions (docs/coverage.md) are all
+    (x, ε) with x an EC whose shortest words have 9–12 symbols, next to the padding of the
+    balanced tree; a half-filled block of a training string (length ≤ 40) holds at most 8."""
     lang = ml.load_language("dyck-6")
-    gap = compare(exact_coverage(lang, range(10, 41)), exact_coverage(lang, range(480, 501)))
+    m = lang.monoid()
+    train, test = exact_coverage(lang, range(10, 41)), exact_coverage(lang, range(480, 501))
+    gap = compare(train, test)
+    s = gap.summary()
+    assert (s["needed"], s["covered"], s["missing"]) == (10224, 10171, 53)
     rows = gap.missing_list()
-    assert len(rows) > 0
-    # every missing pair involves an EC only reachable by long words or a deep power-of-two block
-    assert all(r["test_probability"] >= 0 for r in rows)
+    assert len(rows) == 53
+    assert {(r["right"], r["right_word"]) for r in rows} == {(0, "ε")}  # the identity
+    left = np.array([r["left"] for r in rows])
+    assert sorted(set(m.word_lengths[left].tolist())) == [9, 10, 11, 12]
+    assert all(len(r["left_word"]) == m.word_lengths[r["left"]] for r in rows)
+    # needed at test: each has a positive probability there and none in training
+    assert all(r["test_probability"] > 0 for r in rows)
+    assert (train.counts[left, 0] == 0).all() and (test.counts[left, 0] > 0).all()
+    # training never puts an EC of word length > 8 next to padding
+    assert not (train.support[:, 0] & (m.word_lengths > 8)).any()
 
 
 # ------------------------------------------------------------------ minimum training length
@@ -327,17 +364,22 @@ def test_min_length_support_brute_force(dyck2, schedule):
 def test_min_length_long_test_range_by_unions(dyck2):
     test_lengths = range(20, 25)
     needed = exact_coverage(dyck2, test_lengths).support
-    have = np.zeros_like(needed)
-    expected = None
-    for L in range(1, 25):
-        have |= exact_coverage(dyck2, [L]).support
-        if not (needed & ~have).any():
-            expected = L
-            break
-    assert min_training_length(dyck2, test_lengths).support_length == expected
-    # train_min: starting later can only need a longer (or equal) maximum length
-    later = min_training_length(dyck2, test_lengths, train_min=6).support_length
-    assert later is None or later >= expected
+
+    def by_unions(train_min):
+        have = np.zeros_like(needed)
+        for L in range(train_min, 25):
+            have |= exact_coverage(dyck2, [L]).support
+            if not (needed & ~have).any():
+                return L
+        return None
+
+    expected = by_unions(1)
+    assert min_training_length(dyck2, test_lengths).support_length == expected == 12
+    # train_min: the union starts there; starting past 12 needs a longer maximum length
+    for start in (6, 13):
+        later = min_training_length(dyck2, test_lengths, train_min=start).support_length
+        assert later == by_unions(start)
+    assert min_training_length(dyck2, test_lengths, train_min=13).support_length != 12
 
 
 def test_min_length_known_values(parity, dyck2):
@@ -365,7 +407,7 @@ def test_min_length_within_and_offsets():
     d2 = ml.load_language("dyck-2")
     r0 = min_training_length(d2, range(41, 101)).support_length
     r_off = min_training_length(d2, range(41, 101), offsets="random").support_length
-    assert r_off is not None and r_off <= r0
+    assert (r0, r_off) == (12, 8)  # random offsets shorten the support
 
 
 # ------------------------------------------------------------------ sample size (Poisson)

@@ -54,13 +54,31 @@ def torch_batch(problem: TapeProblem, seed: int, length: int, batch: int = 6) ->
 # ------------------------------------------------------------------ training through the tape
 
 
+def _flat(model) -> torch.Tensor:
+    return torch.cat([p.detach().ravel() for p in model.parameters()])
+
+
 @pytest.mark.parametrize("model", MODELS)
 @pytest.mark.parametrize("task", TAPE_TASKS)
-def test_every_task_trains_with_every_model(task, model):
+def test_every_task_trains_with_every_model(task, model, monkeypatch):
+    """Two steps through the trainer change the weights of the model built for the task's tape
+    (its vocabulary and classes), and the weights stay finite."""
+    from monoidlab.training import trainer
+
     cfg = TrainConfig(task=task, model=model, model_kwargs=TINY[model], steps=2, batch_size=4,
                       train_lengths="1:8", device="cpu", bf16=False)
+    built, real = [], trainer.build_for
+    monkeypatch.setattr(trainer, "build_for", lambda c, p: built.append((real(c, p), p))
+                        or built[-1][0])
+    torch.manual_seed(cfg.seed)
+    init = _flat(real(cfg, make_problem(cfg)))
     res = train(cfg, out_dir=None, progress=False, evaluate_at_end=False)
-    assert res["steps"] == 2 and res["problem"] == task and res["parameters"] > 0
+    (trained, problem), = built
+    assert res["problem"] == task == problem.name and problem.kind == "tape"
+    assert problem.vocab_size == problem.task.tape_vocab_size
+    assert res["parameters"] == len(init) == sum(p.numel() for p in trained.parameters())
+    after = _flat(trained)
+    assert torch.isfinite(after).all() and not torch.equal(after, init)
 
 
 @pytest.mark.parametrize("task", TAPE_TASKS)
@@ -131,17 +149,29 @@ def test_lengths_skip_lengths_without_strings():
         TapeProblem(get_task("solve_equation")).lengths(range(1, 3))
 
 
-def test_train_and_evaluate_report_scores():
+def test_train_and_evaluate_report_scores(tmp_path):
+    """train()'s accuracies are those of evaluate() on the saved model, score_balanced their
+    mean, solved the threshold on every length."""
+    from monoidlab.training import evaluate, load_checkpoint
+
     cfg = TrainConfig(task="reverse_string", model="pr-lstm", model_kwargs=TINY["pr-lstm"],
                       steps=2, batch_size=4, test_lengths="41:60:19", test_samples=3,
-                      device="cpu")
-    res = train(cfg, out_dir=None, progress=False)
+                      device="cpu", solved_threshold=0.3)
+    res = train(cfg, out_dir=tmp_path, progress=False)
     acc = res["accuracy"]["task"]  # a tape task has one test kind: its own sampler
-    assert sorted(acc) == [41, 60] and all(0 <= a <= 1 for a in acc.values())
-    assert res["score_balanced"] == pytest.approx((acc[41] + acc[60]) / 2)
-    # two untrained steps cannot reverse strings of 41 and 60 symbols: strict solved fails
-    assert res["solved"] is False and min(acc.values()) < 0.99
-    assert res["verdict"].startswith("not solved") and "task" in res["verdict"]
+    model, saved, problem, _ = load_checkpoint(tmp_path)
+    want = evaluate(model, problem, [41, 60], n_per_length=3, seed=cfg.seed)
+    assert acc == want and sorted(want) == [41, 60]
+    assert res["score_balanced"] == pytest.approx((want[41] + want[60]) / 2)
+    # per-symbol accuracy of an untrained model: neither 0 nor 1, above the loose threshold
+    assert 0.3 <= min(acc.values()) and max(acc.values()) < 0.99
+    assert res["solved"] is True and res["verdict"].startswith("solved")
+    assert json.loads((tmp_path / "results.json").read_text())["solved"] is True
+    # the strict threshold flips the verdict; the accuracies do not move
+    strict = train(TrainConfig(**{**saved.as_dict(), "solved_threshold": 0.99}),
+                   progress=False)
+    assert strict["accuracy"]["task"] == want and strict["solved"] is False
+    assert strict["verdict"].startswith("not solved") and "task" in strict["verdict"]
 
 
 # ------------------------------------------------------------------ forward_all on the tape
@@ -186,7 +216,7 @@ def test_mlp_ldru_sequence_outputs_are_the_prefix_scan_of_its_operator():
         got = model.forward_all(tokens, None)
         e = model.embed(tokens)
         c = model.combine
-        # jax.lax.associative_scan's trees (DESIGN.md, schedule "scan")
+        # jax.lax.associative_scan's trees (the "scan" schedule, docs/schedules.md)
         p = [e[:, 0], c(e[:, 0], e[:, 1]), c(c(e[:, 0], e[:, 1]), e[:, 2]),
              c(c(e[:, 0], e[:, 1]), c(e[:, 2], e[:, 3])),
              c(c(c(e[:, 0], e[:, 1]), c(e[:, 2], e[:, 3])), e[:, 4]),

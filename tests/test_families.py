@@ -1,4 +1,5 @@
-"""The language suite and the families: every file loads, and every class means what DESIGN.md says.
+"""The language suite and the families: every file loads, and every class means what
+docs/languages.md says.
 
 Each family is compared with a plain Python definition on *all* strings up to a length (8 for
 binary alphabets, fewer for larger ones) plus random longer strings.

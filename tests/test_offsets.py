@@ -33,12 +33,51 @@ def test_offsets_for_random_is_uniform_range_and_zero_is_plain():
         offsets_for(5, "sometimes")
 
 
-def test_train_with_random_offsets_runs_and_is_seeded(tmp_path):
+def test_training_with_random_offsets_feeds_them_to_the_model(monkeypatch):
+    """Every training step places its strings at the offsets of its batch (drawn from the
+    step's seed, not all zero), and the run is seeded: dropping the offsets is caught."""
+    import torch
+
+    from monoidlab.models.mlp_ldru import MLPLDRU
+    from monoidlab.training.trainer import training_batch
+
     kw = dict(language="parity", model="mlp-ldru", offsets="random", steps=4, batch_size=8,
-              model_kwargs={"d": 8}, test_lengths="41:42", test_samples=4)
-    a = train(TrainConfig(**kw), progress=False)
+              model_kwargs={"d": 8}, train_lengths="2:9", test_lengths="41:42", test_samples=4,
+              device="cpu")
+    cfg = TrainConfig(**kw)
+    calls = []
+    real = MLPLDRU.forward_at_offsets
+
+    def spy(self, tokens, lengths, offsets):
+        calls.append((tokens.shape[1], offsets.tolist()))
+        return real(self, tokens, lengths, offsets)
+
+    monkeypatch.setattr(MLPLDRU, "forward_at_offsets", spy)
+    a = train(cfg, progress=False)
+    assert len(calls) == cfg.steps  # one call per training step; evaluation at offset 0
+    problem = make_problem(cfg)
+    lengths = problem.lengths(cfg.train_lengths)
+    want = [training_batch(cfg, problem, lengths, s)[1] for s in range(cfg.steps)]
+    assert [c[1] for c in calls] == [w["offsets"].tolist() for w in want]
+    assert any(o > 0 for c in calls for o in c[1])
+    # seeded: the same run again gives the same weights; without offsets, other weights
     b = train(TrainConfig(**kw), progress=False)
-    assert a["accuracy"] == b["accuracy"]
+    assert a["accuracy"] == b["accuracy"] and calls[: cfg.steps] == calls[cfg.steps:]
+    monkeypatch.undo()
+
+    def weights(**extra):
+        from monoidlab.training import trainer
+
+        built = []
+        real_build = trainer.build_for
+        with monkeypatch.context() as mp:
+            mp.setattr(trainer, "build_for", lambda c, p: built.append(real_build(c, p))
+                       or built[-1])
+            train(TrainConfig(**{**kw, **extra}), progress=False, evaluate_at_end=False)
+        return torch.cat([p.detach().ravel() for p in built[0].parameters()])
+
+    assert torch.equal(weights(), weights())
+    assert not torch.allclose(weights(), weights(offsets="none"))
 
 
 def test_random_offsets_need_a_balanced_tree_model():
@@ -46,14 +85,16 @@ def test_random_offsets_need_a_balanced_tree_model():
         TrainConfig(language="parity", model="lstm", offsets="random").validate()
 
 
-@pytest.mark.parametrize("name", ["dyck-2", "tomita-3", "even-pairs", "prefix-2-2"])
-def test_offsets_never_lengthen_the_support(name):
+@pytest.mark.parametrize("name, plain, shifted", [
+    ("dyck-2", 12, 8), ("tomita-3", 22, 12), ("even-pairs", 6, 4), ("prefix-2-2", 6, 4)])
+def test_offsets_shorten_the_support(name, plain, shifted):
     lang = ml.load_language(name)
-    plain = ml.min_training_length(lang, range(41, 90))
-    shifted = ml.min_training_length(lang, range(41, 90), offsets="random")
-    # offset 0 is among the random offsets, so the support can only grow
-    assert shifted.support_length <= plain.support_length
-    assert shifted.needed == plain.needed  # the test side stays at offset 0
+    a = ml.min_training_length(lang, range(41, 90))
+    b = ml.min_training_length(lang, range(41, 90), offsets="random")
+    # offset 0 is among the random offsets, so the support can only grow: never longer
+    assert b.support_length <= a.support_length
+    assert (a.support_length, b.support_length) == (plain, shifted)
+    assert b.needed == a.needed  # the test side stays at offset 0
 
 
 def test_min_length_cli_with_offsets(capsys):
@@ -61,7 +102,8 @@ def test_min_length_cli_with_offsets(capsys):
                  "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["offsets"] == "random"
-    assert out["support_length"] <= 44
+    want = ml.min_training_length(ml.load_language("dyck-6"), range(41, 201), offsets="random")
+    assert out["support_length"] == want.support_length == 24  # 44 without offsets
 
 
 def test_identity_padding_support_lengths_from_one_cli_call(capsys):

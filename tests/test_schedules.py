@@ -1,4 +1,4 @@
-"""Tests for monoidlab.schedules: DESIGN's example trees, a slow reference, structural invariants."""
+"""Tests for monoidlab.schedules: the example trees of docs/schedules.md, a slow reference, structural invariants."""
 
 import numpy as np
 import pytest
@@ -24,7 +24,7 @@ def render_tree(tree, s):
     return schedules.PAD if s.padding_leaf[tree] else f"x{tree - s.offset + 1}"
 
 
-# ------------------------------------------------------------------ DESIGN.md examples
+# ------------------------------------------------------------------ docs/schedules.md examples
 
 
 @pytest.mark.parametrize(

@@ -444,23 +444,83 @@ def test_nan_without_out_dir_says_no_checkpoint(monkeypatch):
         train(tiny_config(), None, progress=False)
 
 
-def test_training_is_reproducible_and_seeded():
-    a = train(tiny_config(steps=6), None, progress=False, evaluate_at_end=True)
-    b = train(tiny_config(steps=6), None, progress=False, evaluate_at_end=True)
-    assert a["accuracy"] == b["accuracy"]
-    c = train(tiny_config(steps=6, seed=1), None, progress=False, evaluate_at_end=False)
+def _trained_weights(monkeypatch, cfg, **kw) -> tuple[dict, torch.Tensor]:
+    """``(train()'s result, the trained model's flat weights)``."""
+    built = []
+    real = trainer_mod.build_for
+    with monkeypatch.context() as mp:
+        mp.setattr(trainer_mod, "build_for", lambda c, p: built.append(real(c, p)) or built[-1])
+        res = train(cfg, None, progress=False, **kw)
+    return res, torch.cat([p.detach().ravel() for p in built[0].parameters()])
+
+
+def test_training_is_reproducible_and_seeded(monkeypatch):
+    """Same seed: the same weights bit for bit; another seed: other weights (accuracies alone
+    cannot tell: an untrained parity model scores 0.5 on balanced test sets whatever it does)."""
+    a, wa = _trained_weights(monkeypatch, tiny_config(steps=6))
+    b, wb = _trained_weights(monkeypatch, tiny_config(steps=6))
+    assert torch.equal(wa, wb) and a["accuracy"] == b["accuracy"]
+    c, wc = _trained_weights(monkeypatch, tiny_config(steps=6, seed=1), evaluate_at_end=False)
     assert "accuracy" not in c and c["steps"] == 6
+    assert not torch.allclose(wa, wc)
 
 
 @pytest.mark.parametrize("model", ["mlp-ldru", "pr-lstm"])
-def test_tape_task_and_assoc_regulariser_run(model):
+def test_tape_task_trains(model, monkeypatch):
     kw = dict(model=model, model_kwargs=TINY[model], steps=3, task="reverse_string",
               language=None, test_lengths="5:6", train_lengths="2:4")
-    res = train(tiny_config(**kw), None, progress=False)
+    cfg = tiny_config(**kw)
+    res, w = _trained_weights(monkeypatch, cfg)
     assert set(res["accuracy"]["task"]) == {5, 6}
-    if model == "mlp-ldru":
-        res = train(tiny_config(assoc_weight=0.1, steps=3), None, progress=False)
-        assert 0 <= res["score_balanced"] <= 1
+    torch.manual_seed(cfg.seed)
+    init = build_for(cfg, make_problem(cfg))
+    assert not torch.allclose(w, torch.cat([p.detach().ravel() for p in init.parameters()]))
+
+
+def test_assoc_weight_adds_the_regulariser_to_the_loss(tmp_path, monkeypatch):
+    """The logged loss of step 1 is the task loss plus assoc_weight × the regulariser, linear
+    in the weight; the regulariser is called on each step's batch; the weights it trains
+    differ from a run without it."""
+    from monoidlab.models.mlp_ldru import MLPLDRU
+
+    calls = []
+    real = MLPLDRU.regulariser
+
+    def spy(self, tokens, lengths, offsets=None):
+        out = real(self, tokens, lengths, offsets)
+        calls.append((tokens.shape, float(out.detach())))
+        return out
+
+    monkeypatch.setattr(MLPLDRU, "regulariser", spy)
+
+    def first_loss(weight: float) -> float:
+        out = tmp_path / f"w{weight}"
+        train(tiny_config(assoc_weight=weight, steps=1), out, progress=False,
+              evaluate_at_end=False)
+        return json.loads((out / "metrics.jsonl").read_text().splitlines()[0])["loss"]
+
+    base = first_loss(0.0)
+    assert calls == []  # weight 0: never called
+    l1, l2 = first_loss(0.5), first_loss(1.0)
+    assert len(calls) == 2 and calls[0] == calls[1] and calls[0][1] > 1e-4
+    assert l1 - base == pytest.approx(0.5 * calls[0][1], rel=1e-4, abs=1e-6)
+    assert l2 - base == pytest.approx(calls[0][1], rel=1e-4, abs=1e-6)
+    monkeypatch.undo()
+    _, plain = _trained_weights(monkeypatch, tiny_config(steps=3), evaluate_at_end=False)
+    _, reg = _trained_weights(monkeypatch, tiny_config(steps=3, assoc_weight=1.0),
+                              evaluate_at_end=False)
+    assert not torch.allclose(plain, reg)
+
+
+@pytest.mark.parametrize("model", ["rnn", "lstm", "pr-lstm", "transformer"])
+def test_assoc_weight_on_a_model_without_regulariser_is_a_config_error(model):
+    """Before any work: a ConfigError naming the key and the models that can take it."""
+    with pytest.raises(ConfigError, match="key 'assoc_weight'.*has no regulariser.*mlp-ldru"):
+        tiny_config(model=model, model_kwargs=TINY[model], assoc_weight=0.1)
+    with pytest.raises(ConfigError, match="assoc_weight"):
+        train(TrainConfig(language="parity", model=model, assoc_weight=0.1), None,
+              progress=False)
+    tiny_config(model=model, model_kwargs=TINY[model], assoc_weight=0.0)  # 0 is fine
 
 
 # ----------------------------------------------------------------------------- evaluation

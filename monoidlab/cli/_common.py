@@ -6,7 +6,9 @@ A command is a function ``fn(args)`` decorated with :func:`command`; its module 
 
 from __future__ import annotations
 
+import argparse
 import json
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -14,7 +16,7 @@ from monoidlab._util import Lengths
 from monoidlab.errors import InputError, UsageError
 
 __all__ = ["CLIError", "UsageError", "command", "emit", "format_table", "parse_range",
-           "json_default"]
+           "json_default", "DeprecatedAlias"]
 
 CLIError = UsageError  # the name used before errors moved to monoidlab.errors
 
@@ -27,6 +29,23 @@ def command(name: str, help: str) -> Callable:
         return fn
 
     return deco
+
+
+class DeprecatedAlias(argparse.Action):
+    """Store the value like argparse's ``store``; an option spelled with one of its ``old``
+    names (kept for one release) warns with a :class:`DeprecationWarning` naming the new one."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, old: Sequence[str] = (),
+                 **kw: Any):
+        self.old = tuple(old)
+        super().__init__(option_strings, dest, **kw)
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        if option_string in self.old:
+            new = next(o for o in self.option_strings if o not in self.old)
+            warnings.warn(f"{option_string} is deprecated; use {new}", DeprecationWarning,
+                          stacklevel=2)
+        setattr(namespace, self.dest, values)
 
 
 def parse_range(text: str, what: str = "range") -> range:

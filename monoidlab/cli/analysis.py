@@ -5,7 +5,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from monoidlab.cli._common import UsageError, command, emit, format_table, parse_range
+from monoidlab.cli._common import (
+    DeprecatedAlias,
+    UsageError,
+    command,
+    emit,
+    format_table,
+    parse_range,
+)
 
 __all__ = ["COMMANDS"]
 
@@ -34,6 +41,7 @@ def _add_padding(p) -> None:
 
 def _add_offsets(p) -> None:
     p.add_argument("--offsets", "--train-offsets", dest="offsets", default=None,
+                   action=DeprecatedAlias, old=["--train-offsets"],
                    help="balanced schedule: 'random' or a comma list of left offsets of the "
                         "training strings (test strings: 0); --train-offsets is its old name")
 
@@ -162,6 +170,7 @@ cmd_min_length.configure = lambda p: (
                    help="also estimate samples N for P(all covered) >= 1 - delta (with "
                         "--sample-lengths)"),
     p.add_argument("--sample-lengths", "--train", dest="sample_lengths", default=None,
+                   action=DeprecatedAlias, old=["--train"],
                    help="training lengths A:B of the sample-size estimate (with --delta; "
                         "--train is its old name)"),
     p.add_argument("--r", type=int, default=1, help="each composition seen at least r times"),

@@ -226,7 +226,7 @@ class RoPE(PositionEncoding):
 
 
 class FIRE(PositionEncoding):
-    """Functional interpolation for relative positions (Li et al. 2024), as in DESIGN.md.
+    """Functional interpolation for relative positions (Li et al. 2024); docs/models.md.
 
     ``b(i, j) = f_theta(psi(i - j) / psi(max(L, i)))`` with ``psi(x) = log(|c x| + 1)``,
     ``c`` learnable (init 0.1), ``L = |L_mult * 512|`` with ``L_mult`` learnable (init 1),

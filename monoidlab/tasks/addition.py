@@ -17,9 +17,10 @@ Hints. A digit of significance ``k`` (``k = 0`` for the units) gets hint ``<h{s+
 where the offset ``s`` is drawn per example, uniformly in ``0 .. n_hints - (N + 1)``,
 ``N = max(len a, len b)``: the hints of an example are a random contiguous block of the
 larger hint vocabulary, so a model trained on short numbers has met every hint token and
-long test inputs still get distinct hints. (DESIGN.md writes the block with letters in
+long test inputs still get distinct hints. (Zhou et al. write the block with letters in
 reading order, ``a1b2c3+a4b5c6``; here hints count up from the units digit, which keeps the
-hint of the answer's extra carry digit inside the block. Only the naming differs.)
+hint of the answer's extra carry digit inside the block. Only the naming differs; see
+docs/addition.md.)
 
 Random-space augmentation: with ``space_prob = p`` every gap between two prompt tokens
 independently receives a space token with probability ``p`` (training batches only,

@@ -276,7 +276,10 @@ def apply_overrides(cfg: TrainConfig, overrides: list[str], source: str = "overr
             raise ConfigError(f"{source}: expected key=value, got {item!r}")
         key, text = item.split("=", 1)
         key = key.replace("-", "_") if key.replace("-", "_") in _FIELDS else key
-        key = DEPRECATED_KEYS.get(key, key) if key not in _FIELDS else key
+        if key not in _FIELDS and key in DEPRECATED_KEYS:
+            warnings.warn(f"{source}: config key {key!r} is deprecated; use "
+                          f"{DEPRECATED_KEYS[key]!r}", DeprecationWarning, stacklevel=2)
+            key = DEPRECATED_KEYS[key]
         value = _parse_value(text)
         if "." in key:
             top, sub = key.split(".", 1)

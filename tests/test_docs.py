@@ -1,0 +1,115 @@
+"""The documentation stays true: the Python snippets of docs/api.md run, the code points to
+pages that exist inside the repository, docs/architecture.md mirrors the layer table, and
+docs/index.md lists every page."""
+
+from __future__ import annotations
+
+import doctest
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+
+
+def python_blocks(path: Path) -> list[str]:
+    return re.findall(r"```python\n(.*?)```", path.read_text(encoding="utf-8"), re.S)
+
+
+def test_api_md_snippets_run(tmp_path, monkeypatch):
+    """Every fenced python block of docs/api.md, in order, in one namespace, as doctests."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    monkeypatch.chdir(tmp_path)  # the tour writes runs/
+    blocks = python_blocks(DOCS / "api.md")
+    assert len(blocks) >= 4
+    globs: dict = {}
+    parser = doctest.DocTestParser()
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    for i, block in enumerate(blocks):
+        assert ">>>" in block, f"block {i} of docs/api.md is not a doctest"
+        test = parser.get_doctest(block, globs, f"api.md[{i}]", str(DOCS / "api.md"), 0)
+        runner.run(test, clear_globs=False)
+        globs = test.globs
+    res = runner.summarize(verbose=False)
+    assert res.failed == 0 and res.attempted > 20
+    assert (tmp_path / "runs" / "parity" / "checkpoint.pt").is_file()
+
+
+def test_no_pointer_outside_the_repository():
+    """Comments and docstrings point to docs/, never to DESIGN.md / STYLE.md (not in the repo)."""
+    bad = [f"{p.relative_to(ROOT)}:{n}" for p in sorted((ROOT / "monoidlab").rglob("*.py"))
+           for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+           if re.search(r"DESIGN|STYLE|\.\./shared", line)]
+    assert not bad, bad
+
+
+def test_pages_named_in_the_code_exist():
+    named = {}
+    for folder in ("monoidlab", "tests", "bench"):
+        for p in (ROOT / folder).rglob("*.py"):
+            for page in re.findall(r"docs/([\w-]+\.md)", p.read_text(encoding="utf-8")):
+                named.setdefault(page, p.relative_to(ROOT))
+    for p in [ROOT / "README.md", *DOCS.glob("*.md")]:
+        for page in re.findall(r"\]\(((?!http)[\w-]+\.md)", p.read_text(encoding="utf-8")):
+            named.setdefault(page, p.relative_to(ROOT))
+    missing = {page: str(src) for page, src in named.items() if not (DOCS / page).is_file()
+               and page != "README.md"}
+    assert not missing, missing
+    assert {"models.md", "architecture.md"} <= set(named)
+
+
+def test_index_lists_every_page():
+    index = (DOCS / "index.md").read_text(encoding="utf-8")
+    pages = sorted(p.name for p in DOCS.glob("*.md") if p.name != "index.md")
+    assert [p for p in pages if f"]({p})" not in index] == []
+
+
+def test_architecture_mirrors_the_layer_table():
+    """Each module of tests/test_layers.py LAYERS is in docs/architecture.md's layer table, on a
+    row of its layer (and the table names nothing else)."""
+    from test_layers import LAYERS
+
+    text = (DOCS / "architecture.md").read_text(encoding="utf-8")
+    section = text.split("## Layers", 1)[1].split("\n## ", 1)[0]
+    documented = {}
+    for layer, modules in re.findall(r"^\| (\d+) \| ([^|]+) \|", section, re.M):
+        for name in re.findall(r"`([\w.]+)`", modules):
+            documented[name] = int(layer)
+    want = {("monoidlab" if k == "" else k): v for k, v in LAYERS.items()}
+    assert documented == want
+
+
+@pytest.mark.parametrize("old", ["monoidlab.trees", "monoidlab.plots", "monoidlab.plots_probe",
+                                 "monoidlab.associativity", "sample(method=)",
+                                 "exact_coverage(distribution=)",
+                                 "min_training_length(train_offsets=)", "pad_offset",
+                                 "--train-offsets", "min-length --train"])
+def test_moved_table_names_every_deprecated_alias(old):
+    table = (DOCS / "architecture.md").read_text(encoding="utf-8").split("## What moved where")[1]
+    assert old in table
+
+
+OLD_SPELLINGS = re.compile(r"method=|distribution=|train_offsets|--train-offsets|pad_offset|"
+                           r"max_buffer|monoidlab\.(trees|plots|plots_probe|associativity)\b|"
+                           r"min-length[^\n]*--train\b")
+
+
+def test_docs_use_the_new_vocabulary():
+    """README, docs and notebooks spell things the new way (sampler=, offsets=, --offsets,
+    --sample-lengths, monoidlab.schedules / viz / probing) except where a line says that the
+    old spelling is deprecated; architecture.md's "what moved where" lists them on purpose and
+    results.md records the settings of past runs."""
+    files = [ROOT / "README.md", *sorted(DOCS.glob("*.md")),
+             *sorted((ROOT / "notebooks").glob("*.ipynb"))]
+    bad = []
+    for p in files:
+        if p.name in ("architecture.md", "results.md"):
+            continue
+        for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
+            if OLD_SPELLINGS.search(line) and not re.search(r"deprecated|old name", line):
+                bad.append(f"{p.relative_to(ROOT)}:{n}: {line.strip()[:100]}")
+    assert not bad, "\n".join(bad)

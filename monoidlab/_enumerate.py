@@ -32,7 +32,7 @@ class KeyIndex:
 
     DIRECT_BITS = 22  # 4M int32 entries (16 MB); wider keys use the sorted index
 
-    def __init__(self, n: int, exact_bytes: bool = False):
+    def __init__(self, n: int, exact_bytes: bool = False) -> None:
         self.n = n
         bits = max(1, int(np.ceil(np.log2(max(n, 2)))))
         self.mode = ("bytes" if exact_bytes else "packed" if bits * n <= 63 else "hash")
@@ -78,7 +78,8 @@ class KeyIndex:
                 found[hit[bad]] = -1
         return found
 
-    def assign(self, keys: np.ndarray, rows: np.ndarray, start: int):
+    def assign(self, keys: np.ndarray, rows: np.ndarray,
+               start: int) -> tuple[np.ndarray, np.ndarray]:
         """Index of every candidate key, numbering unseen keys ``start, start+1, ...`` in
         candidate order; returns ``(found, first_pos)`` (positions of the new keys)."""
         found = self.lookup(keys, rows)
@@ -118,9 +119,11 @@ class _HashedIndex(KeyIndex):
     """Packed keys in a numba open-addressing table (load <= 1/2): one pass per frontier, no
     sorting, however many levels the closure has."""
 
-    def __init__(self, n: int):
+    def __init__(self, n: int) -> None:
         super().__init__(n)
-        self.kernels = probe_kernels()
+        kernels = probe_kernels()
+        assert kernels is not None, "built only when numba is available"
+        self.kernels = kernels
         self.all_keys: list[np.ndarray] = []
         self._alloc(1 << 12)
 
@@ -133,7 +136,8 @@ class _HashedIndex(KeyIndex):
             self.kernels[0](self.tab_keys, self.tab_vals, self.hshift, keys, 0,
                             np.empty(len(keys), np.int64), np.zeros(len(keys), np.bool_))
 
-    def assign(self, keys: np.ndarray, rows: np.ndarray, start: int):
+    def assign(self, keys: np.ndarray, rows: np.ndarray | None,
+               start: int) -> tuple[np.ndarray, np.ndarray]:
         need = 2 * (start + len(keys))
         if need > len(self.tab_keys):
             self._alloc(1 << (need - 1).bit_length())
@@ -144,16 +148,19 @@ class _HashedIndex(KeyIndex):
         self.all_keys.append(keys[first_pos])
         return found, first_pos
 
-    def add(self, keys: np.ndarray, idx: np.ndarray, rows=None) -> None:
+    def add(self, keys: np.ndarray, idx: np.ndarray, rows: np.ndarray | None = None) -> None:
         self.assign(keys, rows, int(idx[0]) if len(idx) else 0)
 
-    def lookup(self, keys: np.ndarray, rows=None, strict: bool = True) -> np.ndarray:
+    def lookup(self, keys: np.ndarray, rows: np.ndarray | None = None,
+               strict: bool = True) -> np.ndarray:
         found = np.empty(len(keys), np.int64)
         self.kernels[1](self.tab_keys, self.tab_vals, self.hshift, keys, found)
         return found
 
 
-def enumerate_monoid(delta: np.ndarray, max_elements: int, name: str, exact_bytes: bool):
+def enumerate_monoid(delta: np.ndarray, max_elements: int, name: str, exact_bytes: bool
+                     ) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray],
+                                list[np.ndarray], KeyIndex]:
     """Frontier-batched closure; returns element rows, right-table rows, parents, letters, index."""
     n, k = delta.shape
     dt = np.uint8 if n <= 256 else np.uint16 if n <= 65536 else np.uint32

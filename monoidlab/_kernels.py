@@ -10,14 +10,19 @@ numpy paths (slower, same results, tested).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
 __all__ = ["fold_kernel", "probe_kernels", "balanced_count_kernel"]
 
-_FOLD: list = []  # [compiled fold or None], filled on first use
+Kernel = Callable[..., Any]  # a numba dispatcher
+
+_FOLD: list[Kernel | None] = []  # [compiled fold or None], filled on first use
 
 
-def fold_kernel():
+def fold_kernel() -> Kernel | None:
     """The numba fold (compiled once per process, cached on disk), or None without numba."""
     if _FOLD:
         return _FOLD[0]
@@ -28,7 +33,8 @@ def fold_kernel():
         return None
 
     @numba.njit(cache=True, nogil=True)
-    def fold8(table, tokens, lengths, out):  # pragma: no cover - compiled
+    def fold8(table: np.ndarray, tokens: np.ndarray, lengths: np.ndarray,
+              out: np.ndarray) -> None:  # pragma: no cover - compiled
         W = 8
         e = np.zeros(W, np.int64)
         for s in range(0, tokens.shape[0], W):
@@ -48,10 +54,10 @@ def fold_kernel():
     return fold8
 
 
-_PROBE: list = []
+_PROBE: list[tuple[Kernel, Kernel] | None] = []
 
 
-def probe_kernels():
+def probe_kernels() -> tuple[Kernel, Kernel] | None:
     """numba kernels for an open-addressing hash table of int64 keys (or None)."""
     if _PROBE:
         return _PROBE[0]
@@ -62,7 +68,8 @@ def probe_kernels():
         return None
 
     @numba.njit(cache=True, nogil=True)
-    def assign(tab_keys, tab_vals, shift, keys, start, found, is_new):  # pragma: no cover
+    def assign(tab_keys: np.ndarray, tab_vals: np.ndarray, shift: int, keys: np.ndarray,
+               start: int, found: np.ndarray, is_new: np.ndarray) -> int:  # pragma: no cover
         mask = tab_keys.shape[0] - 1
         nxt = start
         for i in range(keys.shape[0]):
@@ -84,7 +91,8 @@ def probe_kernels():
         return nxt
 
     @numba.njit(cache=True, nogil=True)
-    def lookup(tab_keys, tab_vals, shift, keys, found):  # pragma: no cover
+    def lookup(tab_keys: np.ndarray, tab_vals: np.ndarray, shift: int, keys: np.ndarray,
+               found: np.ndarray) -> None:  # pragma: no cover
         mask = tab_keys.shape[0] - 1
         for i in range(keys.shape[0]):
             key = keys[i]
@@ -100,10 +108,10 @@ def probe_kernels():
     return _PROBE[0]
 
 
-_BALANCED: list = []
+_BALANCED: list[Kernel | None] = []
 
 
-def balanced_count_kernel():
+def balanced_count_kernel() -> Kernel | None:
     """numba kernel: per string, halve the EC buffer level by level and count the pairs."""
     if _BALANCED:
         return _BALANCED[0]
@@ -114,7 +122,8 @@ def balanced_count_kernel():
         return None
 
     @numba.njit(cache=True, nogil=True)
-    def count(table, letters, tokens, lengths, counts, both):  # pragma: no cover - compiled
+    def count(table: np.ndarray, letters: np.ndarray, tokens: np.ndarray, lengths: np.ndarray,
+              counts: np.ndarray, both: bool) -> None:  # pragma: no cover - compiled
         M = table.shape[0]
         buf = np.zeros(max(1, 2 * tokens.shape[1]), np.int32)
         for i in range(tokens.shape[0]):

@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,7 +28,7 @@ import numpy as np
 
 from monoidlab.errors import InputError
 
-__all__ = ["Lengths", "length_array", "range_text", "atomic_write_bytes", "atomic_write_text",
+__all__ = ["Lengths", "LengthsLike", "length_array", "range_text", "atomic_write_bytes", "atomic_write_text",
            "atomic_torch_save", "write_section", "check_batch", "eval_mode"]
 
 
@@ -108,7 +108,11 @@ class Lengths:
         return f"{self.start}:{self.stop}" + (f":{self.step}" if self.step != 1 else "")
 
 
-def length_array(lengths: Any, what: str = "lengths") -> np.ndarray:
+#: What a ``lengths`` argument accepts (see :func:`length_array`).
+LengthsLike = int | np.integer | range | Sequence[int] | np.ndarray | Lengths | str
+
+
+def length_array(lengths: LengthsLike, what: str = "lengths") -> np.ndarray:
     """int | range | sequence | :class:`Lengths` | "A:B" → sorted unique non-negative int64 array.
 
     >>> length_array([5, 3, 5]).tolist(), length_array("2:4").tolist()

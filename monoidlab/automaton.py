@@ -20,13 +20,18 @@ Example
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from monoidlab._kernels import fold_kernel
 from monoidlab._util import check_batch
 from monoidlab.errors import InputError, MonoidTooLarge, SpecError
+
+if TYPE_CHECKING:
+    from automata.fa.dfa import DFA
+
+    from monoidlab.monoid import SyntacticMonoid
 
 __all__ = ["Automaton", "SpecError", "minimise"]
 
@@ -106,19 +111,31 @@ class Automaton:
     state_names : optional names of the given states (kept for the surviving representative).
     """
 
+    # Set once by _init (through object.__setattr__); the class refuses every later write.
+    alphabet: tuple[str, ...]
+    delta: np.ndarray
+    start: int
+    output: np.ndarray
+    classes: tuple[str, ...]
+    name: str
+    description: str
+    state_names: tuple[str, ...]
+    _symbol_index: dict[str, int]
+    _monoid: SyntacticMonoid | None
+
     def __init__(
         self,
         *,
         alphabet: Sequence[str],
         delta: Any,
         start: int,
-        output: Sequence[int],
+        output: Sequence[int] | np.ndarray,
         classes: Sequence[str] = ("reject", "accept"),
         name: str = "automaton",
         description: str = "",
         state_names: Sequence[str] | None = None,
         source: str | None = None,
-    ):
+    ) -> None:
         src = source or f"Automaton({name!r})"
         alphabet = tuple(alphabet)
         if not alphabet:
@@ -161,7 +178,9 @@ class Automaton:
         self._init(alphabet, delta_ro, mstart, mout, classes, str(name), str(description),
                    tuple(names))
 
-    def _init(self, alphabet, delta, start, output, classes, name, description, state_names):
+    def _init(self, alphabet: tuple[str, ...], delta: np.ndarray, start: int, output: np.ndarray,
+              classes: tuple[str, ...], name: str, description: str,
+              state_names: tuple[str, ...]) -> None:
         # The only writes: everything after goes through __setattr__, which refuses.
         for key, value in (("alphabet", alphabet), ("delta", delta), ("start", start),
                            ("output", output), ("classes", classes), ("name", name),
@@ -259,7 +278,8 @@ class Automaton:
             return tokens, lengths
         if self.single_char and all(isinstance(s, str) for s in strings):
             # One vectorised lookup over all code points of all strings.
-            codes = np.frombuffer("".join(strings).encode("utf-32-le"), dtype=np.uint32)
+            text = "".join(cast(list[str], strings))  # all str: checked just above
+            codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
             sym_codes = np.array([ord(a) for a in self.alphabet], np.uint32)
             order = np.argsort(sym_codes)
             pos = np.searchsorted(sym_codes[order], codes)
@@ -286,19 +306,20 @@ class Automaton:
                                      f"alphabet {list(self.alphabet)}") from None
         return tokens, lengths
 
-    def decode(self, tokens: np.ndarray, lengths: np.ndarray) -> list:
+    def decode(self, tokens: np.ndarray, lengths: np.ndarray) -> list[str] | list[list[str]]:
         """Inverse of :meth:`encode` (``str`` for single-character alphabets, else lists)."""
         tokens, lengths = np.asarray(tokens), np.asarray(lengths)
         sym = np.array(self.alphabet, dtype=object)
         out = [sym[tokens[i, : lengths[i]]].tolist() for i in range(len(lengths))]
         return ["".join(s) for s in out] if self.single_char else out
 
-    def _as_batch(self, strings_or_tokens, lengths=None) -> tuple[np.ndarray, np.ndarray]:
+    def _as_batch(self, strings_or_tokens: Any,
+                  lengths: Any = None) -> tuple[np.ndarray, np.ndarray]:
         if lengths is None:
             return self.encode(strings_or_tokens)
         return check_batch(strings_or_tokens, lengths, self.n_symbols, self.name)
 
-    def run(self, strings_or_tokens, lengths=None) -> np.ndarray:
+    def run(self, strings_or_tokens: Any, lengths: Any = None) -> np.ndarray:
         """Final state of every string (compiled fold, or numpy in lock-step over the batch)."""
         tokens, lengths = self._as_batch(strings_or_tokens, lengths)
         kernel = fold_kernel()  # compiled fold; the start state is 0 after minimisation
@@ -317,12 +338,12 @@ class Automaton:
             state = flat[state * k1 + col]
         return state
 
-    def classify(self, strings_or_tokens, lengths=None) -> np.ndarray:
+    def classify(self, strings_or_tokens: Any, lengths: Any = None) -> np.ndarray:
         """Class index of every string (``strings`` or ``tokens, lengths``)."""
         return self.output[self.run(strings_or_tokens, lengths)]
 
     # ------------------------------------------------------------------ algebra
-    def monoid(self, max_elements: int = 1_000_000):
+    def monoid(self, max_elements: int = 1_000_000) -> SyntacticMonoid:
         """The syntactic monoid (transition monoid of this minimal machine), cached.
 
         A cached monoid larger than a later, smaller ``max_elements`` raises
@@ -332,15 +353,17 @@ class Automaton:
         # the cache lives here so that every holder of this machine shares one enumeration.
         from monoidlab.monoid import SyntacticMonoid
 
-        if self._monoid is None:  # a failed (too large) enumeration is not cached
-            object.__setattr__(self, "_monoid", SyntacticMonoid(self, max_elements=max_elements))
-        elif self._monoid.size > max_elements:
-            raise MonoidTooLarge(f"{self.name}: the monoid has {self._monoid.size} elements, more "
+        monoid = self._monoid
+        if monoid is None:  # a failed (too large) enumeration is not cached
+            monoid = SyntacticMonoid(self, max_elements=max_elements)
+            object.__setattr__(self, "_monoid", monoid)
+        elif monoid.size > max_elements:
+            raise MonoidTooLarge(f"{self.name}: the monoid has {monoid.size} elements, more "
                                  f"than max_elements={max_elements}")
-        return self._monoid
+        return monoid
 
     @classmethod
-    def from_dfa(cls, dfa, *, name: str = "dfa", description: str = "",
+    def from_dfa(cls, dfa: DFA, *, name: str = "dfa", description: str = "",
                  alphabet: Sequence[str] | None = None) -> Automaton:
         """From an automata-lib ``DFA`` (partial DFAs are completed with a rejecting sink)."""
         symbols = list(alphabet) if alphabet is not None else sorted(dfa.input_symbols)
@@ -388,7 +411,7 @@ class Automaton:
         dfa = DFA.from_nfa(nfa)
         return cls.from_dfa(dfa, name=name, description=description or regex, alphabet=alphabet)
 
-    def to_automata_lib(self):
+    def to_automata_lib(self) -> DFA:
         """An automata-lib ``DFA`` (recognisers only: accept = class 1)."""
         from automata.fa.dfa import DFA
 

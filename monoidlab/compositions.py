@@ -18,13 +18,21 @@ Example
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from monoidlab._kernels import balanced_count_kernel
 from monoidlab._util import check_batch
 from monoidlab.errors import InputError, UnknownName
+from monoidlab.schedules import Schedule
 from monoidlab.schedules import schedule as get_schedule
+
+if TYPE_CHECKING:
+    import pandas
+
+    from monoidlab.monoid import SyntacticMonoid
 
 __all__ = ["NodeLabels", "node_labels", "composition_counts", "PADDINGS", "check_padding"]
 
@@ -65,7 +73,7 @@ class NodeLabels:
     def __len__(self) -> int:
         return len(self.string)
 
-    def to_frame(self):
+    def to_frame(self) -> pandas.DataFrame:
         import pandas as pd
 
         return pd.DataFrame({"string": self.string, "node_index": self.node_index,
@@ -85,7 +93,8 @@ class NodeLabels:
         return self.has_composition
 
 
-def _check(monoid, tokens, lengths, offsets):
+def _check(monoid: SyntacticMonoid, tokens: ArrayLike, lengths: ArrayLike,
+           offsets: ArrayLike | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     tokens, lengths = check_batch(tokens, lengths, monoid.n_symbols, monoid.automaton.name,
                                   min_length=1)  # every string needs a tree
     offsets = np.zeros(len(lengths), np.int64) if offsets is None else np.asarray(offsets, np.int64)
@@ -94,7 +103,8 @@ def _check(monoid, tokens, lengths, offsets):
     return tokens, lengths, offsets
 
 
-def _group_values(monoid, tokens, idx, sched):
+def _group_values(monoid: SyntacticMonoid, tokens: np.ndarray, idx: np.ndarray,
+                  sched: Schedule) -> np.ndarray:
     """EC of every leaf and node (ids as in ``sched``) for the strings ``idx`` of one length."""
     table = monoid.table
     L, off = sched.length, sched.offset
@@ -107,7 +117,8 @@ def _group_values(monoid, tokens, idx, sched):
     return vals
 
 
-def node_labels(monoid, tokens, lengths, schedule: str = "balanced", offsets=None) -> NodeLabels:
+def node_labels(monoid: SyntacticMonoid, tokens: ArrayLike, lengths: ArrayLike,
+                schedule: str = "balanced", offsets: ArrayLike | None = None) -> NodeLabels:
     """EC and composition of every internal node of every string (see module docstring)."""
     tokens, lengths, offsets = _check(monoid, tokens, lengths, offsets)
     parts = []
@@ -136,9 +147,10 @@ def node_labels(monoid, tokens, lengths, schedule: str = "balanced", offsets=Non
     return NodeLabels(**{k: v[order] for k, v in cat.items()})
 
 
-def composition_counts(monoid, tokens, lengths, schedule: str = "balanced", offsets=None,
+def composition_counts(monoid: SyntacticMonoid, tokens: ArrayLike, lengths: ArrayLike,
+                       schedule: str = "balanced", offsets: ArrayLike | None = None,
                        per_level: bool = False, chunk: int = 20_000,
-                       padding: str = "learned"):
+                       padding: str = "learned") -> np.ndarray:
     """Observed composition counts over a batch: ``(|M|, |M|)`` (or per level ``(levels, |M|, |M|)``).
 
     Nodes without a composition (both children padding; with ``padding="identity"`` also one
@@ -151,7 +163,7 @@ def composition_counts(monoid, tokens, lengths, schedule: str = "balanced", offs
     tokens, lengths, offsets = _check(monoid, tokens, lengths, offsets)
     M = monoid.size
     n_levels = int(np.ceil(np.log2(max(int((lengths + offsets).max(initial=1)), 1)))) + 1
-    counts = np.zeros((n_levels, M * M), np.int64)
+    counts: np.ndarray = np.zeros((n_levels, M * M), np.int64)
     kernel = balanced_count_kernel() if schedule == "balanced" and not offsets.any() else None
     if kernel is not None and len(lengths):
         table = monoid.table.astype(np.int32)

@@ -27,21 +27,34 @@ The minimum training length built on these supports is in :mod:`monoidlab.min_le
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from monoidlab._util import length_array, range_text
+from monoidlab._util import LengthsLike, length_array, range_text
 from monoidlab.compositions import check_padding
 from monoidlab.errors import InputError
 from monoidlab.laws import backward_laws, forward_laws
 from monoidlab.schedules import schedule as get_schedule
 from monoidlab.sublanguage import Within, class_mask, resolve_within
 
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from monoidlab.automaton import Automaton
+    from monoidlab.monoid import SyntacticMonoid
+    from monoidlab.sampling import Batch
+
 __all__ = ["Coverage", "CoverageGap", "exact_coverage", "sampled_coverage", "coverage_gap",
-           "compare", "node_table", "offsets_for", "ec_laws", "EXACT_SAMPLERS"]
+           "compare", "node_table", "offsets_for", "ec_laws", "EXACT_SAMPLERS", "Offsets"]
 
 EXACT_SAMPLERS = ("uniform", "balanced")  # the string laws exact coverage computes
+
+#: Left offsets of the strings in their balanced buffer (see :func:`offsets_for`).
+Offsets = str | int | Sequence[int] | np.ndarray | None
 
 
 # ---------------------------------------------------------------------- data classes
@@ -54,7 +67,7 @@ class Coverage:
     ``per_level``: the same counts split by tree level (index = level), when requested.
     """
 
-    monoid: object = field(repr=False)
+    monoid: SyntacticMonoid = field(repr=False)
     schedule: str
     lengths: np.ndarray
     counts: np.ndarray
@@ -77,9 +90,9 @@ class Coverage:
         return np.bincount(m.table.ravel(), weights=self.probabilities.ravel(), minlength=m.size)
 
     def pairs(self) -> list[tuple[int, int]]:
-        return [tuple(p) for p in np.argwhere(self.support).tolist()]
+        return [(x, y) for x, y in np.argwhere(self.support).tolist()]
 
-    def heatmap(self, **kw):
+    def heatmap(self, **kw: Any) -> Figure:
         from monoidlab.viz.coverage import coverage_heatmap
 
         return coverage_heatmap(self, **kw)
@@ -101,7 +114,7 @@ class CoverageGap:
         """Compositions the test strings need and training never shows (boolean |M|×|M|)."""
         return self.test.support & ~self.train.support
 
-    def missing_list(self) -> list[dict]:
+    def missing_list(self) -> list[dict[str, Any]]:
         """Missing compositions with their representative words and test probability."""
         labels = self.test.monoid.labels()
         p = self.test.probabilities
@@ -122,21 +135,21 @@ class CoverageGap:
         tr, te = self.train.node_ec_distribution, self.test.node_ec_distribution
         return {"train": tr, "test": te, "shift": te - tr}
 
-    def summary(self) -> dict:
+    def summary(self) -> dict[str, Any]:
         return {"schedule": self.test.schedule, "monoid_size": self.test.monoid.size,
                 "train_lengths": range_text(self.train.lengths),
                 "test_lengths": range_text(self.test.lengths),
                 "needed": int(self.needed.sum()), "covered": int((self.needed & self.train.support).sum()),
                 "missing": int(self.missing.sum()), "missing_list": self.missing_list()}
 
-    def heatmap(self, **kw):
+    def heatmap(self, **kw: Any) -> Figure:
         from monoidlab.viz.coverage import gap_heatmaps
 
         return gap_heatmaps(self, **kw)
 
 
 # ---------------------------------------------------------------------- node tables
-def offsets_for(length: int, offsets, offset_buffer: int | None = None) -> np.ndarray:
+def offsets_for(length: int, offsets: Offsets, offset_buffer: int | None = None) -> np.ndarray:
     """Offsets used for one training length: 0, a list, or ``"random"`` (uniform over 0..B−L).
 
     ``random`` draws r uniformly from 0..B−L with B = ``offset_buffer`` (default: the next power
@@ -155,8 +168,8 @@ def offsets_for(length: int, offsets, offset_buffer: int | None = None) -> np.nd
     return np.atleast_1d(np.asarray(offsets, np.int64))
 
 
-def node_table(schedule: str, lengths, offsets=None, offset_buffer: int | None = None,
-               padding: str = "learned") -> np.ndarray:
+def node_table(schedule: str, lengths: LengthsLike, offsets: Offsets = None,
+               offset_buffer: int | None = None, padding: str = "learned") -> np.ndarray:
     """Rows ``(L, level, m1, m2, prefix, suffix, weight)`` for every composition-carrying node.
 
     ``weight`` = probability of that (length, offset) under the length law (uniform over
@@ -187,12 +200,12 @@ def node_table(schedule: str, lengths, offsets=None, offset_buffer: int | None =
 
 
 # ---------------------------------------------------------------------- recursions
-def ec_laws(monoid, max_len: int, indicator: bool = False) -> np.ndarray:
+def ec_laws(monoid: SyntacticMonoid, max_len: int, indicator: bool = False) -> np.ndarray:
     """``P[m, e]``: probability (or 0/1 reachability) that a uniform word of length m has EC e."""
     return forward_laws(monoid.right, 0, max_len, indicator)
 
 
-def _class_targets(lang, sampler: str, within: Within) -> list[np.ndarray]:
+def _class_targets(lang: Automaton, sampler: str, within: Within) -> list[np.ndarray]:
     keep = class_mask(lang, within)
     if sampler == "uniform":
         return [keep]
@@ -203,10 +216,10 @@ def _class_targets(lang, sampler: str, within: Within) -> list[np.ndarray]:
 
 
 # ---------------------------------------------------------------------- exact coverage
-def exact_coverage(lang, lengths, *, schedule: str = "balanced", sampler: str = "uniform",
-                   within: Within = None, offsets=None, offset_buffer: int | None = None,
-                   padding: str = "learned", per_level: bool = False,
-                   distribution: str | None = None) -> Coverage:
+def exact_coverage(lang: Automaton, lengths: LengthsLike, *, schedule: str = "balanced",
+                   sampler: str = "uniform", within: Within = None, offsets: Offsets = None,
+                   offset_buffer: int | None = None, padding: str = "learned",
+                   per_level: bool = False, distribution: str | None = None) -> Coverage:
     """Exact expected composition counts per string (no sampling).
 
     Parameters
@@ -263,7 +276,7 @@ def exact_coverage(lang, lengths, *, schedule: str = "balanced", sampler: str = 
         # avail[t, L]: target t has strings of length L
         avail = np.array([(pi_r * t[np.asarray(lang.output)][None, :]).sum(axis=1) > 0
                           for t in targets])
-        has = avail.any(axis=0)
+        has = np.any(avail, axis=0)
         # balanced: the classes available at a length share it equally
         share = (1.0 / np.maximum(avail.sum(axis=0), 1) if sampler == "balanced"
                  else np.ones(max_len + 1))
@@ -298,8 +311,9 @@ def exact_coverage(lang, lengths, *, schedule: str = "balanced", sampler: str = 
                     None, counts if per_level else None)
 
 
-def sampled_coverage(batch, schedule: str = "balanced", offsets=None,
-                     per_level: bool = False, monoid=None, padding: str = "learned") -> Coverage:
+def sampled_coverage(batch: Batch, schedule: str = "balanced", offsets: ArrayLike | None = None,
+                     per_level: bool = False, monoid: SyntacticMonoid | Automaton | None = None,
+                     padding: str = "learned") -> Coverage:
     """Observed composition counts of a :class:`~monoidlab.sampling.Batch`, per string.
 
     ``monoid`` defaults to the batch language's monoid; a given one must belong to the same
@@ -315,9 +329,11 @@ def sampled_coverage(batch, schedule: str = "balanced", offsets=None,
                     c.sum(axis=0) > 0, False, "sampled", len(batch), c / n if per_level else None)
 
 
-def _monoid_for(monoid_or_lang, batch=None):
+def _monoid_for(monoid_or_lang: SyntacticMonoid | Automaton | None,
+                batch: Batch | None = None) -> SyntacticMonoid:
     """The monoid of a language or the monoid itself; checks that ``batch`` belongs to it."""
     if monoid_or_lang is None:
+        assert batch is not None, "give a monoid, a language or a batch"
         return batch.automaton.monoid()
     from monoidlab.automaton import Automaton
 
@@ -339,7 +355,8 @@ def compare(train: Coverage, test: Coverage) -> CoverageGap:
     return CoverageGap(train, test)
 
 
-def coverage_gap(monoid_or_lang, train, test, schedule: str = "balanced") -> CoverageGap:
+def coverage_gap(monoid_or_lang: SyntacticMonoid | Automaton, train: Batch, test: Batch,
+                 schedule: str = "balanced") -> CoverageGap:
     """Gap between two sampled batches of the language of ``monoid_or_lang``.
 
     >>> import monoidlab as ml

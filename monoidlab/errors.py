@@ -37,7 +37,7 @@ class UnknownName(InputError):
 class SpecError(InputError):
     """A language spec (or automaton description) is invalid; names the source and the field."""
 
-    def __init__(self, source: str, field: str, message: str):
+    def __init__(self, source: str, field: str, message: str) -> None:
         self.source, self.field = source, field
         super().__init__(f"{source}: field {field!r}: {message}")
 

@@ -15,6 +15,7 @@ Example
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -28,7 +29,8 @@ __all__ = ["FAMILIES", "build_family", "count_mod", "parity", "even_pairs", "cyc
 DIGITS5 = ["0", "1", "2", "3", "4"]
 
 
-def count_mod(k: int, *, symbol: str = "1", alphabet=("0", "1"), name: str | None = None) -> Automaton:
+def count_mod(k: int, *, symbol: str = "1", alphabet: Sequence[str] = ("0", "1"),
+              name: str | None = None) -> Automaton:
     """Class = (number of ``symbol``) mod k; ``k`` classes named ``"0".."k-1"``."""
     alphabet = list(alphabet)
     delta = np.array([[(q + (a == symbol)) % k for a in alphabet] for q in range(k)])
@@ -65,7 +67,8 @@ def cycle_navigation(k: int = 5) -> Automaton:
                      description=f"sum(a-1) mod {k}: 0 moves -1, 1 stays, 2 moves +1")
 
 
-def _expression_machine(step, n_vals: int, name: str, description: str, mod: int = 5) -> Automaton:
+def _expression_machine(step: _LeftToRight | _Precedence, n_vals: int, name: str,
+                        description: str, mod: int = 5) -> Automaton:
     """Shared builder for flat expressions ``d (op d)*`` over digits 0..mod-1 and ``+ - *``.
 
     ``step(state, op, digit) -> state`` on "complete" states (ints 0..n_vals-1 in a value space);
@@ -96,35 +99,37 @@ def _expression_machine(step, n_vals: int, name: str, description: str, mod: int
 class _LeftToRight:
     """Evaluate strictly left to right, mod 5 after each operation."""
 
-    def __init__(self, mod):
+    def __init__(self, mod: int) -> None:
         self.mod = mod
 
-    def __call__(self, v, op, d):
+    def __call__(self, v: int | None, op: str | None, d: int) -> int:
         if op is None:
             return d
+        assert v is not None  # a value exists once there is an operator
         return {"+": v + d, "-": v - d, "*": v * d}[op] % self.mod
 
-    def value(self, v):
+    def value(self, v: int) -> int:
         return v
 
 
 class _Precedence:
     """Standard precedence: state (s, t) = sum of closed terms s and current signed term t."""
 
-    def __init__(self, mod):
+    def __init__(self, mod: int) -> None:
         self.mod = mod
 
-    def __call__(self, v, op, d):
+    def __call__(self, v: int | None, op: str | None, d: int) -> int:
         m = self.mod
         if op is None:
             return d  # s = 0, t = d
+        assert v is not None  # a value exists once there is an operator
         s, t = divmod(v, m)
         if op == "*":
             return s * m + (t * d) % m
         s = (s + t) % m
         return s * m + (d if op == "+" else (-d) % m)
 
-    def value(self, v):
+    def value(self, v: int) -> int:
         s, t = divmod(v, self.mod)
         return (s + t) % self.mod
 
@@ -223,9 +228,9 @@ def addition_interleaved() -> Automaton:
     c_i = (a_i + b_i + carry) mod 10 with one carry bit and accepts when the final carry is 0.
     """
     # states: 0/1 carry at a triple boundary; (carry, a) after a; (carry, a, b) after b; sink.
-    idx: dict = {}
+    idx: dict[tuple, int] = {}
 
-    def sid(key):
+    def sid(key: tuple) -> int:
         return idx.setdefault(key, len(idx))
 
     for c in (0, 1):
@@ -253,7 +258,7 @@ def addition_interleaved() -> Automaton:
                      description="a0 b0 c0 a1 b1 c1 ...: correct addition, least significant first")
 
 
-FAMILIES = {
+FAMILIES: dict[str, Callable[..., Automaton]] = {
     "count-mod": count_mod,
     "parity": parity,
     "even-pairs": even_pairs,

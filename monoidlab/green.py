@@ -17,10 +17,14 @@ Example
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from monoidlab.errors import InputError
+
+if TYPE_CHECKING:
+    from monoidlab.monoid import SyntacticMonoid
 
 __all__ = ["GreenStructure", "EggBox", "scc_labels"]
 
@@ -56,7 +60,7 @@ class EggBox:
 class GreenStructure:
     """R, L, H, J (= D) class labels per element and the derived algebraic properties."""
 
-    def __init__(self, monoid):
+    def __init__(self, monoid: SyntacticMonoid) -> None:
         self.monoid = monoid
         n = monoid.size
         self.r: np.ndarray = scc_labels(n, monoid.right)

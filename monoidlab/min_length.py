@@ -16,14 +16,19 @@ Example
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from monoidlab._util import length_array, range_text
-from monoidlab.coverage import Coverage, ec_laws, exact_coverage, node_table
+from monoidlab._util import LengthsLike, length_array, range_text
+from monoidlab.coverage import Coverage, Offsets, ec_laws, exact_coverage, node_table
 from monoidlab.errors import InputError
 from monoidlab.sublanguage import Within, resolve_within
+
+if TYPE_CHECKING:
+    from monoidlab.automaton import Automaton
 
 __all__ = ["MinLength", "min_training_length", "coverage_probability", "samples_needed"]
 
@@ -38,14 +43,15 @@ class MinLength:
     needed: int
     support_length: int | None  # None: no training length up to the search limit covers
     uncovered_at_limit: int
-    samples_needed: dict = field(default_factory=dict)  # train range -> N for 1 - delta
+    samples_needed: dict[str, float] = field(default_factory=dict)  # train range -> N for 1 - delta
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
 
-def _support_at(lang, L: int, schedule, offsets, offset_buffer, R, within,
-                padding) -> np.ndarray:
+def _support_at(lang: Automaton, L: int, schedule: str, offsets: Offsets,
+                offset_buffer: int | None, R: np.ndarray, within: Within,
+                padding: str) -> np.ndarray:
     if resolve_within(lang, within) is None:
         rows = node_table(schedule, [L], offsets, offset_buffer, padding)
         if not len(rows):
@@ -56,11 +62,13 @@ def _support_at(lang, L: int, schedule, offsets, offset_buffer, R, within,
                           offset_buffer=offset_buffer, padding=padding).support
 
 
-def min_training_length(lang, test_lengths, *, schedule: str = "balanced", train_min: int = 1,
-                        max_search: int | None = None, within: Within = None, offsets=None,
-                        offset_buffer: int | None = None, padding: str = "learned",
-                        delta: float | None = None, r: int = 1, sample_ranges=(),
-                        train_offsets=None) -> MinLength:
+def min_training_length(lang: Automaton, test_lengths: LengthsLike, *,
+                        schedule: str = "balanced", train_min: int = 1,
+                        max_search: int | None = None, within: Within = None,
+                        offsets: Offsets = None, offset_buffer: int | None = None,
+                        padding: str = "learned", delta: float | None = None, r: int = 1,
+                        sample_ranges: Iterable[LengthsLike] = (),
+                        train_offsets: Offsets = None) -> MinLength:
     """(a) Smallest L such that training lengths [train_min, L] show every composition that the
     test lengths need; (b) optionally, for each training range in ``sample_ranges``, the number
     of samples N for which all needed compositions are seen at least ``r`` times with

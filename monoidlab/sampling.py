@@ -36,10 +36,11 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
-from monoidlab._util import length_array
+from monoidlab._util import LengthsLike, length_array
 from monoidlab.automaton import Automaton
 from monoidlab.errors import InputError, UnknownName
 from monoidlab.laws import backward_laws, draw_walks, forward_laws
@@ -72,7 +73,7 @@ class Batch:
             self._elements = self.automaton.monoid().element_of(self.tokens, self.lengths)
         return self._elements
 
-    def strings(self) -> list:
+    def strings(self) -> list[str] | list[list[str]]:
         return self.automaton.decode(self.tokens, self.lengths)
 
     def to_pandas(self):
@@ -91,7 +92,7 @@ class Batch:
                              "class": [self.automaton.classes[c] for c in self.labels],
                              "ec": self.elements()})
 
-    def __getitem__(self, idx) -> Batch:
+    def __getitem__(self, idx: Any) -> Batch:
         idx = np.atleast_1d(np.arange(len(self))[idx])
         T = int(self.lengths[idx].max(initial=0))
         el = None if self._elements is None else self._elements[idx]
@@ -158,11 +159,12 @@ def check_mix(mix: dict | None) -> dict:
     return {k: float(mix.get(k, 0.0)) / total for k in MIX_PARTS}
 
 
-def _draw_lengths(rng, lengths, n) -> np.ndarray:
+def _draw_lengths(rng: np.random.Generator, lengths: LengthsLike, n: int) -> np.ndarray:
     return rng.choice(length_array(lengths), size=n)
 
 
-def sample(lang: Automaton, lengths, n: int, *, sampler: str = "uniform", seed=None,
+def sample(lang: Automaton, lengths: LengthsLike, n: int, *, sampler: str = "uniform",
+           seed: int | np.random.Generator | None = None,
            within: Within = None, classes: Sequence[str] | None = None,
            mix: dict | None = None, method: str | None = None) -> Batch:
     """Draw ``n`` strings with lengths uniform over ``lengths``.
@@ -273,7 +275,8 @@ def _has_class(lang, L: int, c: int, keep) -> bool:
     return bool(C[L, lang.start, c] > 0)
 
 
-def _ec_stratified(rng, lang, lens, keep) -> np.ndarray:
+def _ec_stratified(rng: np.random.Generator, lang: Automaton, lens: np.ndarray,
+                   keep: np.ndarray) -> np.ndarray:
     monoid = lang.monoid()
     right = monoid.right
     R = forward_laws(right, 0, int(lens.max(initial=0)), indicator=True) > 0
@@ -300,7 +303,7 @@ def _ec_stratified(rng, lang, lens, keep) -> np.ndarray:
     return tokens
 
 
-def _ldru(rng, lang, lens) -> np.ndarray:
+def _ldru(rng: np.random.Generator, lang: Automaton, lens: np.ndarray) -> np.ndarray:
     """Half random walks avoiding dead states, half uniform strings (authors' D_n / Tomita data)."""
     delta = np.asarray(lang.delta, np.int64)
     n = len(lens)
@@ -326,8 +329,9 @@ def _ldru(rng, lang, lens) -> np.ndarray:
     return tokens
 
 
-def length_batches(lang: Automaton, lengths, batch_size: int, *, sampler: str = "uniform",
-                   seed=None, within: Within = None, mix: dict | None = None) -> Iterator[Batch]:
+def length_batches(lang: Automaton, lengths: LengthsLike, batch_size: int, *,
+                   sampler: str = "uniform", seed: int | np.random.Generator | None = None,
+                   within: Within = None, mix: dict | None = None) -> Iterator[Batch]:
     """Endless one-length batches (a length drawn uniformly per batch), the Delétang protocol.
 
     >>> import monoidlab as ml

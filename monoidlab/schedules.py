@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -144,7 +145,7 @@ def schedule(name: str, length: int, offset: int = 0) -> Schedule:
     return _schedule(name, length, offset)
 
 
-def _as_int(value, what: str) -> int:
+def _as_int(value: Any, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise InputError(f"{what} must be an int, got {value!r}")
     return int(value)
@@ -167,7 +168,7 @@ def _schedule(name: str, length: int, offset: int) -> Schedule:
     return _assemble(name, length, offset, buffer, lefts, rights, stages, root, prefix)
 
 
-def _balanced_nodes(buffer: int):
+def _balanced_nodes(buffer: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """Pair (0,1),(2,3),... level by level; level k's nodes are stage k, left to right."""
     lefts, rights, stages = [], [], []
     below = np.arange(buffer)  # ids of the level underneath
@@ -182,7 +183,7 @@ def _balanced_nodes(buffer: int):
     return _cat(lefts), _cat(rights), _cat(stages), int(below[0])
 
 
-def _scan_nodes(n: int):
+def _scan_nodes(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``jax.lax.associative_scan``'s recursion, literally, over symbolic node ids."""
     lefts: list[int] = []
     rights: list[int] = []
@@ -222,7 +223,7 @@ def _scan_nodes(n: int):
     return np.array(lefts, int), np.array(rights, int), np.array(stages, int), np.array(prefix)
 
 
-def _chain_nodes(n: int):
+def _chain_nodes(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     # node i = (node i-1 or leaf 0) . leaf i+1, one node per stage
     lefts = np.array([0] + list(range(n, 2 * n - 2)), int)[: n - 1]
     rights = np.arange(1, n)
@@ -230,11 +231,13 @@ def _chain_nodes(n: int):
     return lefts, rights, np.arange(1, n), prefix
 
 
-def _cat(parts) -> np.ndarray:
+def _cat(parts: list[np.ndarray]) -> np.ndarray:
     return np.concatenate(parts).astype(int) if parts else np.zeros(0, int)
 
 
-def _assemble(name, length, offset, buffer, lefts, rights, stages, root, prefix) -> Schedule:
+def _assemble(name: str, length: int, offset: int, buffer: int, lefts: np.ndarray,
+              rights: np.ndarray, stages: np.ndarray, root: int,
+              prefix: np.ndarray | None) -> Schedule:
     n = len(lefts)
     pos = np.arange(buffer)
     leaf_cover = np.stack([pos, pos + 1], axis=1)

@@ -54,7 +54,7 @@ def load_spec(path: str | Path) -> Automaton:
     return automaton_from_dict(data, source=src, default_name=path.stem)
 
 
-def _need(data: dict, key: str, typ, src: str, what: str):
+def _need(data: dict, key: str, typ: type, src: str, what: str) -> Any:
     if key not in data:
         raise SpecError(src, key, f"missing (required: {what})")
     val = data[key]

@@ -16,8 +16,12 @@ Example
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING, Any
 
 from monoidlab.errors import UnknownName
+
+if TYPE_CHECKING:
+    from torch import nn
 
 # name -> "module:Class"; imported lazily so that `import monoidlab` stays fast (torch is ~3 s).
 REGISTRY: dict[str, str] = {
@@ -31,7 +35,7 @@ REGISTRY: dict[str, str] = {
 }
 
 
-def model_class(name: str):
+def model_class(name: str) -> type[nn.Module]:
     """Return the class registered under ``name`` (clear error for an unknown name)."""
     try:
         target = REGISTRY[name]
@@ -43,7 +47,7 @@ def model_class(name: str):
     return getattr(importlib.import_module(module), cls)
 
 
-def build_model(name: str, vocab_size: int, n_classes: int, **hyper):
+def build_model(name: str, vocab_size: int, n_classes: int, **hyper: Any) -> nn.Module:
     """Build the model registered under ``name``."""
     return model_class(name)(vocab_size=vocab_size, n_classes=n_classes, **hyper)
 

@@ -27,6 +27,7 @@ torch.Size([2, 4])
 from __future__ import annotations
 
 import contextlib
+from typing import Any
 
 import torch
 from torch import Tensor, nn
@@ -51,8 +52,8 @@ class DecoderLM(nn.Module):
         self, vocab_size: int, n_classes: int | None = None, d_model: int = 64,
         n_layers: int = 4, n_heads: int = 4, dropout: float = 0.0, ff_mult: int = 4,
         position: str = "fire", max_len: int = DEFAULT_MAX_LEN, norm: str = "pre",
-        share_position_bias: bool = True, **position_kw,
-    ):
+        share_position_bias: bool = True, **position_kw: Any,
+    ) -> None:
         super().__init__()
         if n_classes is not None and n_classes != vocab_size:
             raise InputError(f"a language model predicts tokens: n_classes ({n_classes}) must "
@@ -73,7 +74,8 @@ class DecoderLM(nn.Module):
 
     forward_all = forward
 
-    def make_positions(self, batch_size: int, length: int, device, seed: int | None = None):
+    def make_positions(self, batch_size: int, length: int, device: torch.device | str,
+                       seed: int | None = None) -> Tensor:
         """Positions ``(B|1, length)`` as the encoding draws them in the current mode;
         ``seed`` makes a random draw reproducible without touching the global RNG."""
         dev = torch.device(device)

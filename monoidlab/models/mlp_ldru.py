@@ -24,6 +24,8 @@ torch.Size([2, 2])
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
@@ -65,7 +67,7 @@ class MLPLDRU(nn.Module):
     """
 
     def __init__(self, vocab_size: int, n_classes: int, d: int = 64, dropout: float = 0.25,
-                 operator: str = "mlp", post_block: bool = True):
+                 operator: str = "mlp", post_block: bool = True) -> None:
         super().__init__()
         if operator not in OPERATORS:
             raise InputError(f"unknown operator {operator!r}; expected one of {OPERATORS}")
@@ -126,7 +128,8 @@ class MLPLDRU(nn.Module):
         h = self.in_norm(e)
         return self.drop(h + self.in_ffn(h))
 
-    def _buffer(self, tokens: Tensor, lengths: Tensor, offsets: Tensor | None):
+    def _buffer(self, tokens: Tensor, lengths: Tensor,
+                offsets: Tensor | None) -> tuple[Tensor, Tensor, Tensor]:
         """Embedded leaves (B, M, d) and each string's root level ceil(log2(r + L))."""
         T = tokens.shape[1]
         if offsets is None:
@@ -143,7 +146,7 @@ class MLPLDRU(nn.Module):
         leaves = self.embed(tokens.gather(1, src.clamp(0, T - 1)), valid)  # (B, M, d)
         return leaves, top, offsets
 
-    def _levels(self, h: Tensor):
+    def _levels(self, h: Tensor) -> Iterator[Tensor]:
         """Yield the buffer of each level 1, 2, ...: (B, M/2), (B, M/4), ..., (B, 1)."""
         while h.shape[1] > 1:
             h = self.drop(self.combine(h[:, 0::2], h[:, 1::2]))

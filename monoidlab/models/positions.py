@@ -32,6 +32,8 @@ Example
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
+from typing import Any
 
 import torch
 from torch import Tensor, nn
@@ -69,29 +71,32 @@ class PositionEncoding(nn.Module):
     has_rotation = False
     has_bias = False
 
-    def __init__(self, d_model: int, n_heads: int):
+    def __init__(self, d_model: int, n_heads: int) -> None:
         super().__init__()
         self.d_model = d_model
         self.n_heads = n_heads
 
-    def make_positions(self, batch_size: int, length: int, device) -> Tensor:
+    def make_positions(self, batch_size: int, length: int,
+                       device: torch.device | str) -> Tensor:
         """Default positions ``0..T-1``, shape ``(1, T)`` (shared by all rows)."""
         return torch.arange(length, device=device, dtype=torch.long).unsqueeze(0)
 
     def embed(self, positions: Tensor) -> Tensor | None:
         return None
 
-    def rotate(self, q: Tensor, k: Tensor, q_positions: Tensor, k_positions: Tensor):
+    def rotate(self, q: Tensor, k: Tensor, q_positions: Tensor,
+               k_positions: Tensor) -> tuple[Tensor, Tensor]:
         return q, k
 
-    def attention_bias(self, q_positions: Tensor, k_positions: Tensor, causal: bool):
+    def attention_bias(self, q_positions: Tensor, k_positions: Tensor,
+                       causal: bool) -> Tensor | None:
         return None
 
 
 class NoPositions(PositionEncoding):
     """NoPE: no position information (a causal mask still breaks permutation symmetry)."""
 
-    def __init__(self, d_model: int, n_heads: int, *, max_len: int = DEFAULT_MAX_LEN):
+    def __init__(self, d_model: int, n_heads: int, *, max_len: int = DEFAULT_MAX_LEN) -> None:
         super().__init__(d_model, n_heads)
 
 
@@ -126,7 +131,7 @@ class SinusoidalPositions(PositionEncoding):
     def __init__(
         self, d_model: int, n_heads: int, *, max_len: int = DEFAULT_MAX_LEN,
         max_timescale: float = 1e4,
-    ):
+    ) -> None:
         super().__init__(d_model, n_heads)
         self.max_timescale = max_timescale
 
@@ -144,7 +149,7 @@ class LearnedPositions(PositionEncoding):
 
     has_embedding = True
 
-    def __init__(self, d_model: int, n_heads: int, *, max_len: int = DEFAULT_MAX_LEN):
+    def __init__(self, d_model: int, n_heads: int, *, max_len: int = DEFAULT_MAX_LEN) -> None:
         super().__init__(d_model, n_heads)
         self.max_len = max_len
         self.table = nn.Embedding(max_len, d_model)
@@ -181,8 +186,9 @@ class ALiBi(PositionEncoding):
     """
 
     has_bias = True
+    slopes: Tensor  # a buffer
 
-    def __init__(self, d_model: int, n_heads: int, *, max_len: int = DEFAULT_MAX_LEN):
+    def __init__(self, d_model: int, n_heads: int, *, max_len: int = DEFAULT_MAX_LEN) -> None:
         super().__init__(d_model, n_heads)
         self.register_buffer("slopes", alibi_slopes(n_heads), persistent=False)
 
@@ -201,11 +207,12 @@ class RoPE(PositionEncoding):
     """
 
     has_rotation = True
+    inv_freq: Tensor  # a buffer
 
     def __init__(
         self, d_model: int, n_heads: int, *, max_len: int = DEFAULT_MAX_LEN,
         max_timescale: float = 1e4,
-    ):
+    ) -> None:
         super().__init__(d_model, n_heads)
         d_head = d_model // n_heads
         if d_head % 2:
@@ -221,7 +228,8 @@ class RoPE(PositionEncoding):
         out = torch.stack([x_even * cos - x_odd * sin, x_even * sin + x_odd * cos], dim=-1)
         return out.flatten(-2)
 
-    def rotate(self, q: Tensor, k: Tensor, q_positions: Tensor, k_positions: Tensor):
+    def rotate(self, q: Tensor, k: Tensor, q_positions: Tensor,
+               k_positions: Tensor) -> tuple[Tensor, Tensor]:
         return self._rotate_one(q, q_positions), self._rotate_one(k, k_positions)
 
 
@@ -245,7 +253,7 @@ class FIRE(PositionEncoding):
     def __init__(
         self, d_model: int, n_heads: int, *, max_len: int = DEFAULT_MAX_LEN,
         mlp_hidden: int = 32, c_init: float = 0.1, L_base: float = 512.0, L_mult_init: float = 1.0,
-    ):
+    ) -> None:
         super().__init__(d_model, n_heads)
         self.mlp = nn.Sequential(nn.Linear(1, mlp_hidden), nn.ReLU(), nn.Linear(mlp_hidden, n_heads))
         self.c = nn.Parameter(torch.tensor(float(c_init)))
@@ -293,7 +301,7 @@ class RandomizedPositions(PositionEncoding):
     def __init__(
         self, base: PositionEncoding, *, max_randomized_len: int = DEFAULT_MAX_RANDOMIZED_LEN,
         eval_positions: str = "arange", share_across_batch: bool = True, seed: int | None = None,
-    ):
+    ) -> None:
         super().__init__(base.d_model, base.n_heads)
         if eval_positions not in ("arange", "random"):
             raise InputError(f"eval_positions must be 'arange' or 'random', got {eval_positions!r}")
@@ -317,7 +325,8 @@ class RandomizedPositions(PositionEncoding):
             self._generators[key] = gen
         return self._generators[key]
 
-    def make_positions(self, batch_size: int, length: int, device) -> Tensor:
+    def make_positions(self, batch_size: int, length: int,
+                       device: torch.device | str) -> Tensor:
         if not self.training and self.eval_positions == "arange":
             return super().make_positions(batch_size, length, device)
         n = self.max_randomized_len
@@ -332,17 +341,20 @@ class RandomizedPositions(PositionEncoding):
         # top-k of i.i.d. uniforms = a uniform random subset of size T, then sort it
         return scores.topk(length, dim=1).indices.sort(dim=1).values
 
-    def embed(self, positions: Tensor):
+    def embed(self, positions: Tensor) -> Tensor | None:
         return self.base.embed(positions)
 
-    def rotate(self, q, k, q_positions, k_positions):
+    def rotate(self, q: Tensor, k: Tensor, q_positions: Tensor,
+               k_positions: Tensor) -> tuple[Tensor, Tensor]:
         return self.base.rotate(q, k, q_positions, k_positions)
 
-    def attention_bias(self, q_positions, k_positions, causal):
+    def attention_bias(self, q_positions: Tensor, k_positions: Tensor,
+                       causal: bool) -> Tensor | None:
         return self.base.attention_bias(q_positions, k_positions, causal)
 
 
-_BASES: dict[str, type[PositionEncoding]] = {
+# every registered encoding also takes the keyword max_len (the base class does not)
+_BASES: dict[str, Callable[..., PositionEncoding]] = {
     "none": NoPositions,
     "sinusoidal": SinusoidalPositions,
     "learned": LearnedPositions,
@@ -367,7 +379,7 @@ def available_position_encodings() -> list[str]:
     return base + [_RANDOMIZED_PREFIX + b for b in base if b != "none"]
 
 
-def _options(cls) -> list[str]:
+def _options(cls: Callable[..., Any]) -> list[str]:
     return [
         p for p in inspect.signature(cls.__init__).parameters
         if p not in ("self", "d_model", "n_heads")
@@ -375,7 +387,7 @@ def _options(cls) -> list[str]:
 
 
 def make_position_encoding(
-    name: str, d_model: int, n_heads: int, max_len: int = DEFAULT_MAX_LEN, **kw
+    name: str, d_model: int, n_heads: int, max_len: int = DEFAULT_MAX_LEN, **kw: Any
 ) -> PositionEncoding:
     """Build the encoding called ``name``; ``kw`` are that encoding's own options.
 

@@ -43,7 +43,7 @@ class _PrefixScanModel(nn.Module):
     Init is PyTorch's ``nn.Linear`` default (uniform ±1/sqrt(fan_in)) throughout.
     """
 
-    def __init__(self, vocab_size: int, n_classes: int, hidden: int):
+    def __init__(self, vocab_size: int, n_classes: int, hidden: int) -> None:
         super().__init__()
         self.vocab_size, self.n_classes, self.hidden = vocab_size, n_classes, hidden
         self.head = nn.Linear(hidden, n_classes)
@@ -129,7 +129,7 @@ class PRLSTM(_PrefixScanModel):
     """
 
     def __init__(self, vocab_size: int, n_classes: int, hidden: int = 256,
-                 num_layers: int = 2):
+                 num_layers: int = 2) -> None:
         super().__init__(vocab_size, n_classes, hidden)
         if num_layers < 1:
             raise InputError(f"num_layers must be >= 1, got {num_layers}")
@@ -165,7 +165,7 @@ class PRRNN(_PrefixScanModel):
     """
 
     def __init__(self, vocab_size: int, n_classes: int, hidden: int = 256,
-                 num_layers: int = 1):
+                 num_layers: int = 1) -> None:
         super().__init__(vocab_size, n_classes, hidden)
         if num_layers < 1:
             raise InputError(f"num_layers must be >= 1, got {num_layers}")

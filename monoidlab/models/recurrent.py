@@ -29,7 +29,7 @@ class _RecurrentClassifier(nn.Module):
     core_class: type[nn.Module]
     core_kw: dict = {}
 
-    def __init__(self, vocab_size: int, n_classes: int, hidden: int = 256):
+    def __init__(self, vocab_size: int, n_classes: int, hidden: int = 256) -> None:
         super().__init__()
         self.vocab_size, self.n_classes, self.hidden = vocab_size, n_classes, hidden
         self.core = self.core_class(vocab_size, hidden, batch_first=True, **self.core_kw)

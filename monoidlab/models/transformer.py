@@ -32,6 +32,7 @@ Example
 from __future__ import annotations
 
 import math
+from typing import Any, cast
 
 import torch
 import torch.nn.functional as F
@@ -62,7 +63,7 @@ def padding_mask(lengths: Tensor, length: int) -> Tensor:
 class MultiHeadAttention(nn.Module):
     """Multi-head self-attention with position rotations and additive biases injected."""
 
-    def __init__(self, d_model: int, n_heads: int):
+    def __init__(self, d_model: int, n_heads: int) -> None:
         super().__init__()
         if d_model % n_heads:
             raise InputError(f"d_model={d_model} is not divisible by n_heads={n_heads}")
@@ -89,7 +90,7 @@ class MultiHeadAttention(nn.Module):
 class TransformerBlock(nn.Module):
     """Attention + FFN with residuals, post-LN (Delétang) or pre-LN."""
 
-    def __init__(self, d_model: int, n_heads: int, ff_mult: int, dropout: float, norm: str):
+    def __init__(self, d_model: int, n_heads: int, ff_mult: int, dropout: float, norm: str) -> None:
         super().__init__()
         if norm not in ("post", "pre"):
             raise InputError(f"norm must be 'post' or 'pre', got {norm!r}")
@@ -101,7 +102,8 @@ class TransformerBlock(nn.Module):
         self.ln1, self.ln2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
         self.drop = nn.Dropout(dropout)
 
-    def forward(self, h, positions, position, attn_mask, is_causal):
+    def forward(self, h: Tensor, positions: Tensor, position: PositionEncoding,
+                attn_mask: Tensor | None, is_causal: bool) -> Tensor:
         if self.norm == "post":
             h = self.ln1(h + self.drop(self.attn(h, positions, position, attn_mask, is_causal)))
             return self.ln2(h + self.drop(self.ff(h)))
@@ -126,8 +128,8 @@ class TransformerStack(nn.Module):
         self, vocab_size: int, d_model: int = 64, n_layers: int = 5, n_heads: int = 8,
         dropout: float = 0.1, ff_mult: int = 4, position: str = "sinusoidal",
         causal: bool = False, max_len: int = DEFAULT_MAX_LEN, norm: str = "post",
-        share_position_bias: bool = True, **position_kw,
-    ):
+        share_position_bias: bool = True, **position_kw: Any,
+    ) -> None:
         super().__init__()
         self.d_model, self.causal, self.norm = d_model, causal, norm
         self.token_embedding = nn.Embedding(vocab_size, d_model)
@@ -162,11 +164,12 @@ class TransformerStack(nn.Module):
             h = h + self.position.embed(positions)
         return self.drop(h)
 
-    def _attention_mask(self, layer, positions, key_padding_mask, causal, T):
+    def _attention_mask(self, layer: int, positions: Tensor, key_padding_mask: Tensor | None,
+                        causal: bool, T: int) -> tuple[Tensor | None, bool]:
         """Additive mask ``(B|1, H|1, T, T)`` = position bias, -inf at hidden keys; or None
         with ``is_causal`` when SDPA can build the mask itself (fast path)."""
         source = self.position if layer == 0 or self.extra_biases is None else (
-            self.extra_biases[layer - 1]
+            cast(PositionEncoding, self.extra_biases[layer - 1])  # a ModuleList of encodings
         )
         bias = source.attention_bias(positions, positions, causal) if source.has_bias else None
         if bias is None and key_padding_mask is None:
@@ -234,8 +237,8 @@ class TransformerClassifier(nn.Module):
         n_heads: int = 8, dropout: float = 0.1, ff_mult: int = 4,
         position: str = "sinusoidal", causal: bool = False, max_len: int = DEFAULT_MAX_LEN,
         norm: str = "post", share_position_bias: bool = True, bos: bool = False,
-        **position_kw,
-    ):
+        **position_kw: Any,
+    ) -> None:
         super().__init__()
         self.vocab_size, self.n_classes, self.causal, self.bos = vocab_size, n_classes, causal, bos
         self.stack = TransformerStack(

@@ -49,8 +49,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any, TypeGuard
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from monoidlab.errors import InputError
 
@@ -91,7 +93,7 @@ class AdditionTokenizer:
     pad_id, eos_id, plus_id, eq_id, space_id, digit0_id = 0, 1, 2, 3, 4, 5
     hint0_id = 15
 
-    def __init__(self, n_hints: int = 128):
+    def __init__(self, n_hints: int = 128) -> None:
         if n_hints < 1:
             raise InputError(f"n_hints must be >= 1, got {n_hints}")
         self.n_hints = int(n_hints)
@@ -113,11 +115,11 @@ class AdditionTokenizer:
             raise InputError(f"token {exc.args[0]!r} is not in the addition vocabulary "
                              f"(hints go up to <h{self.n_hints - 1}>)") from None
 
-    def decode(self, ids) -> list[str]:
+    def decode(self, ids: ArrayLike) -> list[str]:
         """Ids → token strings (padding included)."""
         return [self.vocab[int(i)] for i in np.asarray(ids).ravel()]
 
-    def is_hint(self, ids) -> np.ndarray:
+    def is_hint(self, ids: ArrayLike) -> np.ndarray:
         return np.asarray(ids) >= self.hint0_id
 
 
@@ -223,7 +225,7 @@ class AdditionTask(Task):
     """
 
     def __init__(self, format: str = "combination", n_hints: int = 128, space_prob: float = 0.0,
-                 eval_spaces: bool = False, test_operands: str = "equal"):
+                 eval_spaces: bool = False, test_operands: str = "equal") -> None:
         if format not in _FLAGS:
             raise InputError(f"unknown addition format {format!r}; known: {', '.join(FORMATS)}")
         if not 0 <= space_prob < 1:
@@ -248,7 +250,9 @@ class AdditionTask(Task):
         return (f"AdditionTask({self.fmt!r}, n_hints={self.tokenizer.n_hints}, "
                 f"space_prob={self.space_prob})")
 
-    def _sample(self, rng: np.random.Generator, batch: int, length: int) -> AdditionBatch:
+    # AdditionTask overrides sample() itself: its batches are AdditionBatch, not tape batches
+    def _sample(self, rng: np.random.Generator, batch: int,  # type: ignore[override]
+                length: int) -> AdditionBatch:
         return self.sample(rng, batch, length, train=True)
 
     @property
@@ -295,8 +299,10 @@ class AdditionTask(Task):
         return d
 
     # -- formatting (vectorised over the batch) -------------------------------------------
-    def encode(self, a_digits: np.ndarray, b_digits: np.ndarray, a_len, b_len,
-               hint_start=None, rng: np.random.Generator | None = None,
+    # not Task.encode (symbols -> ids, which is self.tokenizer.encode here): formats operands
+    def encode(self, a_digits: np.ndarray, b_digits: np.ndarray,  # type: ignore[override]
+               a_len: ArrayLike, b_len: ArrayLike, hint_start: ArrayLike | None = None,
+               rng: np.random.Generator | None = None,
                space_prob: float = 0.0) -> AdditionBatch:
         """Format given operands (least-significant-first digit arrays) into token rows.
 
@@ -341,7 +347,8 @@ class AdditionTask(Task):
         return AdditionBatch(tokens, lengths, prompt_len, a, b, c, a_len, b_len, c_len,
                              hint_start)
 
-    def _place(self, tokens, digits, n, start, lsb_first, hint_start, u) -> None:
+    def _place(self, tokens: np.ndarray, digits: np.ndarray, n: np.ndarray, start: np.ndarray,
+               lsb_first: bool, hint_start: np.ndarray, u: int) -> None:
         """Write a number's digits (and hints) at ``start`` in each row."""
         tok = self.tokenizer
         j = np.arange(digits.shape[1])[None, :]  # written order
@@ -355,7 +362,9 @@ class AdditionTask(Task):
         if self.hints:
             tokens[rows, col] = tok.hint0_id + (hint_start[:, None] + sig)[valid]
 
-    def _insert_spaces(self, tokens, lengths, prompt_len, rng, p):
+    def _insert_spaces(self, tokens: np.ndarray, lengths: np.ndarray, prompt_len: np.ndarray,
+                       rng: np.random.Generator,
+                       p: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Insert a space before each prompt token ``1..prompt_len-1`` with probability p."""
         B, T = tokens.shape
         t = np.arange(T)[None, :]
@@ -378,14 +387,15 @@ class AdditionTask(Task):
                             space_prob=space_prob)
         return self.tokenizer.decode(batch.tokens[0, : batch.lengths[0]])
 
-    def render(self, tokens) -> str:
+    def render(self, tokens: Sequence[str] | Sequence[int] | np.ndarray) -> str:
         """Ids or token strings → text, without padding and from ``<eos>`` on."""
         toks = self.tokenizer.decode(tokens) if not _is_strings(tokens) else list(tokens)
         if "<eos>" in toks:
             toks = toks[: toks.index("<eos>")]
         return "".join(t for t in toks if t != "<pad>")
 
-    def parse(self, tokens) -> tuple[int, int, int | None]:
+    def parse(self, tokens: str | Sequence[str] | Sequence[int] | np.ndarray
+              ) -> tuple[int, int, int | None]:
         """``(a, b, c)`` from one example (ids, token strings or text); ``c`` is ``None`` when
         the answer is empty. Spaces and padding are ignored, reading stops at ``<eos>``.
 
@@ -428,5 +438,5 @@ class AdditionTask(Task):
         return numbers[0], numbers[1], numbers[2]
 
 
-def _is_strings(tokens) -> bool:
+def _is_strings(tokens: Any) -> TypeGuard[list[str] | tuple[str, ...]]:
     return isinstance(tokens, list | tuple) and len(tokens) > 0 and isinstance(tokens[0], str)

@@ -24,9 +24,10 @@ import abc
 import importlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from monoidlab.errors import InputError, UnknownName
 
@@ -101,7 +102,7 @@ class RandomStream:
         True
     """
 
-    def __init__(self, rng: np.random.Generator, block: int = 4096):
+    def __init__(self, rng: np.random.Generator, block: int = 4096) -> None:
         self._rng = rng
         self._block = block
         self._buf: list[float] = []
@@ -119,7 +120,7 @@ class RandomStream:
         """Uniform int in [low, high)."""
         return low + int(self.uniform() * (high - low))
 
-    def choice(self, options: Sequence):
+    def choice(self, options: Sequence[Any] | np.ndarray) -> Any:
         return options[int(self.uniform() * len(options))]
 
 
@@ -141,7 +142,7 @@ class Task(abc.ABC):
         (5, 3)
     """
 
-    name: ClassVar[str] = ""
+    name: str = ""  # the registry name (a class attribute; an instance may refine it)
     level: ClassVar[str] = ""
     #: "tape": Delétang's input tape; "next_token": prompt → answer by next-token prediction
     problem_kind: ClassVar[str] = "tape"
@@ -213,7 +214,8 @@ class Task(abc.ABC):
         """
         raise NotImplementedError(f"{type(self).__name__} has no standalone labeller")
 
-    def _batch(self, inputs: np.ndarray, targets=None, mask=None) -> TaskBatch:
+    def _batch(self, inputs: np.ndarray, targets: ArrayLike | None = None,
+               mask: ArrayLike | None = None) -> TaskBatch:
         """Assemble a TaskBatch, labelling `inputs` when no targets are given."""
         inputs = np.ascontiguousarray(inputs, dtype=np.int64)
         if targets is None:
@@ -301,7 +303,7 @@ class Task(abc.ABC):
 TASKS: dict[str, type[Task]] = {}
 
 
-def as_2d(inputs) -> np.ndarray:
+def as_2d(inputs: ArrayLike) -> np.ndarray:
     """int64 (B, n) view of one string (n,) or a batch (B, n)."""
     x = np.asarray(inputs, dtype=np.int64)
     return x[None, :] if x.ndim == 1 else x
@@ -311,14 +313,14 @@ class StringTask(Task):
     """A task on uniform random strings over ``vocab_size`` symbols whose output uses the same
     symbols (reverse, duplicate, odds first, sort): shared vocabularies and sampler."""
 
-    def __init__(self, vocab_size: int = 2):
+    def __init__(self, vocab_size: int = 2) -> None:
         self.input_vocab = [str(i) for i in range(vocab_size)]
         self.output_vocab = list(self.input_vocab)
 
     def output_length(self, n: int) -> int:
         return n
 
-    def _sample(self, rng, batch, length) -> TaskBatch:
+    def _sample(self, rng: np.random.Generator, batch: int, length: int) -> TaskBatch:
         return self._batch(rng.integers(0, len(self.input_vocab), (batch, length)))
 
 
@@ -333,7 +335,7 @@ def register_task(cls: type[Task]) -> type[Task]:
     return cls
 
 
-def get_task(name: str, **kwargs) -> Task:
+def get_task(name: str, **kwargs: Any) -> Task:
     """Instantiate the task registered under `name` with keyword options.
 
     Examples:

@@ -122,7 +122,7 @@ def _sample_operands(rng: np.random.Generator, batch: int, n: int, op_id: int) -
     cols = np.arange(n)[None, :]
     x = rng.integers(0, 2, (batch, n))
 
-    def zero_operand(x):
+    def zero_operand(x: np.ndarray) -> np.ndarray:
         ones = x == 1
         return ~((ones & (cols < len_a)).any(1) & (ones & (cols > len_a)).any(1))
 
@@ -149,19 +149,19 @@ class BinaryAddition(Task):
     level = "CS"
     min_length = 3
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.input_vocab = ["0", "1", "+"]
         self.output_vocab = ["0", "1", "<end>"]
 
     def output_length(self, n: int) -> int:
         return n + 1
 
-    def label(self, inputs):
+    def label(self, inputs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         x = _as_2d(inputs)
         a, b = _operands(x, 2)
         return _terminated(add_bits(a, b), x.shape[1] + 1)
 
-    def _sample(self, rng, batch, length) -> TaskBatch:
+    def _sample(self, rng: np.random.Generator, batch: int, length: int) -> TaskBatch:
         return self._batch(_sample_operands(rng, batch, length, 2))
 
 
@@ -180,20 +180,20 @@ class BinaryMultiplication(Task):
     level = "CS"
     min_length = 3
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.input_vocab = ["0", "1", "*"]
         self.output_vocab = ["0", "1", "<end>"]
 
     def output_length(self, n: int) -> int:
         return n
 
-    def label(self, inputs):
+    def label(self, inputs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         x = _as_2d(inputs)
         a, b = _operands(x, 2)
         prods = [p * q for p, q in zip(bits_to_ints(a), bits_to_ints(b))]
         return _terminated(ints_to_bits(prods, x.shape[1]), x.shape[1])
 
-    def _sample(self, rng, batch, length) -> TaskBatch:
+    def _sample(self, rng: np.random.Generator, batch: int, length: int) -> TaskBatch:
         return self._batch(_sample_operands(rng, batch, length, 2))
 
 
@@ -211,20 +211,20 @@ class ComputeSqrt(Task):
     name = "compute_sqrt"
     level = "CS"
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.input_vocab = ["0", "1"]
         self.output_vocab = ["0", "1"]
 
     def output_length(self, n: int) -> int:
         return math.ceil(n / 2)
 
-    def label(self, inputs):
+    def label(self, inputs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         x = _as_2d(inputs)
         roots = [math.isqrt(v) for v in bits_to_ints(x[:, ::-1])]
         targets = ints_to_bits(roots, self.output_length(x.shape[1]))[:, ::-1]
         return np.ascontiguousarray(targets), np.ones(targets.shape, bool)
 
-    def _sample(self, rng, batch, length) -> TaskBatch:
+    def _sample(self, rng: np.random.Generator, batch: int, length: int) -> TaskBatch:
         x = rng.integers(0, 2, (batch, length))
         redo = ~x.any(1)
         while redo.any():  # x = 0 is excluded, as officially
@@ -247,7 +247,7 @@ class DuplicateString(StringTask):
     def output_length(self, n: int) -> int:
         return 2 * n
 
-    def label(self, inputs):
+    def label(self, inputs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         x = _as_2d(inputs)
         t = np.concatenate([x, x], axis=1)
         return t, np.ones(t.shape, bool)
@@ -269,11 +269,11 @@ class MissingDuplicateString(Task):
     min_length = 2
     MISSING, PAD = 2, 3
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.input_vocab = ["0", "1", "?", "_"]
         self.output_vocab = ["0", "1"]
 
-    def label(self, inputs):
+    def label(self, inputs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         x = _as_2d(inputs)
         B, n = x.shape
         half = n // 2
@@ -288,7 +288,7 @@ class MissingDuplicateString(Task):
             raise InputError("the twin of '?' must be a 0/1 symbol")
         return y[:, None], np.ones((B, 1), bool)
 
-    def _sample(self, rng, batch, length) -> TaskBatch:
+    def _sample(self, rng: np.random.Generator, batch: int, length: int) -> TaskBatch:
         half = length // 2
         w = rng.integers(0, 2, (batch, half))
         x = np.concatenate([w, w, np.full((batch, length % 2), self.PAD)], axis=1)
@@ -313,11 +313,11 @@ class OddsFirst(StringTask):
     name = "odds_first"
     level = "CS"
 
-    def __init__(self, vocab_size: int = 2, code_order: bool = False):
+    def __init__(self, vocab_size: int = 2, code_order: bool = False) -> None:
         super().__init__(vocab_size)
         self.code_order = code_order
 
-    def label(self, inputs):
+    def label(self, inputs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         x = _as_2d(inputs)
         first, second = (x[:, 1::2], x[:, 0::2]) if self.code_order else (x[:, 0::2], x[:, 1::2])
         t = np.concatenate([first, second], axis=1)
@@ -335,9 +335,9 @@ class BucketSort(StringTask):
     name = "bucket_sort"
     level = "CS"
 
-    def __init__(self, vocab_size: int = 5):
+    def __init__(self, vocab_size: int = 5) -> None:
         super().__init__(vocab_size)
 
-    def label(self, inputs):
+    def label(self, inputs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         x = _as_2d(inputs)
         return np.sort(x, axis=1), np.ones(x.shape, bool)

@@ -57,14 +57,14 @@ class StackManipulation(Task):
 
     POP, PUSH0, PUSH1 = 2, 3, 4
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.input_vocab = ["0", "1", "POP", "PUSH0", "PUSH1"]
         self.output_vocab = ["0", "1", "<end>"]
 
     def output_length(self, n: int) -> int:
         return n + 1
 
-    def label(self, inputs):
+    def label(self, inputs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         x = _as_2d(inputs)
         B, n = x.shape
         if ((x < 0) | (x > self.PUSH1)).any():
@@ -84,7 +84,7 @@ class StackManipulation(Task):
         mask = np.arange(n + 1)[None, :] <= top[:, None]
         return targets, mask
 
-    def _sample(self, rng, batch, length) -> TaskBatch:
+    def _sample(self, rng: np.random.Generator, batch: int, length: int) -> TaskBatch:
         stack_len = rng.integers(1, length, batch) if length > 1 else np.ones(batch, np.int64)
         bits = rng.integers(0, 2, (batch, length))
         actions = rng.integers(self.POP, self.PUSH1 + 1, (batch, length))
@@ -103,7 +103,7 @@ class ReverseString(StringTask):
     name = "reverse_string"
     level = "DCF"
 
-    def label(self, inputs):
+    def label(self, inputs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         x = _as_2d(inputs)
         return x[:, ::-1].copy(), np.ones(x.shape, bool)
 
@@ -133,7 +133,7 @@ def generate_bracket_expression(
         raise InputError(f"bracketed expressions need length >= 1, got {length}")
     tokens: list[str] = []
     values: list[int] = []
-    work: list[tuple[str, object]] = [("expr", length)]
+    work: list[tuple[str, int | str]] = [("expr", length)]
     while work:
         kind, arg = work.pop()
         if kind == "expr":
@@ -177,9 +177,12 @@ def evaluate_brackets(tokens: Sequence[str], modulus: int, x: int | None = None)
     prev: str | None = None
     for tok in tokens:
         if tok.isdigit() or tok == "x":
-            if tok == "x" and x is None:
+            if tok != "x":
+                v = int(tok)
+            elif x is None:
                 raise InputError("expression contains x but no value was given")
-            v = int(tok) if tok != "x" else int(x)
+            else:
+                v = int(x)
             while stack and stack[-1] == "neg":
                 stack.pop()
                 v = -v
@@ -230,7 +233,7 @@ class ModularArithmeticBrackets(Task):
     name = "modular_arithmetic_brackets"
     level = "DCF"
 
-    def __init__(self, modulus: int = 5, mult: bool = True):
+    def __init__(self, modulus: int = 5, mult: bool = True) -> None:
         if not 2 <= modulus <= 10:
             raise InputError("modulus must be in 2..10 (digits are single symbols)")
         self.modulus = modulus
@@ -238,12 +241,12 @@ class ModularArithmeticBrackets(Task):
         self.input_vocab = [str(i) for i in range(modulus)] + ["+", "-", "*", "(", ")", "x"]
         self.output_vocab = [str(i) for i in range(modulus)]
 
-    def label(self, inputs):
+    def label(self, inputs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         x = _as_2d(inputs)
         vals = [evaluate_brackets(self.decode(row), self.modulus) for row in x]
         return np.array(vals, np.int64)[:, None], np.ones((x.shape[0], 1), bool)
 
-    def _sample(self, rng, batch, length) -> TaskBatch:
+    def _sample(self, rng: np.random.Generator, batch: int, length: int) -> TaskBatch:
         stream = RandomStream(rng)
         index = {s: i for i, s in enumerate(self.input_vocab)}
         inputs = np.empty((batch, length), np.int64)
@@ -272,14 +275,14 @@ class SolveEquation(Task):
     level = "DCF"
     min_length = 3
 
-    def __init__(self, modulus: int = 5):
+    def __init__(self, modulus: int = 5) -> None:
         if not 2 <= modulus <= 10:
             raise InputError("modulus must be in 2..10 (digits are single symbols)")
         self.modulus = modulus
         self.input_vocab = [str(i) for i in range(modulus)] + ["+", "-", "(", ")", "x", "="]
         self.output_vocab = [str(i) for i in range(modulus)]
 
-    def label(self, inputs):
+    def label(self, inputs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         x = _as_2d(inputs)
         out = np.empty((x.shape[0], 1), np.int64)
         for b, row in enumerate(x):
@@ -296,7 +299,7 @@ class SolveEquation(Task):
             out[b, 0] = sols[0]
         return out, np.ones((x.shape[0], 1), bool)
 
-    def _sample(self, rng, batch, length) -> TaskBatch:
+    def _sample(self, rng: np.random.Generator, batch: int, length: int) -> TaskBatch:
         stream = RandomStream(rng)
         index = {s: i for i, s in enumerate(self.input_vocab)}
         inputs = np.empty((batch, length), np.int64)

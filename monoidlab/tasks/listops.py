@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from monoidlab.errors import InputError
 
@@ -122,10 +123,10 @@ class _Tables:
     mix[d, k, L]: L splits into k lengths, one of them exact at depth d, the rest ok.
     """
 
-    def __init__(self, D: int, kmin: int, kmax: int, size: int):
+    def __init__(self, D: int, kmin: int, kmax: int, size: int) -> None:
         self.size = size
 
-        def conv(a, b):  # boolean "sum-set" of two length sets, truncated
+        def conv(a: np.ndarray, b: np.ndarray) -> np.ndarray:  # boolean "sum-set" of two length sets, truncated
             return np.convolve(a.astype(np.int64), b.astype(np.int64))[:size] > 0
 
         ok = np.zeros((D + 1, size), bool)
@@ -136,8 +137,8 @@ class _Tables:
         for d in range(D + 1):
             if d > 0:  # an operator node: "[OP", k children of depth ≤ d−1, "]"
                 ok[d] = ok[0]
-                ok[d, 2:] |= sums[d - 1, kmin:].any(0)[:-2]
-                exact[d, 2:] = mix[d - 1, kmin:].any(0)[:-2]
+                ok[d, 2:] |= np.any(sums[d - 1, kmin:], axis=0)[:-2]
+                exact[d, 2:] = np.any(mix[d - 1, kmin:], axis=0)[:-2]
             sums[d, 0, 0] = True
             for k in range(1, kmax + 1):
                 sums[d, k] = conv(sums[d, k - 1], ok[d])
@@ -170,7 +171,7 @@ class ListOps(Task):
     level = "listops"
 
     def __init__(self, max_depth: int = 6, min_depth: int = 1, max_args: int = 5,
-                 min_args: int = 2):  # fmt: skip
+                 min_args: int = 2) -> None:  # fmt: skip
         if not 0 <= min_depth <= max_depth:
             raise InputError(f"need 0 <= min_depth <= max_depth, got {min_depth}, {max_depth}")
         if not 1 <= min_args <= max_args:
@@ -206,17 +207,17 @@ class ListOps(Task):
             )
         return length
 
-    def label(self, inputs):
+    def label(self, inputs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         x = np.asarray(inputs, np.int64)
         x = x[None, :] if x.ndim == 1 else x
         vals = [evaluate_listops(row) for row in x]
         return np.array(vals, np.int64)[:, None], np.ones((x.shape[0], 1), bool)
 
-    def depths(self, inputs) -> np.ndarray:
+    def depths(self, inputs: ArrayLike) -> np.ndarray:
         """Depth of every row of `inputs` (B, n)."""
         return np.array([listops_depth(row) for row in np.atleast_2d(inputs)], np.int64)
 
-    def _sample(self, rng, batch, length) -> TaskBatch:
+    def _sample(self, rng: np.random.Generator, batch: int, length: int) -> TaskBatch:
         stream = RandomStream(rng)
         depths = self.feasible_depths(length)
         inputs = np.empty((batch, length), np.int64)

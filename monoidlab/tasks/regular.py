@@ -40,16 +40,16 @@ class EvenPairs(Task):
     name = "even_pairs"
     level = "R"
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.input_vocab = ["0", "1"]
         self.output_vocab = ["even", "odd"]
 
-    def label(self, inputs):
+    def label(self, inputs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         x = _as_2d(inputs)
         odd = (x[:, 1:] != x[:, :-1]).sum(1) % 2
         return odd[:, None], np.ones((x.shape[0], 1), bool)
 
-    def _sample(self, rng, batch, length) -> TaskBatch:
+    def _sample(self, rng: np.random.Generator, batch: int, length: int) -> TaskBatch:
         return self._batch(rng.integers(0, 2, (batch, length)))
 
 
@@ -64,15 +64,15 @@ class ParityCheck(Task):
     name = "parity_check"
     level = "R"
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.input_vocab = ["0", "1"]
         self.output_vocab = ["even", "odd"]
 
-    def label(self, inputs):
+    def label(self, inputs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         x = _as_2d(inputs)
         return (x.sum(1) % 2)[:, None], np.ones((x.shape[0], 1), bool)
 
-    def _sample(self, rng, batch, length) -> TaskBatch:
+    def _sample(self, rng: np.random.Generator, batch: int, length: int) -> TaskBatch:
         return self._batch(rng.integers(0, 2, (batch, length)))
 
 
@@ -89,18 +89,18 @@ class CycleNavigation(Task):
     name = "cycle_navigation"
     level = "R"
 
-    def __init__(self, cycle_length: int = 5):
+    def __init__(self, cycle_length: int = 5) -> None:
         if cycle_length < 1:
             raise InputError("cycle_length must be >= 1")
         self.cycle_length = cycle_length
         self.input_vocab = ["0", "1", "2"]
         self.output_vocab = [str(i) for i in range(cycle_length)]
 
-    def label(self, inputs):
+    def label(self, inputs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         x = _as_2d(inputs)
         return ((x - 1).sum(1) % self.cycle_length)[:, None], np.ones((x.shape[0], 1), bool)
 
-    def _sample(self, rng, batch, length) -> TaskBatch:
+    def _sample(self, rng: np.random.Generator, batch: int, length: int) -> TaskBatch:
         return self._batch(rng.integers(0, 3, (batch, length)))
 
 
@@ -142,7 +142,7 @@ class ModularArithmetic(Task):
         modulus: int = 5,
         operators: tuple[str, ...] = ("+", "*", "-"),
         even_lengths: str = "shorten",
-    ):
+    ) -> None:
         if modulus < 2 or any(modulus % q == 0 for q in range(2, int(modulus**0.5) + 1)):
             raise InputError(f"modulus must be a prime (vectorised labeller), got {modulus}")
         if modulus > 10:
@@ -160,7 +160,7 @@ class ModularArithmetic(Task):
         self._plus, self._minus, self._times, self._blank = range(modulus, modulus + 4)
         self._log, self._pow = _discrete_log(modulus)
 
-    def label(self, inputs):
+    def label(self, inputs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         x = _as_2d(inputs)
         B, p = x.shape[0], self.modulus
         digits = x[:, 0::2]
@@ -179,7 +179,7 @@ class ModularArithmetic(Task):
         seg = (np.arange(B)[:, None] * k1 + term).ravel()
         nseg = B * k1
 
-        def seg_sum(w):
+        def seg_sum(w: np.ndarray) -> np.ndarray:
             return np.rint(np.bincount(seg, weights=w.ravel(), minlength=nseg)).astype(np.int64)
 
         n_zero = seg_sum(digits == 0)
@@ -189,7 +189,7 @@ class ModularArithmetic(Task):
         value = (signs * prod).reshape(B, k1).sum(1) % p
         return value[:, None], np.ones((B, 1), bool)
 
-    def _sample(self, rng, batch, length) -> TaskBatch:
+    def _sample(self, rng: np.random.Generator, batch: int, length: int) -> TaskBatch:
         odd = length if length % 2 == 1 else length - 1
         k = odd // 2
         x = np.empty((batch, odd), np.int64)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from monoidlab.monoid import SyntacticMonoid
 
 __all__ = ["LABEL_LIMIT", "pyplot", "ec_ticks", "trim"]
 
@@ -25,12 +28,12 @@ def pyplot() -> Any:
     return plt
 
 
-def ec_ticks(monoid, used: np.ndarray):
+def ec_ticks(monoid: SyntacticMonoid, used: np.ndarray) -> list[str] | bool:
     labels = monoid.labels()
     return [labels[i] for i in used] if len(used) <= LABEL_LIMIT else False
 
 
-def trim(support: np.ndarray):
+def trim(support: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Rows/columns that hold at least one composition (keeps big monoids readable)."""
     rows = np.flatnonzero(support.any(axis=1))
     cols = np.flatnonzero(support.any(axis=0))

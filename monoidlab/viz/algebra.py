@@ -9,13 +9,21 @@ Example
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from monoidlab.viz._common import LABEL_LIMIT
 from monoidlab.viz._common import pyplot as _plt
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from monoidlab.automaton import Automaton
+    from monoidlab.monoid import SyntacticMonoid
 
 __all__ = ["automaton_figure", "multiplication_heatmap", "egg_box_figure"]
 
 
-def automaton_figure(lang, max_states: int = 40):
+def automaton_figure(lang: Automaton, max_states: int = 40) -> Figure:
     """The minimal automaton drawn with networkx (start marked, classes as colours)."""
     import networkx as nx
 
@@ -53,7 +61,7 @@ def automaton_figure(lang, max_states: int = 40):
     return fig
 
 
-def multiplication_heatmap(monoid):
+def multiplication_heatmap(monoid: SyntacticMonoid) -> Figure:
     """The multiplication table as a heatmap (small monoids)."""
     import seaborn as sns
 
@@ -74,7 +82,7 @@ def multiplication_heatmap(monoid):
     return fig
 
 
-def egg_box_figure(monoid, max_classes: int = 12):
+def egg_box_figure(monoid: SyntacticMonoid, max_classes: int = 12) -> Figure:
     """Egg-box diagrams of the J-classes (rows R-classes, columns L-classes; * = idempotent)."""
     plt = _plt()
     boxes = monoid.green.egg_boxes()[:max_classes]

@@ -12,17 +12,26 @@ Example
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from monoidlab.viz._common import ec_ticks as _ticks
 from monoidlab.viz._common import pyplot as _plt
 from monoidlab.viz._common import trim as _trim
 
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from monoidlab.coverage import Coverage, CoverageGap
+
 __all__ = ["coverage_heatmap", "ratio_heatmap", "gap_heatmaps", "shift_bars", "missing_table"]
 
 
-def coverage_heatmap(cov, ax=None, title: str | None = None, rows=None, cols=None,
-                     vmin=None, vmax=None, cmap: str = "viridis"):
+def coverage_heatmap(cov: Coverage, ax: Any = None, title: str | None = None,
+                     rows: np.ndarray | None = None, cols: np.ndarray | None = None,
+                     vmin: float | None = None, vmax: float | None = None,
+                     cmap: str = "viridis") -> Figure:
     """The paper's heatmap: log10 of normalised composition frequency, zero cells masked.
 
     Axes are left EC × right EC, labelled by representative words for small monoids.
@@ -50,7 +59,8 @@ def coverage_heatmap(cov, ax=None, title: str | None = None, rows=None, cols=Non
     return fig or ax.figure
 
 
-def ratio_heatmap(gap, ax=None, rows=None, cols=None):
+def ratio_heatmap(gap: CoverageGap, ax: Any = None, rows: np.ndarray | None = None,
+                  cols: np.ndarray | None = None) -> Figure:
     """log10(test / train) frequency; cells needed at test but missing in training in red."""
     import seaborn as sns
 
@@ -77,7 +87,7 @@ def ratio_heatmap(gap, ax=None, rows=None, cols=None):
     return fig or ax.figure
 
 
-def gap_heatmaps(gap):
+def gap_heatmaps(gap: CoverageGap) -> Figure:
     """Train heatmap, test heatmap and ratio side by side on shared axes."""
     plt = _plt()
     rows, cols = _trim(gap.test.support | gap.train.support)
@@ -94,17 +104,17 @@ def gap_heatmaps(gap):
     return fig
 
 
-def _finite_min(cov) -> float:
+def _finite_min(cov: Coverage) -> float:
     p = cov.probabilities
     p = p[p > 0]
     return float(np.log10(p.min())) if len(p) else -1.0
 
 
-def _lens(cov) -> str:
+def _lens(cov: Coverage) -> str:
     return f"lengths {cov.lengths.min()}–{cov.lengths.max()}"
 
 
-def shift_bars(gap, top: int = 30):
+def shift_bars(gap: CoverageGap, top: int = 30) -> Figure:
     """Per-EC distribution shift: node-EC probability at train and at test (largest changes)."""
     import pandas as pd
     import seaborn as sns
@@ -124,7 +134,7 @@ def shift_bars(gap, top: int = 30):
     return fig
 
 
-def missing_table(gap, limit: int = 30):
+def missing_table(gap: CoverageGap, limit: int = 30) -> Figure:
     """The missing compositions as a table figure (most probable at test first)."""
     plt = _plt()
     rows = gap.missing_list()[:limit]

@@ -17,15 +17,25 @@ Example
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from monoidlab.viz._common import LABEL_LIMIT
 from monoidlab.viz._common import pyplot as _plt
 
+if TYPE_CHECKING:
+    import pandas
+    from matplotlib.figure import Figure
+
+    from monoidlab.monoid import SyntacticMonoid
+    from monoidlab.probing.clustering import ClusterAgreement
+    from monoidlab.probing.embeddings import NodeEmbeddings
+
 __all__ = ["contingency_heatmap", "umap_coordinates", "umap_figure", "associativity_histograms"]
 
 
-def _ec_labels(monoid, ecs) -> list[str] | bool:
+def _ec_labels(monoid: SyntacticMonoid | None, ecs: np.ndarray) -> list[str] | bool:
     if len(ecs) > LABEL_LIMIT:
         return False
     if monoid is None:
@@ -34,8 +44,9 @@ def _ec_labels(monoid, ecs) -> list[str] | bool:
     return [f"{int(e)}: {words[int(e)]}" for e in ecs]
 
 
-def contingency_heatmap(agreement, monoid=None, ax=None, normalize: bool = True,
-                        title: str | None = None):
+def contingency_heatmap(agreement: ClusterAgreement, monoid: SyntacticMonoid | None = None,
+                        ax: Any = None, normalize: bool = True,
+                        title: str | None = None) -> Figure:
     """EC × cluster heatmap of a fitted :class:`~monoidlab.probing.ClusterAgreement`.
 
     With ``normalize`` each EC row sums to 1 (colour) while cells show counts when few;
@@ -64,12 +75,13 @@ def contingency_heatmap(agreement, monoid=None, ax=None, normalize: bool = True,
     return fig or ax.figure
 
 
-def _name(agreement) -> str:
+def _name(agreement: ClusterAgreement) -> str:
     c = agreement.clusterer
     return c if isinstance(c, str) else type(c).__name__
 
 
-def umap_coordinates(X, random_state: int = 0, n_neighbors: int = 15, min_dist: float = 0.1):
+def umap_coordinates(X: np.ndarray, random_state: int = 0, n_neighbors: int = 15,
+                     min_dist: float = 0.1) -> np.ndarray:
     """2-D UMAP coordinates of ``X`` (seeded; umap-learn is imported here)."""
     try:
         import umap
@@ -84,8 +96,8 @@ def umap_coordinates(X, random_state: int = 0, n_neighbors: int = 15, min_dist: 
         return reducer.fit_transform(np.asarray(X, dtype=np.float32))
 
 
-def umap_figure(emb, max_points: int | None = 2000, random_state: int = 0, title: str | None = None,
-                coords=None):
+def umap_figure(emb: NodeEmbeddings, max_points: int | None = 2000, random_state: int = 0,
+                title: str | None = None, coords: np.ndarray | None = None) -> Figure:
     """UMAP of node embeddings, two panels: coloured by true EC and by level (or ⌊log2 prefix
     length⌋ for prefix models). At most ``max_points`` nodes (stratified by level, seeded).
     ``coords`` reuses precomputed coordinates for ``emb`` as given (no subsampling)."""
@@ -119,7 +131,8 @@ def umap_figure(emb, max_points: int | None = 2000, random_state: int = 0, title
     return fig
 
 
-def associativity_histograms(trained, init=None, title: str | None = None):
+def associativity_histograms(trained: pandas.DataFrame, init: pandas.DataFrame | None = None,
+                             title: str | None = None) -> Figure:
     """Histograms of the cosine distance and relative L2 between (x⊙y)⊙z and x⊙(y⊙z), and of
     the identity check (x⊙pad vs x) when present; ``trained`` / ``init`` are the frames of
     :func:`monoidlab.probing.associativity`."""

@@ -8,12 +8,19 @@ Example
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
 from monoidlab.viz._common import pyplot as _plt
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = ["accuracy_by_length", "exact_match_figure", "kind_accuracy_figure"]
 
 
-def accuracy_by_length(results: dict, ax=None, title: str = "accuracy by length"):
+def accuracy_by_length(results: Mapping[Any, Mapping[Any, float]], ax: Any = None,
+                       title: str = "accuracy by length") -> Figure:
     """Accuracy against test length, one line per run (``{label: {length: accuracy}}``)."""
     plt = _plt()
     fig = None
@@ -30,7 +37,8 @@ def accuracy_by_length(results: dict, ax=None, title: str = "accuracy by length"
     return fig or ax.figure
 
 
-def exact_match_figure(runs: dict, train_length: int | None = None, title: str | None = None):
+def exact_match_figure(runs: Mapping[Any, Mapping[Any, Mapping[Any, float]]],
+                       train_length: int | None = None, title: str | None = None) -> Figure:
     """Exact match against operand length: one panel per seed, one line per variant.
 
     ``runs`` is ``{variant: {seed: {length: exact match}}}`` (e.g. the bench's results);

@@ -1,6 +1,6 @@
 # The two commands of the README:
 #   make demo   -- set up (venv, torch 2.13.0 CPU, the package) and run the main job
-#   make test   -- set up and run the whole test suite
+#   make test   -- set up, lint (ruff), type-check the package (mypy) and run the whole test suite
 # Setup is idempotent: a stamp file is rebuilt only when pyproject.toml changes.
 PY ?= python3
 VENV ?= .venv
@@ -22,8 +22,11 @@ $(STAMP): pyproject.toml
 demo: setup
 	$(BIN)/monoidlab demo
 
+# mypy checks what [tool.mypy] in pyproject.toml names: the package
 test: setup
+	$(BIN)/ruff check monoidlab tests bench
+	$(BIN)/python -m mypy
 	$(BIN)/python -m pytest tests
 
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache

@@ -20,19 +20,27 @@ import base64
 import html
 import io
 import json
+import os
 import time
+from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from monoidlab._util import atomic_write_text
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from monoidlab.automaton import Automaton
 
 __all__ = ["build_report"]
 
 SMALL = 64  # egg-box and multiplication table only for monoids up to this size
 
 
-def _png(fig) -> str:
+def _png(fig: Figure) -> str:
     import matplotlib.pyplot as plt
 
     buf = io.BytesIO()
@@ -41,19 +49,19 @@ def _png(fig) -> str:
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode()
 
 
-def _img(fig, alt: str) -> str:
+def _img(fig: Figure, alt: str) -> str:
     return f'<figure><img src="{_png(fig)}" alt="{html.escape(alt)}"><figcaption>' \
            f'{html.escape(alt)}</figcaption></figure>'
 
 
-def _table(rows: list[dict], cols: list[str]) -> str:
+def _table(rows: list[dict[str, Any]], cols: list[str]) -> str:
     head = "".join(f"<th>{html.escape(c)}</th>" for c in cols)
     body = "".join("<tr>" + "".join(f"<td>{html.escape(_fmt(r.get(c, '')))}</td>" for c in cols)
                    + "</tr>" for r in rows)
     return f"<table><tr>{head}</tr>{body}</table>"
 
 
-def _fmt(v) -> str:
+def _fmt(v: Any) -> str:
     if isinstance(v, float):
         return f"{v:.4g}"
     if isinstance(v, bool):
@@ -68,9 +76,12 @@ font-size:.9em}figure{margin:1em 0}img{max-width:100%}figcaption{font-size:.85em
 .note{color:#555;font-size:.9em}"""
 
 
-def build_report(language, out_dir, *, checkpoint=None, train_lengths=range(1, 41),
-                 test_lengths=range(41, 501), schedule: str = "balanced", probe: bool = True,
-                 umap: bool = True, n_probe: int = 200, progress: bool = False) -> Path:
+def build_report(language: str | Automaton, out_dir: str | os.PathLike, *,
+                 checkpoint: str | os.PathLike | None = None,
+                 train_lengths: Sequence[int] = range(1, 41),
+                 test_lengths: Sequence[int] = range(41, 501), schedule: str = "balanced",
+                 probe: bool = True, umap: bool = True, n_probe: int = 200,
+                 progress: bool = False) -> Path:
     """Write ``OUT/<language>.html`` and return its path."""
     import monoidlab as ml
     from monoidlab import viz
@@ -91,7 +102,7 @@ def build_report(language, out_dir, *, checkpoint=None, train_lengths=range(1, 4
 
         bar = tqdm(total=len(steps), desc="report")
 
-    def tick():
+    def tick() -> None:
         if bar:
             bar.update(1)
 
@@ -163,12 +174,13 @@ def build_report(language, out_dir, *, checkpoint=None, train_lengths=range(1, 4
     return path
 
 
-def _rng(r) -> str:
+def _rng(r: Iterable[int]) -> str:
     r = list(r)
     return f"{r[0]}..{r[-1]}"
 
 
-def _model_section(checkpoint, lang, test_lengths, probe, umap, n_probe) -> list[str]:
+def _model_section(checkpoint: str | os.PathLike, lang: Automaton, test_lengths: Sequence[int],
+                   probe: bool, umap: bool, n_probe: int) -> list[str]:
     from monoidlab import viz
     from monoidlab.training import evaluate_kinds, load_checkpoint
 
@@ -201,7 +213,7 @@ def _model_section(checkpoint, lang, test_lengths, probe, umap, n_probe) -> list
     return parts
 
 
-def _probe_section(checkpoint, umap: bool, n_probe: int) -> list[str]:
+def _probe_section(checkpoint: str | os.PathLike, umap: bool, n_probe: int) -> list[str]:
     """Cluster agreement, linear probe, UMAP and associativity, trained vs initialisation."""
     from monoidlab.probing import probe_checkpoint
     from monoidlab.viz import probing as viz_probing

@@ -22,17 +22,25 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from monoidlab.cli import algebra, analysis, probe, report, training
-from monoidlab.cli._common import CLIError, UsageError, command, emit, format_table, parse_range
+from monoidlab.cli._common import (
+    CLIError,
+    Command,
+    UsageError,
+    command,
+    emit,
+    format_table,
+    parse_range,
+)
 from monoidlab.errors import MonoidlabError
 
 __all__ = ["main", "build_parser", "markdown_reference", "COMMANDS", "CLIError", "UsageError",
            "command", "emit", "format_table", "parse_range"]
 
 MODULES = (algebra, analysis, probe, report, training)  # the order of `monoidlab --help`
-COMMANDS: dict[str, Callable] = {fn.cli_name: fn for m in MODULES for fn in m.COMMANDS}
+COMMANDS: dict[str, Command] = {fn.cli_name: fn for m in MODULES for fn in m.COMMANDS}
 
 
 def build_parser() -> argparse.ArgumentParser:

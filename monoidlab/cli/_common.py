@@ -10,23 +10,35 @@ import argparse
 import json
 import warnings
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Protocol, cast
 
 from monoidlab._util import Lengths
 from monoidlab.errors import InputError, UsageError
 
-__all__ = ["CLIError", "UsageError", "command", "emit", "format_table", "parse_range",
-           "json_default", "DeprecatedAlias"]
+__all__ = ["CLIError", "UsageError", "Command", "command", "emit", "format_table",
+           "parse_range", "json_default", "DeprecatedAlias"]
 
 CLIError = UsageError  # the name used before errors moved to monoidlab.errors
 
 
-def command(name: str, help: str) -> Callable:
+class Command(Protocol):
+    """A subcommand: ``fn(args)`` with the attributes :func:`command` and its module set."""
+
+    cli_name: str
+    cli_help: str
+    configure: Callable[[argparse.ArgumentParser], Any]  # adds the command's options
+    accepts_overrides: bool  # optional (read with getattr): unknown --key=value pass through
+
+    def __call__(self, args: argparse.Namespace) -> None: ...
+
+
+def command(name: str, help: str) -> Callable[[Callable[[argparse.Namespace], None]], Command]:
     """Mark ``fn(args)`` as the subcommand ``name``; ``fn.configure(parser)`` adds its options."""
 
-    def deco(fn: Callable) -> Callable:
-        fn.cli_name, fn.cli_help = name, help
-        return fn
+    def deco(fn: Callable[[argparse.Namespace], None]) -> Command:
+        cmd = cast(Command, fn)  # the attributes are set here and in the command's module
+        cmd.cli_name, cmd.cli_help = name, help
+        return cmd
 
     return deco
 
@@ -62,7 +74,7 @@ def parse_range(text: str, what: str = "range") -> range:
     return range(lengths.start, lengths.stop + 1, lengths.step)
 
 
-def emit(args, data, table: str) -> None:
+def emit(args: argparse.Namespace, data: Any, table: str) -> None:
     if getattr(args, "json", False):
         print(json.dumps(data, indent=2, default=json_default))
     else:
@@ -83,7 +95,7 @@ def json_default(obj: Any) -> Any:
     raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
 
 
-def format_table(rows: list[dict], columns: Sequence[str]) -> str:
+def format_table(rows: list[dict[str, Any]], columns: Sequence[str]) -> str:
     """Plain fixed-width table (no pandas import for the fast commands)."""
     cells = [[str(c) for c in columns]] + [[_fmt(r.get(c, "")) for c in columns] for r in rows]
     widths = [max(len(row[i]) for row in cells) for i in range(len(columns))]
@@ -92,7 +104,7 @@ def format_table(rows: list[dict], columns: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
-def _fmt(v) -> str:
+def _fmt(v: Any) -> str:
     if isinstance(v, bool):
         return "yes" if v else "-"
     if isinstance(v, float):

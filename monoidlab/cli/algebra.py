@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import argparse
+
 from monoidlab.cli._common import command, emit, format_table
 
 __all__ = ["COMMANDS"]
 
 
 @command("languages", "summary table of the language suite (states, |M|, Green's classes)")
-def cmd_languages(args):
+def cmd_languages(args: argparse.Namespace) -> None:
     import monoidlab as ml
 
     names = ml.suite(args.suite)
@@ -32,7 +34,7 @@ cmd_languages.configure = lambda p: (
 
 
 @command("monoid", "the syntactic monoid of one language (size, Green's classes, properties)")
-def cmd_monoid(args):
+def cmd_monoid(args: argparse.Namespace) -> None:
     import monoidlab as ml
 
     a = ml.load_language(args.language)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 
@@ -20,7 +21,7 @@ WITHIN_HELP = ("sub-language: 'auto' (well-formed expressions where a class 'inc
                "else every string), 'none', 'all-but:CLASS,..' or a class list")
 
 
-def _offsets(text: str | None):
+def _offsets(text: str | None) -> str | list[int] | None:
     """``--offsets random`` or a comma list of ints (the training strings' left offsets)."""
     if text in (None, "0", "none"):
         return None
@@ -47,7 +48,7 @@ def _add_offsets(p) -> None:
 
 
 @command("coverage", "EC-composition coverage of training vs test lengths (heatmaps + JSON)")
-def cmd_coverage(args):
+def cmd_coverage(args: argparse.Namespace) -> None:
     import monoidlab as ml
     from monoidlab.coverage import EXACT_SAMPLERS, compare, exact_coverage, sampled_coverage
     from monoidlab.sampling import sample
@@ -123,7 +124,7 @@ cmd_coverage.configure = lambda p: (
 
 
 @command("min-length", "minimum training length (support) and sample-size estimates per language")
-def cmd_min_length(args):
+def cmd_min_length(args: argparse.Namespace) -> None:
     import monoidlab as ml
     from monoidlab.min_length import min_training_length
 

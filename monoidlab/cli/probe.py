@@ -8,9 +8,14 @@ model at initialisation.
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from monoidlab.cli._common import UsageError, command, emit, format_table, json_default, parse_range
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = ["COMMANDS"]
 
@@ -26,7 +31,7 @@ def _r(v: float) -> float:
     return round(float(v), 3) + 0.0  # no "-0.000"
 
 
-def _table(m: dict) -> str:
+def _table(m: dict[str, Any]) -> str:
     lines = [f"{m['model']} on {m['language']} after {m['steps']} steps",
              m["heldout"]["description"], ""]
     rows = []
@@ -66,7 +71,7 @@ def _table(m: dict) -> str:
 
 
 @command("probe", "cluster node embeddings against true ECs; associativity on held-out triples")
-def cmd_probe(args):
+def cmd_probe(args: argparse.Namespace) -> None:
     import json
 
     from monoidlab._util import atomic_write_text
@@ -96,14 +101,14 @@ def _clusterers(text: str) -> tuple[str, ...]:
     return names
 
 
-def _figures(res: dict, out: Path, umap: bool) -> list[str]:
+def _figures(res: dict[str, Any], out: Path, umap: bool) -> list[str]:
     import matplotlib.pyplot as plt
 
     from monoidlab.viz import probing as pp
 
     written = []
 
-    def save(fig, name):
+    def save(fig: Figure, name: str) -> None:
         fig.savefig(out / name, dpi=110, bbox_inches="tight")
         plt.close(fig)
         written.append(name)

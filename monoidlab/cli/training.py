@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import argparse
+from typing import TYPE_CHECKING, Any
+
 from monoidlab.cli._common import UsageError, command, emit, format_table, parse_range
+
+if TYPE_CHECKING:
+    import torch
+    from torch import nn
+
+    from monoidlab.training.config import TrainConfig
+    from monoidlab.training.problems import Problem
 
 __all__ = ["COMMANDS"]
 
 
-def _config(args, extra: list[str]):
+def _config(args: argparse.Namespace, extra: list[str]) -> TrainConfig:
     from monoidlab.training.config import TrainConfig, apply_overrides, load_config
 
     cfg = load_config(args.config) if args.config else None
@@ -31,7 +41,7 @@ def _config(args, extra: list[str]):
     return apply_overrides(cfg, extra)
 
 
-def _train(args, extra):
+def _train(args: argparse.Namespace, extra: list[str]) -> None:
     from monoidlab.training import train
 
     cfg = _config(args, extra)
@@ -88,7 +98,7 @@ def evaluation_text(ev, lengths: bool = True, max_rows: int = 24) -> str:
 
 
 @command("train", "train a model on a language or task (checkpoints, metrics, resumable)")
-def cmd_train(args):
+def cmd_train(args: argparse.Namespace) -> None:
     _train(args, args.extra)
 
 
@@ -159,7 +169,7 @@ cmd_evaluate.configure = lambda p: (
 
 
 @command("sweep", "run a grid of languages/tasks × models × seeds; CSV + paper-style summary")
-def cmd_sweep(args):
+def cmd_sweep(args: argparse.Namespace) -> None:
     from monoidlab.training.sweep import run_sweep
 
     if args.workers is not None and args.workers < 1:

@@ -21,15 +21,24 @@ True
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from monoidlab._util import eval_mode
 from monoidlab.errors import InputError
 
+if TYPE_CHECKING:
+    import pandas
+    from torch import nn
+
+    from monoidlab.automaton import Automaton
+    from monoidlab.models.protocols import OperatorModel
+
 __all__ = ["root_states", "associativity", "summarise_associativity", "as_operator_model"]
 
 
-def as_operator_model(model):
+def as_operator_model(model: Any) -> OperatorModel:
     """``model`` itself when it has a learned binary operator (:class:`OperatorModel`), else an
     :class:`~monoidlab.errors.InputError` naming the models that do."""
     from monoidlab.models.protocols import OperatorModel
@@ -40,7 +49,8 @@ def as_operator_model(model):
     return model
 
 
-def root_states(model, tokens, lengths, batch_size: int = 256):
+def root_states(model: nn.Module, tokens: np.ndarray, lengths: np.ndarray,
+                batch_size: int = 256) -> np.ndarray:
     """The state at each string's root, as the model's operator sees it (numpy (B, D))."""
     import torch
 
@@ -56,7 +66,7 @@ def root_states(model, tokens, lengths, batch_size: int = 256):
     return np.concatenate(out)
 
 
-def _dist(a, b):
+def _dist(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Cosine distance and relative L2 (‖a − b‖ over the mean of the norms) per row."""
     na, nb = np.linalg.norm(a, axis=-1), np.linalg.norm(b, axis=-1)
     cos = 1 - (a * b).sum(-1) / np.maximum(na * nb, 1e-12)
@@ -64,7 +74,9 @@ def _dist(a, b):
     return np.clip(cos, 0, 2), rel
 
 
-def associativity(model, lang, x, y, z, probe=None) -> object:
+def associativity(model: nn.Module, lang: Automaton, x: tuple[np.ndarray, np.ndarray],
+                  y: tuple[np.ndarray, np.ndarray], z: tuple[np.ndarray, np.ndarray],
+                  probe: Any = None) -> pandas.DataFrame:
     """(x⊙y)⊙z against x⊙(y⊙z) on the root states of triples of strings, one row per triple.
 
     ``x``, ``y``, ``z`` are ``(tokens, lengths)`` pairs of equal batch size. Columns: lengths,
@@ -113,7 +125,7 @@ def associativity(model, lang, x, y, z, probe=None) -> object:
     return df
 
 
-def summarise_associativity(df, n_bins: int = 4) -> dict:
+def summarise_associativity(df: pandas.DataFrame, n_bins: int = 4) -> dict[str, Any]:
     """Means (and medians / 90th percentiles of the distances) overall and by length of xyz."""
     import pandas as pd
 
@@ -122,8 +134,8 @@ def summarise_associativity(df, n_bins: int = 4) -> dict:
     rate = [c for c in ("head_same", "head_true", "probe_same", "probe_true", "id_head_same")
             if c in df]
 
-    def summary(d) -> dict:
-        out = {"n": int(len(d))}
+    def summary(d: pandas.DataFrame) -> dict[str, float]:
+        out: dict[str, float] = {"n": int(len(d))}
         for c in dist:
             out.update({f"{c}_mean": float(d[c].mean()), f"{c}_median": float(d[c].median()),
                         f"{c}_p90": float(d[c].quantile(0.9))})

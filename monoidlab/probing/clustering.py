@@ -15,12 +15,17 @@ Example
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator
 
 from monoidlab.errors import InputError
 from monoidlab.probing.embeddings import NodeEmbeddings
+
+if TYPE_CHECKING:
+    import pandas
 
 __all__ = ["METRICS", "CLUSTERERS", "purity_score", "agreement_scores", "ClusterAgreement",
            "Agreement", "cluster_agreement", "linear_probe"]
@@ -32,7 +37,7 @@ CLUSTERERS = ("kmeans", "agglomerative", "hdbscan")
 # --------------------------------------------------------------------------- cluster agreement
 
 
-def purity_score(labels_true, labels_pred) -> float:
+def purity_score(labels_true: ArrayLike, labels_pred: ArrayLike) -> float:
     """Fraction of points whose cluster's majority EC is their own EC.
 
     >>> purity_score([0, 0, 1, 1], [0, 0, 0, 1])
@@ -44,7 +49,7 @@ def purity_score(labels_true, labels_pred) -> float:
     return float(c.max(axis=0).sum() / c.sum())
 
 
-def agreement_scores(labels_true, labels_pred) -> dict:
+def agreement_scores(labels_true: ArrayLike, labels_pred: ArrayLike) -> dict[str, float]:
     """ARI, NMI, homogeneity, completeness, V-measure and purity of a clustering against the
     true ECs (HDBSCAN's noise label -1 counts as one more cluster)."""
     from sklearn import metrics
@@ -57,7 +62,7 @@ def agreement_scores(labels_true, labels_pred) -> dict:
             "purity": purity_score(t, p)}
 
 
-def _make_clusterer(clusterer, k: int | None, n: int, random_state):
+def _make_clusterer(clusterer: Any, k: int | None, n: int, random_state: int | None) -> Any:
     from sklearn.base import clone
 
     if isinstance(clusterer, str):
@@ -101,12 +106,13 @@ class ClusterAgreement(BaseEstimator):
     1.0
     """
 
-    def __init__(self, clusterer="kmeans", n_clusters="n_ecs", random_state=0):
+    def __init__(self, clusterer: Any = "kmeans", n_clusters: int | str | None = "n_ecs",
+                 random_state: int | None = 0) -> None:
         self.clusterer = clusterer
         self.n_clusters = n_clusters
         self.random_state = random_state
 
-    def fit(self, X, y) -> ClusterAgreement:
+    def fit(self, X: ArrayLike, y: ArrayLike) -> ClusterAgreement:
         from sklearn.metrics.cluster import contingency_matrix
 
         X, y = np.asarray(X, dtype=np.float64), np.asarray(y)
@@ -129,10 +135,10 @@ class ClusterAgreement(BaseEstimator):
         self.scores_ = agreement_scores(y, self.labels_)
         return self
 
-    def fit_predict(self, X, y) -> np.ndarray:
+    def fit_predict(self, X: ArrayLike, y: ArrayLike) -> np.ndarray:
         return self.fit(X, y).labels_
 
-    def score(self, X, y) -> float:
+    def score(self, X: ArrayLike, y: ArrayLike) -> float:
         """ARI of the clusters of ``X`` (``predict`` when the clusterer has it, else a refit of
         a clone) against ``y``."""
         from sklearn.metrics import adjusted_rand_score
@@ -148,13 +154,13 @@ class Agreement:
     """:func:`cluster_agreement`'s result: one table row per (method, level) and the fitted
     overall :class:`ClusterAgreement` of each method."""
 
-    table: object  # pandas.DataFrame
-    fitted: dict
+    table: pandas.DataFrame
+    fitted: dict[str, ClusterAgreement]
 
 
-def cluster_agreement(emb: NodeEmbeddings, clusterers=CLUSTERERS, by: str | None = "level",
-                      max_nodes: int | None = 3000, min_group: int = 20,
-                      random_state=0) -> Agreement:
+def cluster_agreement(emb: NodeEmbeddings, clusterers: Any = CLUSTERERS,
+                      by: str | None = "level", max_nodes: int | None = 3000,
+                      min_group: int = 20, random_state: int | None = 0) -> Agreement:
     """Cluster agreement overall (``level`` = "all") and per ``by`` group (each group clustered
     on its own, k = #ECs present in it); groups with fewer than ``min_group`` nodes or a single
     EC are skipped. At most ``max_nodes`` nodes per fit (stratified by ``by``, seeded)."""
@@ -162,7 +168,8 @@ def cluster_agreement(emb: NodeEmbeddings, clusterers=CLUSTERERS, by: str | None
 
     if isinstance(clusterers, str) or not isinstance(clusterers, list | tuple):
         clusterers = [clusterers]
-    groups = [("all", emb.subsample(max_nodes, by, random_state))]
+    groups: list[tuple[str | int, NodeEmbeddings]] = [
+        ("all", emb.subsample(max_nodes, by, random_state))]
     if by is not None:
         for g in sorted(emb.meta[by].unique()):
             sub = emb.subset(emb.meta[by].to_numpy() == g)
@@ -185,7 +192,7 @@ def cluster_agreement(emb: NodeEmbeddings, clusterers=CLUSTERERS, by: str | None
 
 
 def linear_probe(emb: NodeEmbeddings, test_size: float = 0.5, max_nodes: int | None = 20000,
-                 C: float = 1.0, random_state=0) -> dict:
+                 C: float = 1.0, random_state: int | None = 0) -> dict[str, Any]:
     """Logistic regression (after standardisation) predicting the EC from the embedding.
 
     Fit on the nodes of one part of the strings and scored on the nodes of the others (split by

@@ -22,12 +22,23 @@ Example
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from monoidlab._util import eval_mode, length_array
+from monoidlab._util import LengthsLike, eval_mode, length_array
 from monoidlab.errors import InputError
 from monoidlab.models.protocols import NodeStateModel, PrefixStateModel
+
+if TYPE_CHECKING:
+    import pandas
+    import torch
+
+    from monoidlab.automaton import Automaton
+    from monoidlab.monoid import SyntacticMonoid
+    from monoidlab.training.config import TrainConfig
+    from monoidlab.training.problems import Problem
 
 __all__ = ["NodeEmbeddings", "node_embeddings", "HeldOut", "training_strings", "heldout_strings"]
 
@@ -48,10 +59,10 @@ class NodeEmbeddings:
     """
 
     X: np.ndarray
-    meta: object  # pandas.DataFrame
+    meta: pandas.DataFrame
     kind: str  # "tree" | "prefix"
-    schedule: str  # "balanced" | "scan" | "chain"
-    monoid: object = field(repr=False)
+    schedule: str | None  # "balanced" | "scan" | "chain" (None: a tree model probed on no string)
+    monoid: SyntacticMonoid = field(repr=False)
 
     def __len__(self) -> int:
         return len(self.X)
@@ -60,12 +71,13 @@ class NodeEmbeddings:
     def ec(self) -> np.ndarray:
         return self.meta["ec"].to_numpy()
 
-    def subset(self, idx) -> NodeEmbeddings:
+    def subset(self, idx: ArrayLike) -> NodeEmbeddings:
         idx = np.flatnonzero(idx) if np.asarray(idx).dtype == bool else np.asarray(idx)
         return NodeEmbeddings(self.X[idx], self.meta.iloc[idx].reset_index(drop=True),
                               self.kind, self.schedule, self.monoid)
 
-    def subsample(self, n: int | None, by: str | None = "level", random_state=0) -> NodeEmbeddings:
+    def subsample(self, n: int | None, by: str | None = "level",
+                  random_state: int | None = 0) -> NodeEmbeddings:
         """At most ``n`` rows, seeded; with ``by``, the same cap for every group (small groups,
         e.g. the top tree levels, are kept whole)."""
         if n is None or len(self) <= n:
@@ -90,8 +102,9 @@ def _water_fill(counts: np.ndarray, n: int) -> np.ndarray:
     return np.minimum(counts, lo)
 
 
-def node_embeddings(model, lang, tokens, lengths, *, include_empty: bool = False,
-                    batch_size: int = 128, device=None) -> NodeEmbeddings:
+def node_embeddings(model: Any, lang: Automaton, tokens: ArrayLike, lengths: ArrayLike, *,
+                    include_empty: bool = False, batch_size: int = 128,
+                    device: torch.device | str | None = None) -> NodeEmbeddings:
     """Every internal node's state (tree models) or every prefix state (recurrent models).
 
     Nodes are listed per string in the order of ``schedules.schedule(schedule, L)`` (that of
@@ -109,7 +122,7 @@ def node_embeddings(model, lang, tokens, lengths, *, include_empty: bool = False
     if not tree and not isinstance(model, PrefixStateModel):
         raise InputError(f"{type(model).__name__} has neither node_states nor prefix_states; "
                          "probing needs a tree model (mlp-ldru, pr-lstm) or an rnn/lstm")
-    sched = None
+    sched: str | None = None
     with eval_mode(model):
         for s in range(0, len(lengths), batch_size):
             ln = lengths[s: s + batch_size]
@@ -136,7 +149,8 @@ def node_embeddings(model, lang, tokens, lengths, *, include_empty: bool = False
     if tree:
         from monoidlab.compositions import node_labels
 
-        lab = node_labels(monoid, tokens, lengths, sched)
+        # without strings sched stays None, and node_labels never reads it
+        lab = node_labels(monoid, tokens, lengths, sched or "balanced")
         if not (np.array_equal(lab.string, string) and np.array_equal(lab.span[:, 0], start)
                 and np.array_equal(lab.span[:, 1], end)):
             raise RuntimeError("node states and node labels disagree on the node order")
@@ -168,13 +182,13 @@ class HeldOut:
     lengths: np.ndarray
     mode: str
     description: str
-    info: dict
+    info: dict[str, Any]
 
     def __len__(self) -> int:
         return len(self.lengths)
 
 
-def _train_lengths(cfg, problem) -> np.ndarray:
+def _train_lengths(cfg: TrainConfig, problem: Problem) -> np.ndarray:
     return problem.lengths(cfg.train_lengths)
 
 
@@ -184,7 +198,7 @@ def _keys(tokens: np.ndarray, lengths: np.ndarray) -> list[bytes]:
             for i, L in enumerate(lengths)]
 
 
-def training_strings(cfg, problem, steps: int | None = None) -> set[bytes]:
+def training_strings(cfg: TrainConfig, problem: Problem, steps: int | None = None) -> set[bytes]:
     """The distinct strings of a run's first ``steps`` training batches (default ``cfg.steps``),
     regenerated exactly as the trainer draws them (``default_rng([seed, step])``)."""
     from monoidlab.training.trainer import training_batch
@@ -197,8 +211,8 @@ def training_strings(cfg, problem, steps: int | None = None) -> set[bytes]:
     return seen
 
 
-def heldout_strings(cfg, problem, n: int, lengths=None, mode: str = "lengths", seed: int = 0,
-                    steps: int | None = None) -> HeldOut:
+def heldout_strings(cfg: TrainConfig, problem: Any, n: int, lengths: LengthsLike | None = None,
+                    mode: str = "lengths", seed: int = 0, steps: int | None = None) -> HeldOut:
     """``n`` seeded strings the run of ``cfg`` never trained on.
 
     ``mode="lengths"``: every length lies beyond the training lengths (default lengths

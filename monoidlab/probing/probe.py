@@ -6,16 +6,33 @@ checkpoint and on the same model at initialisation (the baseline every figure is
 
 from __future__ import annotations
 
+import os
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from monoidlab._util import LengthsLike
 from monoidlab.errors import InputError
 from monoidlab.models.protocols import OperatorModel
 from monoidlab.probing.associativity import associativity, summarise_associativity
 from monoidlab.probing.clustering import CLUSTERERS, cluster_agreement, linear_probe
 from monoidlab.probing.embeddings import HeldOut, heldout_strings, node_embeddings
 
+if TYPE_CHECKING:
+    import torch
+    from torch import nn
+
+    from monoidlab.automaton import Automaton
+    from monoidlab.training.config import TrainConfig
+    from monoidlab.training.problems import Problem
+
 __all__ = ["model_at_init", "probe_model", "probe_checkpoint"]
 
+_Triples = tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray],
+                 tuple[np.ndarray, np.ndarray]]  # x, y, z as (tokens, lengths)
 
-def model_at_init(cfg, problem):
+
+def model_at_init(cfg: TrainConfig, problem: Problem) -> nn.Module:
     """The checkpoint's model as the trainer built it before step 0 (same seed, same config);
     the global torch RNG is left untouched."""
     import torch
@@ -28,8 +45,9 @@ def model_at_init(cfg, problem):
     return model.eval()
 
 
-def probe_model(model, lang, heldout: HeldOut, triples=None, clusterers=CLUSTERERS,
-                max_nodes: int | None = 3000, random_state=0) -> dict:
+def probe_model(model: nn.Module, lang: Automaton, heldout: HeldOut,
+                triples: _Triples | None = None, clusterers: Any = CLUSTERERS,
+                max_nodes: int | None = 3000, random_state: int | None = 0) -> dict[str, Any]:
     """Embeddings, cluster agreement, linear probe and (for tree models) associativity of one
     model. Returns plain data under ``metrics`` plus the objects for the figures."""
     emb = node_embeddings(model, lang, heldout.tokens, heldout.lengths)
@@ -51,20 +69,21 @@ def probe_model(model, lang, heldout: HeldOut, triples=None, clusterers=CLUSTERE
     return out
 
 
-def _split_triples(h: HeldOut):
+def _split_triples(h: HeldOut) -> _Triples:
     n = len(h) // 3
 
-    def part(i):
+    def part(i: int) -> tuple[np.ndarray, np.ndarray]:
         ln = h.lengths[i * n: (i + 1) * n]
         return h.tokens[i * n: (i + 1) * n, : int(ln.max())], ln
 
     return part(0), part(1), part(2)
 
 
-def probe_checkpoint(path, n_strings: int = 200, lengths=None, mode: str = "lengths",
+def probe_checkpoint(path: str | os.PathLike, n_strings: int = 200,
+                     lengths: LengthsLike | None = None, mode: str = "lengths",
                      n_triples: int = 300, seed: int = 0, compare_init: bool = True,
-                     clusterers=CLUSTERERS, max_nodes: int | None = 3000,
-                     device="cpu") -> dict:
+                     clusterers: Any = CLUSTERERS, max_nodes: int | None = 3000,
+                     device: torch.device | str = "cpu") -> dict[str, Any]:
     """Probe a checkpoint (and the same model at initialisation) on held-out strings.
 
     Returns ``{"metrics": JSON-able dict, "trained": probe_model(...), "init": ... or None}``;

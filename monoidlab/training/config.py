@@ -76,7 +76,7 @@ class TrainConfig:
     solved_threshold: float = 0.99  # solved: accuracy >= this at every scored length and kind
     threads: int = 0  # torch CPU threads (0: torch default)
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         """Plain data (JSON, TOML, checkpoints): lengths as their text ``"41:500"``."""
         data = dataclasses.asdict(self)
         for key in _LENGTH_KEYS:
@@ -153,7 +153,7 @@ class TrainConfig:
         from monoidlab.models import REGISTRY, model_class
         from monoidlab.models.protocols import OffsetModel, RegularisedModel
 
-        def able(protocol) -> list[str]:
+        def able(protocol: type) -> list[str]:
             return [m for m in sorted(REGISTRY) if issubclass(model_class(m), protocol)]
 
         cls = model_class(self.model)

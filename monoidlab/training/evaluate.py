@@ -42,7 +42,7 @@ __all__ = ["Evaluation", "evaluate_kinds", "evaluate", "check_test_lengths", "to
 DEFAULT_THRESHOLD = 0.99  # "solved": the papers call 100% solved; this leaves sampling noise
 
 
-def to_device(batch: dict, device: Any) -> dict:
+def to_device(batch: dict[str, Any], device: torch.device | str) -> dict[str, Any]:
     """A problem's numpy batch as tensors on ``device`` (other values unchanged)."""
     import torch
 

@@ -32,9 +32,11 @@ Example
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
-from monoidlab._util import length_array
+from monoidlab._util import LengthsLike, length_array
 from monoidlab.errors import ConfigError
 from monoidlab.training.problems import _SingleKind
 
@@ -52,7 +54,7 @@ class NextTokenProblem(_SingleKind):
     kind = "lm"
     language = None
 
-    def __init__(self, task):
+    def __init__(self, task: Any) -> None:  # e.g. an AdditionTask (see above)
         self.task = task
         self.name = task.name
         self.vocab_size = task.vocab_size
@@ -69,14 +71,15 @@ class NextTokenProblem(_SingleKind):
             raise ConfigError(f"key 'model': {model_name!r} cannot learn {self.name} "
                               "(next-token prediction with greedy decoding); use decoder-lm")
 
-    def lengths(self, lengths) -> np.ndarray:
+    def lengths(self, lengths: LengthsLike) -> np.ndarray:
         """The requested operand lengths (an error past what the format can write)."""
         lens = length_array(lengths)
         for L in lens:
             self.task.check_length(int(L))
         return lens
 
-    def batch(self, rng, length: int, batch_size: int, train: bool) -> dict:
+    def batch(self, rng: np.random.Generator, length: int, batch_size: int,
+              train: bool) -> dict[str, Any]:
         b = self.task.sample(rng, batch_size, int(length), train=train)
         tokens = b.tokens
         T = tokens.shape[1]
@@ -90,7 +93,7 @@ class NextTokenProblem(_SingleKind):
                 # seeds the draw of random positions at evaluation (reproducible scores)
                 "position_seed": int(rng.integers(2**31))}
 
-    def loss(self, model, batch):
+    def loss(self, model: Any, batch: dict[str, Any]) -> tuple[Any, Any]:
         """Mean cross-entropy over answer tokens; per-string teacher-forced exact match."""
         import torch.nn.functional as F
 
@@ -101,7 +104,7 @@ class NextTokenProblem(_SingleKind):
         wrong = (logits.argmax(-1) != batch["targets"]) & mask
         return loss, (~wrong.any(1)).float()
 
-    def eval_correct(self, model, batch):
+    def eval_correct(self, model: Any, batch: dict[str, Any]) -> Any:
         """1.0 where greedy decoding from the prompt reproduces the answer and ``<eos>``."""
         import torch
 
@@ -119,7 +122,7 @@ class NextTokenProblem(_SingleKind):
         return (out == target).all(1).float()
 
 
-def addition_problem(**task_kwargs) -> NextTokenProblem:
+def addition_problem(**task_kwargs: Any) -> NextTokenProblem:
     """The decimal-addition problem; ``task_kwargs`` go to
     :class:`~monoidlab.tasks.addition.AdditionTask` (``format``, ``n_hints``, ``space_prob``,
     ...)."""

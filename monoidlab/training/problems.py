@@ -49,7 +49,7 @@ class Problem(Protocol):
     n_classes: int
     language: Any
 
-    def lengths(self, lengths: Any) -> np.ndarray:
+    def lengths(self, lengths: LengthsLike) -> np.ndarray:
         """The given lengths that have strings (sorted int array); error if none has."""
         ...
 
@@ -219,14 +219,14 @@ class TapeProblem(_SingleKind):
     kind = "tape"
     language = None
 
-    def __init__(self, task: Any):
+    def __init__(self, task: Any) -> None:
         self.task = task
         self.name = task.name
         self.vocab_size = task.tape_vocab_size
         self.n_classes = task.n_classes
         self.class_names = tuple(task.output_vocab)
 
-    def lengths(self, lengths: Any) -> np.ndarray:
+    def lengths(self, lengths: LengthsLike) -> np.ndarray:
         lens = length_array(lengths)
         ok = [int(L) for L in lens if self._has_strings(int(L))]
         if not ok:

@@ -26,6 +26,7 @@ import io
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 from monoidlab._util import atomic_write_text, write_section
 from monoidlab.training.config import ConfigError, config_from_dict, read_toml
@@ -33,7 +34,7 @@ from monoidlab.training.config import ConfigError, config_from_dict, read_toml
 __all__ = ["load_sweep", "run_sweep", "summarise"]
 
 
-def load_sweep(path) -> dict:
+def load_sweep(path: str | os.PathLike) -> dict[str, Any]:
     path = Path(path)
     data = read_toml(path)
     sweep = data.get("sweep")
@@ -57,9 +58,9 @@ def load_sweep(path) -> dict:
     for kind, name in problems:
         for model in models:
             for seed in seeds:
-                cfg = {**base, **per_model.get(model, {}), **per_task.get(name, {}),
-                       kind: name, "model": model, "seed": seed}
-                cfg = config_from_dict(cfg, f"{path} ({name}, {model}, seed {seed})")
+                data = {**base, **per_model.get(model, {}), **per_task.get(name, {}),
+                        kind: name, "model": model, "seed": seed}
+                cfg = config_from_dict(data, f"{path} ({name}, {model}, seed {seed})")
                 runs.append({"id": f"{name}__{model}__s{seed}", "problem": name,
                              "model": model, "seed": seed, "config": cfg.as_dict()})
     out = sweep.get("out", f"runs/{path.stem}")
@@ -71,7 +72,7 @@ def load_sweep(path) -> dict:
             "notes": sweep.get("notes", "")}
 
 
-def _run_one(run: dict, out_root: str, progress: bool) -> dict:
+def _run_one(run: dict[str, Any], out_root: str, progress: bool) -> dict[str, Any]:
     from monoidlab.training.config import config_from_dict as _c
     from monoidlab.training.trainer import train
 
@@ -189,7 +190,7 @@ def _run_ray(sweep: dict, address: str) -> list[dict]:
             shutil.rmtree(temp_dir, ignore_errors=True)
 
 
-def summarise(sweep: dict, rows: list[dict]) -> dict:
+def summarise(sweep: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Write results.csv and summary.md (and ``results_md`` if the sweep names one)."""
     out = Path(sweep["out"])
     buf = io.StringIO()
@@ -231,7 +232,7 @@ def summarise(sweep: dict, rows: list[dict]) -> dict:
     atomic_write_text(out / "summary.md", md)
     if sweep.get("results_md"):  # e.g. docs/results.md, with the settings used
         settings = json.dumps(sweep["runs"][0]["config"], indent=1) if sweep["runs"] else "{}"
-        per_model = {}  # what differs between models: their kwargs and optimisation keys
+        per_model: dict[str, dict[str, Any]] = {}  # what differs between models: their kwargs and optimisation keys
         for r in sweep["runs"]:
             c = r["config"]
             per_model.setdefault(r["model"], {k: c[k] for k in (

@@ -24,8 +24,11 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import time
+from collections.abc import Iterable
 from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -35,11 +38,17 @@ from monoidlab.models.protocols import RegularisedModel
 from monoidlab.training.config import TrainConfig
 from monoidlab.training.evaluate import check_test_lengths, evaluate_kinds, to_device
 
+if TYPE_CHECKING:
+    import torch
+    from torch import nn
+
+    from monoidlab.training.problems import Problem
+
 __all__ = ["train", "load_checkpoint", "TrainingDiverged", "pick_device", "build_for", "lr_at",
            "training_batch"]
 
 
-def pick_device(name: str = "auto"):
+def pick_device(name: str = "auto") -> torch.device:
     """``torch.device`` for "auto" (CUDA when present), "cpu", "cuda" or "cuda:N"."""
     import torch
 
@@ -65,7 +74,7 @@ def lr_at(cfg: TrainConfig, step: int) -> float:
     return cfg.lr
 
 
-def _optimizer(cfg: TrainConfig, params):
+def _optimizer(cfg: TrainConfig, params: Iterable[Any]) -> torch.optim.Optimizer:
     import torch
 
     if cfg.optimizer == "adamw":
@@ -76,7 +85,7 @@ def _optimizer(cfg: TrainConfig, params):
                             amsgrad=cfg.optimizer == "amsgrad")
 
 
-def build_for(cfg: TrainConfig, problem):
+def build_for(cfg: TrainConfig, problem: Problem) -> nn.Module:
     """The model of a config, sized for the problem's vocabulary and classes."""
     from monoidlab.models import build_model
 
@@ -87,8 +96,8 @@ def build_for(cfg: TrainConfig, problem):
         raise ConfigError(f"key 'model_kwargs' of model {cfg.model!r}: {exc}") from None
 
 
-def training_batch(cfg: TrainConfig, problem, train_lengths: np.ndarray,
-                   step: int) -> tuple[int, dict]:
+def training_batch(cfg: TrainConfig, problem: Problem, train_lengths: np.ndarray,
+                   step: int) -> tuple[int, dict[str, Any]]:
     """``(length, numpy batch)`` of training step ``step``: a length drawn uniformly from
     ``train_lengths``, then the problem's batch, both from ``default_rng([seed, step])``."""
     rng = np.random.default_rng([cfg.seed, step])
@@ -102,7 +111,8 @@ def _seed_torch(cfg: TrainConfig, step: int) -> None:
     torch.manual_seed((cfg.seed * 1_000_003 + step) % (2**63))
 
 
-def load_checkpoint(path, device="cpu"):
+def load_checkpoint(path: str | os.PathLike, device: torch.device | str = "cpu"
+                    ) -> tuple[nn.Module, TrainConfig, Problem, dict[str, Any]]:
     """``(model, config, problem, checkpoint dict)`` from a checkpoint file (weights_only)."""
 
     from monoidlab.training.config import config_from_dict
@@ -126,7 +136,7 @@ def load_checkpoint(path, device="cpu"):
     return model, cfg, problem, ckpt
 
 
-def read_checkpoint(path: str | Path, device="cpu") -> dict:
+def read_checkpoint(path: str | Path, device: torch.device | str = "cpu") -> dict[str, Any]:
     """The checkpoint dict, loaded with ``weights_only=True``; anything that is not a monoidlab
     checkpoint raises :class:`~monoidlab.errors.CheckpointError` (one line, no torch advice)."""
     import pickle
@@ -208,7 +218,7 @@ def train(cfg: TrainConfig, out_dir=None, resume: bool = False, progress: bool =
             "problem": {"name": problem.name, "vocab_size": problem.vocab_size,
                         "n_classes": problem.n_classes}}, ckpt_path)
 
-    bar = range(step0, cfg.steps)
+    bar: Any = range(step0, cfg.steps)  # or its tqdm
     if progress:
         from tqdm.auto import tqdm
 
@@ -375,7 +385,7 @@ def _kept(ckpt_path) -> str:
     return "no checkpoint was written"
 
 
-def _centralise(model) -> None:
+def _centralise(model: nn.Module) -> None:
     """Gradient centralisation: subtract each weight matrix's gradient mean over the output axis."""
     for name, p in model.named_parameters():
         if p.grad is not None and p.ndim == 2 and "embed" not in name:
@@ -391,7 +401,7 @@ def _truncate_metrics(path: Path, step0: int) -> None:
     atomic_write_text(path, "".join(ln + "\n" for ln in keep))
 
 
-def _log(fh, writer, step: int, values: dict) -> None:
+def _log(fh: IO[str] | None, writer: Any, step: int, values: dict[str, Any]) -> None:
     if fh:
         fh.write(json.dumps({"step": step, **values}) + "\n")
         fh.flush()
@@ -400,7 +410,7 @@ def _log(fh, writer, step: int, values: dict) -> None:
             writer.add_scalar(k, v, step)
 
 
-def _tensorboard(out):
+def _tensorboard(out: Path | None) -> Any:
     if not out:
         return None
     try:

@@ -381,7 +381,7 @@ class Automaton:
                    state_names=[str(s) for s in states] + ["sink"])
 
     @classmethod
-    def from_automata_lib(cls, dfa, *, name: str = "dfa", description: str = "",
+    def from_automata_lib(cls, dfa: DFA, *, name: str = "dfa", description: str = "",
                           alphabet: Sequence[str] | None = None) -> Automaton:
         """From an automata-lib ``DFA``: the inverse of :meth:`to_automata_lib` (same as
         :meth:`from_dfa`).

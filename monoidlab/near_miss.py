@@ -71,7 +71,7 @@ class _Laws:
     prefix state laws, pair-automaton suffix laws per target class, path counts for drawing
     prefixes and suffixes. Cached, and extended when a longer length is asked for."""
 
-    def __init__(self, lang: Any, keep: np.ndarray, max_len: int):
+    def __init__(self, lang: Any, keep: np.ndarray, max_len: int) -> None:
         delta = np.asarray(lang.delta, np.int64)
         out = np.asarray(lang.output)
         n, k = delta.shape
@@ -112,7 +112,7 @@ def _laws(lang: Any, keep: np.ndarray, max_len: int) -> _Laws:
 class _Weights:
     """Log-weights of every (edit, position, state, a, b) per target class, for one length."""
 
-    def __init__(self, laws: _Laws, L: int, edits: tuple[str, ...]):
+    def __init__(self, laws: _Laws, L: int, edits: tuple[str, ...]) -> None:
         self.laws, self.L = laws, L
         n, k = laws.n, laws.k
         parts = []

@@ -36,7 +36,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -45,6 +45,9 @@ from monoidlab.automaton import Automaton
 from monoidlab.errors import InputError, UnknownName
 from monoidlab.laws import backward_laws, draw_walks, forward_laws
 from monoidlab.sublanguage import Within, class_mask
+
+if TYPE_CHECKING:
+    import pandas
 
 __all__ = ["Batch", "sample", "length_batches", "path_counts", "SAMPLERS", "as_lengths",
            "check_sampler", "check_mix", "DEFAULT_MIX"]
@@ -76,7 +79,7 @@ class Batch:
     def strings(self) -> list[str] | list[list[str]]:
         return self.automaton.decode(self.tokens, self.lengths)
 
-    def to_pandas(self):
+    def to_pandas(self) -> pandas.DataFrame:
         """One row per string: ``string``, ``length``, ``label`` (index), ``class`` (name) and
         ``ec`` (its equivalence class).
 
@@ -238,7 +241,8 @@ def sample(lang: Automaton, lengths: LengthsLike, n: int, *, sampler: str = "uni
     return Batch(tokens, lens, labels, lang)
 
 
-def _near_miss_mix(rng, lang, lens, within, mix) -> Batch:
+def _near_miss_mix(rng: np.random.Generator, lang: Automaton, lens: np.ndarray, within: Within,
+                   mix: dict[str, float]) -> Batch:
     """The ``near_miss`` sampler: per length, the mix's parts drawn by their own samplers."""
     from monoidlab.near_miss import near_miss_classes, near_misses
 
@@ -268,7 +272,7 @@ def _near_miss_mix(rng, lang, lens, within, mix) -> Batch:
     return Batch(tokens, lens, lang.classify(tokens, lens), lang)
 
 
-def _has_class(lang, L: int, c: int, keep) -> bool:
+def _has_class(lang: Automaton, L: int, c: int, keep: np.ndarray) -> bool:
     out = np.asarray(lang.output)
     C = path_counts(np.asarray(lang.delta, np.int64), np.where(keep[out], out, -1),
                     lang.n_classes, L)

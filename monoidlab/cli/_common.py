@@ -48,11 +48,12 @@ class DeprecatedAlias(argparse.Action):
     names (kept for one release) warns with a :class:`DeprecationWarning` naming the new one."""
 
     def __init__(self, option_strings: Sequence[str], dest: str, old: Sequence[str] = (),
-                 **kw: Any):
+                 **kw: Any) -> None:
         self.old = tuple(old)
         super().__init__(option_strings, dest, **kw)
 
-    def __call__(self, parser, namespace, values, option_string=None) -> None:
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
         if option_string in self.old:
             new = next(o for o in self.option_strings if o not in self.old)
             warnings.warn(f"{option_string} is deprecated; use {new}", DeprecationWarning,

@@ -33,15 +33,15 @@ def _offsets(text: str | None) -> str | list[int] | None:
         raise UsageError(f"--offsets: expected 'random' or a comma list of ints, got {text!r}") from None
 
 
-def _add_padding(p) -> None:
-    p.add_argument("--padding", default="learned", choices=["learned", "identity"],
+def _add_padding(p: argparse.ArgumentParser) -> argparse.Action:
+    return p.add_argument("--padding", default="learned", choices=["learned", "identity"],
                    help="balanced schedule: 'learned' (a node with an all-padding child composes "
                         "(x, ε), as MLP-LDRU's learned padding leaf) or 'identity' (it passes the "
                         "other child through: no composition)")
 
 
-def _add_offsets(p) -> None:
-    p.add_argument("--offsets", "--train-offsets", dest="offsets", default=None,
+def _add_offsets(p: argparse.ArgumentParser) -> argparse.Action:
+    return p.add_argument("--offsets", "--train-offsets", dest="offsets", default=None,
                    action=DeprecatedAlias, old=["--train-offsets"],
                    help="balanced schedule: 'random' or a comma list of left offsets of the "
                         "training strings (test strings: 0); --train-offsets is its old name")

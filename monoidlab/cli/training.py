@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from monoidlab.cli._common import UsageError, command, emit, format_table, parse_range
 
@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from torch import nn
 
     from monoidlab.training.config import TrainConfig
+    from monoidlab.training.evaluate import Evaluation
     from monoidlab.training.problems import Problem
 
 __all__ = ["COMMANDS"]
@@ -57,7 +58,7 @@ def _train(args: argparse.Namespace, extra: list[str]) -> None:
     emit(args, res, text)
 
 
-def evaluation_text(ev, lengths: bool = True, max_rows: int = 24) -> str:
+def evaluation_text(ev: Evaluation, lengths: bool = True, max_rows: int = 24) -> str:
     """The evaluation as text: (optionally) accuracy per length and kind, then one summary row
     per kind beside its baselines, the single-class lengths, and the verdict."""
     from monoidlab._util import range_text
@@ -117,7 +118,7 @@ cmd_train.accepts_overrides = True  # unknown --key=value options become config 
 
 @command("evaluate", "strict evaluation of a checkpoint: accuracy per length and test kind "
                      "beside trivial baselines, and the solved verdict")
-def cmd_evaluate(args):
+def cmd_evaluate(args: argparse.Namespace) -> None:
     from monoidlab.training import evaluate_kinds, load_checkpoint, pick_device
 
     device = pick_device(args.device)
@@ -136,7 +137,8 @@ def cmd_evaluate(args):
     emit(args, res, evaluation_text(ev))
 
 
-def _evaluate_splits(args, model, cfg, problem, device):
+def _evaluate_splits(args: argparse.Namespace, model: nn.Module, cfg: TrainConfig,
+                     problem: Problem, device: torch.device) -> None:
     """``evaluate --splits``: accuracy per ListOps split (monoidlab.training.splits)."""
     from monoidlab.training.splits import evaluate_splits, splits_for
 

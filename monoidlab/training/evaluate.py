@@ -30,11 +30,14 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from monoidlab._util import eval_mode, range_text
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = ["Evaluation", "evaluate_kinds", "evaluate", "check_test_lengths", "to_device",
            "DEFAULT_THRESHOLD"]

@@ -22,11 +22,11 @@ Example
 
 from __future__ import annotations
 
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from monoidlab._util import length_array
+from monoidlab._util import LengthsLike, length_array
 from monoidlab.errors import ConfigError, InputError, UnknownName
 from monoidlab.evalsets import KINDS, check_kinds, classes_at, kind_batch
 from monoidlab.sublanguage import Within, resolve_within
@@ -95,6 +95,13 @@ class _SingleKind:
 
     kinds = ("task",)
 
+    if TYPE_CHECKING:  # provided by the problem class that mixes this in
+        name: str
+        n_classes: int
+
+        def batch(self, rng: np.random.Generator, length: int, batch_size: int,
+                  train: bool) -> dict: ...
+
     def check_kinds(self, kinds: Any) -> tuple[str, ...]:
         if kinds is None or kinds == "all" or tuple(np.atleast_1d(kinds)) == ("task",):
             return self.kinds
@@ -128,7 +135,7 @@ class LanguageProblem:
 
     def __init__(self, lang: Any, sampler: str = "balanced", test_sampler: str | None = None,
                  within: Within = "auto", offsets: str = "none",
-                 offset_buffer: int | None = None, mix: dict | None = None):
+                 offset_buffer: int | None = None, mix: dict | None = None) -> None:
         from monoidlab.sampling import check_sampler
 
         self.language = lang

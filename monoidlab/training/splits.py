@@ -22,6 +22,8 @@ Example
 from __future__ import annotations
 
 import zlib
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -29,10 +31,16 @@ from monoidlab._util import eval_mode
 from monoidlab.errors import InputError
 from monoidlab.training.evaluate import to_device
 
+if TYPE_CHECKING:
+    import torch
+    from torch import nn
+
+    from monoidlab.tasks.listops import ListOpsSplit
+
 __all__ = ["evaluate_splits", "splits_for"]
 
 
-def splits_for(problem, names=None) -> dict:
+def splits_for(problem: Any, names: Iterable[str] | None = None) -> dict[str, ListOpsSplit]:
     """The ListOps splits matching a problem's task (its ``max_args``; train depth =
     its ``max_depth``), restricted to ``names`` (all four by default)."""
     from monoidlab.tasks import ListOps, listops_splits
@@ -48,8 +56,10 @@ def splits_for(problem, names=None) -> dict:
     return {x: splits[x] for x in names}
 
 
-def evaluate_splits(model, problem, splits=None, n: int = 512, seed: int = 0,
-                    batch_size: int = 32, device=None) -> dict[str, float]:
+def evaluate_splits(model: nn.Module, problem: Any,
+                    splits: dict[str, ListOpsSplit] | Iterable[str] | None = None,
+                    n: int = 512, seed: int = 0, batch_size: int = 32,
+                    device: torch.device | str | None = None) -> dict[str, float]:
     """Accuracy of ``model`` on each ListOps split: ``{split name: accuracy}``.
 
     Parameters

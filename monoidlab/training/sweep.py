@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from monoidlab._util import atomic_write_text, write_section
-from monoidlab.training.config import ConfigError, config_from_dict, read_toml
+from monoidlab.training.config import ConfigError, TrainConfig, config_from_dict, read_toml
 
 __all__ = ["load_sweep", "run_sweep", "summarise"]
 
@@ -94,7 +94,8 @@ def _run_one(run: dict[str, Any], out_root: str, progress: bool) -> dict[str, An
             "device": res["device"], "evaluation": res["evaluation"]}
 
 
-def _reevaluate(cfg, out: Path, res: dict, progress: bool) -> dict:
+def _reevaluate(cfg: TrainConfig, out: Path, res: dict[str, Any],
+                progress: bool) -> dict[str, Any]:
     """Strict evaluation of a finished run whose results predate it (results.json updated)."""
     from monoidlab.training.evaluate import evaluate_kinds
     from monoidlab.training.trainer import load_checkpoint, pick_device, results_of
@@ -108,8 +109,8 @@ def _reevaluate(cfg, out: Path, res: dict, progress: bool) -> dict:
     return res
 
 
-def run_sweep(path, ray_address: str | None = None, progress: bool = True,
-              workers: int | None = None) -> dict:
+def run_sweep(path: str | os.PathLike, ray_address: str | None = None, progress: bool = True,
+              workers: int | None = None) -> dict[str, Any]:
     """Run every run of the sweep (skipping finished ones); returns the summary dict.
 
     ``workers`` local processes run side by side (default: the sweep file's ``workers``, else
@@ -143,7 +144,7 @@ _RAY_LOCAL_ENV = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_AUTH_MODE": "di
                   "RAY_USAGE_STATS_ENABLED": "0"}
 
 
-def _fmt_acc(v) -> str:
+def _fmt_acc(v: float | None) -> str:
     return "n/a" if v is None or v != v else f"{v:.3f}"
 
 
@@ -220,7 +221,7 @@ def summarise(sweep: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, An
                 continue
             n_ok = sum(bool(r["solved"]) for r in runs)
             best = max(runs, key=lambda r: (r["solved"], min(
-                (r.get(f"min_{k}") for k in r["evaluation"]["solved_kinds"]), default=0.0)))
+                (r[f"min_{k}"] for k in r["evaluation"]["solved_kinds"]), default=0.0)))
             mins = " / ".join(_fmt_acc(best.get(f"min_{k}")) for k in kinds)
             txt = f"{n_ok}/{len(runs)}: {mins} ({_fmt_acc(best['score_balanced'])})"
             solved[m] += n_ok > 0

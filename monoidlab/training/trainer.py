@@ -36,7 +36,7 @@ from monoidlab._util import atomic_torch_save, atomic_write_text
 from monoidlab.errors import CheckpointError, ConfigError, InputError, TrainingDiverged
 from monoidlab.models.protocols import RegularisedModel
 from monoidlab.training.config import TrainConfig
-from monoidlab.training.evaluate import check_test_lengths, evaluate_kinds, to_device
+from monoidlab.training.evaluate import Evaluation, check_test_lengths, evaluate_kinds, to_device
 
 if TYPE_CHECKING:
     import torch
@@ -157,8 +157,8 @@ def read_checkpoint(path: str | Path, device: torch.device | str = "cpu") -> dic
     return ckpt
 
 
-def train(cfg: TrainConfig, out_dir=None, resume: bool = False, progress: bool = True,
-          evaluate_at_end: bool = True) -> dict:
+def train(cfg: TrainConfig, out_dir: str | os.PathLike | None = None, resume: bool = False,
+          progress: bool = True, evaluate_at_end: bool = True) -> dict[str, Any]:
     """Train a model; returns ``{"evaluation": ..., "solved", "verdict", "score_balanced",
     "accuracy": {kind: {L: acc}}, "steps", ...}`` (the strict evaluation of
     :mod:`monoidlab.training.evaluate`, unless ``evaluate_at_end`` is False).
@@ -310,13 +310,15 @@ class _Validation:
     Its state travels in the checkpoint, so a resumed run stops where the whole run would.
     """
 
-    def __init__(self, patience: int):
+    def __init__(self, patience: int) -> None:
         self.patience = patience
-        self.streak, self.first_solved, self.best_step = 0, None, None
+        self.streak = 0
+        self.first_solved: int | None = None
+        self.best_step: int | None = None
         self.best_key: tuple | None = None
-        self.best_state = None
+        self.best_state: dict[str, Any] | None = None
 
-    def update(self, step: int, ev, model, out) -> bool:
+    def update(self, step: int, ev: Evaluation, model: nn.Module, out: Path | None) -> bool:
         mins = [ev.min_accuracy(k) for k in ev.scored_kinds]
         key = (ev.solved, min(mins) if mins else 0.0)
         if ev.solved and self.first_solved is None:
@@ -338,7 +340,7 @@ class _Validation:
                 "best_step": self.best_step,
                 "best_key": list(self.best_key) if self.best_key else None}
 
-    def load(self, state: dict | None, out) -> None:
+    def load(self, state: dict | None, out: Path | None) -> None:
         if not state:
             return
         self.streak, self.first_solved = state["streak"], state["first_solved"]
@@ -365,21 +367,21 @@ def read_checkpoint_weights(path: Path) -> dict:
         raise CheckpointError(f"{path}: not a readable weights file ({type(exc).__name__})") from None
 
 
-def results_of(ev) -> dict:
+def results_of(ev: Evaluation) -> dict[str, Any]:
     """The keys a run's results carry from its :class:`~monoidlab.training.evaluate.Evaluation`."""
     return {"solved": ev.solved, "verdict": ev.verdict(), "score_balanced": ev.score_balanced,
             "min_accuracy": {k: ev.min_accuracy(k) for k in ev.kinds},
             "accuracy": ev.accuracy, "evaluation": ev.as_dict()}
 
 
-def _val_metrics(ev) -> dict:
+def _val_metrics(ev: Evaluation) -> dict[str, Any]:
     mins = [ev.min_accuracy(k) for k in ev.scored_kinds]
     return {"val_min_accuracy": float(min(mins)) if mins else float("nan"),
             "val_solved": ev.solved, "val_score_balanced": ev.score_balanced,
             **{f"val_min_{k}": ev.min_accuracy(k) for k in ev.kinds}}
 
 
-def _kept(ckpt_path) -> str:
+def _kept(ckpt_path: Path | None) -> str:
     if ckpt_path and ckpt_path.is_file():
         return f"the last good checkpoint {ckpt_path} is kept"
     return "no checkpoint was written"

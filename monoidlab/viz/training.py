@@ -16,6 +16,8 @@ from monoidlab.viz._common import pyplot as _plt
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
+    from monoidlab.training.evaluate import Evaluation
+
 __all__ = ["accuracy_by_length", "exact_match_figure", "kind_accuracy_figure"]
 
 
@@ -65,7 +67,8 @@ def exact_match_figure(runs: Mapping[Any, Mapping[Any, Mapping[Any, float]]],
     return fig
 
 
-def kind_accuracy_figure(evaluation, ax=None, title: str | None = None):
+def kind_accuracy_figure(evaluation: Evaluation, ax: Any = None,
+                         title: str | None = None) -> Figure:
     """Accuracy by length, one line per test kind, with each kind's majority-class baseline
     dashed in the same colour; single-class lengths (never scored) as hollow markers; the
     solved threshold dotted.

@@ -92,6 +92,22 @@ class Coverage:
     def pairs(self) -> list[tuple[int, int]]:
         return [(x, y) for x, y in np.argwhere(self.support).tolist()]
 
+    def __repr__(self) -> str:
+        """A one-line summary (never the arrays).
+
+        >>> import monoidlab as ml
+        >>> exact_coverage(ml.load_language("parity"), range(1, 5))
+        Coverage(parity, balanced schedule, lengths 1:4, exact uniform; 4 of 4 compositions, 1.75 nodes per string)
+        """
+        name = getattr(getattr(self.monoid, "automaton", None), "name", "?")
+        law = f"exact {self.sampler}" if self.exact else (
+            f"sampled, {self.n_strings} strings" if self.n_strings else "sampled")
+        nodes = float(np.asarray(self.counts).sum())
+        return (f"Coverage({name}, {self.schedule} schedule, lengths "
+                f"{range_text(np.asarray(self.lengths))}, {law}; {int(self.support.sum())} of "
+                f"{self.support.size} compositions, {nodes:.3g} nodes per string"
+                + (f", {len(self.per_level)} levels" if self.per_level is not None else "") + ")")
+
     def heatmap(self, **kw: Any) -> Figure:
         from monoidlab.viz.coverage import coverage_heatmap
 
@@ -134,6 +150,21 @@ class CoverageGap:
         """Node-EC law at train and at test, and their difference."""
         tr, te = self.train.node_ec_distribution, self.test.node_ec_distribution
         return {"train": tr, "test": te, "shift": te - tr}
+
+    def __repr__(self) -> str:
+        """A one-line summary: the two length ranges and the needed / covered / missing counts.
+
+        >>> import monoidlab as ml
+        >>> lang = ml.load_language("dyck-2")
+        >>> CoverageGap(exact_coverage(lang, range(1, 4)), exact_coverage(lang, range(9, 13)))
+        CoverageGap(dyck-2, balanced schedule, train 1:3 vs test 9:12; 130 compositions needed at test, 14 covered, 116 missing)
+        """
+        name = getattr(getattr(self.test.monoid, "automaton", None), "name", "?")
+        return (f"CoverageGap({name}, {self.test.schedule} schedule, train "
+                f"{range_text(np.asarray(self.train.lengths))} vs test "
+                f"{range_text(np.asarray(self.test.lengths))}; {int(self.needed.sum())} "
+                f"compositions needed at test, {int((self.needed & self.train.support).sum())} "
+                f"covered, {int(self.missing.sum())} missing)")
 
     def summary(self) -> dict[str, Any]:
         return {"schedule": self.test.schedule, "monoid_size": self.test.monoid.size,

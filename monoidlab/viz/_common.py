@@ -1,17 +1,29 @@
-"""Shared pieces of the figures: the pyplot handle and axis labels by representative words."""
+"""Shared pieces of the figures: the pyplot handle, EC tick labels by representative words,
+categorical EC colours.
+
+EC axes are labelled by representative words (``"3: 01"``: index and shortest word). Up to
+``LABEL_LIMIT`` ECs every EC is labelled; past it every k-th, with k the smallest step that keeps
+at most ``LABEL_LIMIT`` labels, and the figure's title says so (:func:`label_note`).
+
+>>> label_step(30), label_step(56), label_step(141)
+(1, 2, 4)
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 if TYPE_CHECKING:
     from monoidlab.monoid import SyntacticMonoid
 
-__all__ = ["LABEL_LIMIT", "pyplot", "ec_ticks", "trim"]
+__all__ = ["LABEL_LIMIT", "COLOUR_LIMIT", "pyplot", "ec_ticks", "ec_names", "label_step",
+           "label_note", "set_ec_ticks", "trim", "zero_element"]
 
-LABEL_LIMIT = 40  # label axes by representative words up to this many ECs
+LABEL_LIMIT = 40  # label every EC up to this many, else every k-th
+COLOUR_LIMIT = 10  # distinct colours (tab10) for at most this many ECs; the rest grey as "other"
 
 
 def pyplot() -> Any:
@@ -28,7 +40,54 @@ def pyplot() -> Any:
     return plt
 
 
+def ec_names(monoid: SyntacticMonoid | None, ecs: ArrayLike, index: bool = True) -> list[str]:
+    """``"index: word"`` (or the word alone) for each EC; the index alone without a monoid.
+
+    >>> ec_names(None, [0, 3])
+    ['0', '3']
+    """
+    arr = np.asarray(ecs).ravel()
+    if monoid is None:
+        return [str(int(e)) for e in arr]
+    words = monoid.labels()
+    return [f"{int(e)}: {words[int(e)]}" if index else words[int(e)] for e in arr]
+
+
+def label_step(n: int, limit: int = LABEL_LIMIT) -> int:
+    """Label every k-th of ``n`` ticks so that at most ``limit`` labels remain."""
+    return max(1, -(-int(n) // max(1, limit)))
+
+
+def label_note(step: int) -> str:
+    """The title's note on a subset of labels ("" when every tick is labelled)."""
+    return "" if step <= 1 else f"; every {_ordinal(step)} EC labelled"
+
+
+def _ordinal(k: int) -> str:
+    return {2: "2nd", 3: "3rd"}.get(k, f"{k}th")
+
+
+def set_ec_ticks(ax: Any, monoid: SyntacticMonoid | None, ecs: ArrayLike, axis: str = "x",
+                 limit: int = LABEL_LIMIT, index: bool = True) -> int:
+    """Label a heatmap axis (one cell per EC in ``ecs``) by representative words, every k-th
+    past ``limit``; returns the step k (1: all labelled). Font shrinks with the label count."""
+    ecs = np.asarray(ecs)
+    step = label_step(len(ecs), limit)
+    pos = np.arange(0, len(ecs), step)
+    names = ec_names(monoid, ecs[pos], index)
+    size = 8 if len(pos) <= 16 else 7 if len(pos) <= 28 else 6
+    if axis == "x":
+        ax.set_xticks(pos + 0.5)
+        ax.set_xticklabels(names, rotation=90, fontsize=size)
+    else:
+        ax.set_yticks(pos + 0.5)
+        ax.set_yticklabels(names, rotation=0, fontsize=size)
+    return step
+
+
 def ec_ticks(monoid: SyntacticMonoid, used: np.ndarray) -> list[str] | bool:
+    """Representative words of ``used`` when at most ``LABEL_LIMIT``, else False (seaborn's
+    "no labels"); prefer :func:`set_ec_ticks`, which labels every k-th past the limit."""
     labels = monoid.labels()
     return [labels[i] for i in used] if len(used) <= LABEL_LIMIT else False
 
@@ -38,3 +97,16 @@ def trim(support: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     rows = np.flatnonzero(support.any(axis=1))
     cols = np.flatnonzero(support.any(axis=0))
     return rows, cols
+
+
+def zero_element(monoid: SyntacticMonoid) -> int | None:
+    """The monoid's zero z (z·x = x·z = z for all x; e.g. the sink of a Dyck language), if any.
+
+    >>> import monoidlab as ml
+    >>> zero_element(ml.load_language("dyck-2").monoid()) is not None
+    True
+    """
+    t = np.asarray(monoid.table)
+    idx = np.arange(len(t))
+    z = np.flatnonzero((t == idx[:, None]).all(axis=1) & (t == idx[None, :]).all(axis=0))
+    return int(z[0]) if len(z) else None

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from monoidlab.viz._common import LABEL_LIMIT
+import numpy as np
+
+from monoidlab.viz._common import LABEL_LIMIT, label_note, set_ec_ticks, zero_element
 from monoidlab.viz._common import pyplot as _plt
 
 if TYPE_CHECKING:
@@ -61,24 +63,49 @@ def automaton_figure(lang: Automaton, max_states: int = 40) -> Figure:
     return fig
 
 
-def multiplication_heatmap(monoid: SyntacticMonoid) -> Figure:
-    """The multiplication table as a heatmap (small monoids)."""
+def multiplication_heatmap(monoid: SyntacticMonoid, limit: int = LABEL_LIMIT) -> Figure:
+    """The multiplication table a·b as a heatmap, rows a and columns b labelled by
+    representative words (every k-th past ``limit`` ECs; the title says so).
+
+    Up to 20 ECs each product has its own colour and (up to 20) its word in the cell. Past 20,
+    the colour is the length of the product's shortest word (sequential), and the monoid's zero
+    (e.g. the sink of a Dyck language), when it has one, is grey.
+    """
     import seaborn as sns
 
     plt = _plt()
-    fig, ax = plt.subplots(figsize=(6, 5))
-    t = monoid.table
-    labels = monoid.labels() if monoid.size <= LABEL_LIMIT else False
-    sns.heatmap(t, ax=ax, cmap="tab20" if monoid.size <= 20 else "viridis",
-                xticklabels=labels, yticklabels=labels, cbar=monoid.size > 20)
-    if monoid.size <= 16:
-        for i in range(monoid.size):
-            for j in range(monoid.size):
-                ax.text(j + 0.5, i + 0.5, monoid.labels()[t[i, j]], ha="center", va="center",
-                        fontsize=7)
-    ax.set_xlabel("b")
-    ax.set_ylabel("a")
-    ax.set_title(f"{monoid.automaton.name}: a·b")
+    n = monoid.size
+    t = np.asarray(monoid.table)
+    side = min(13.0, max(5.0, 0.16 * min(n, 80) + 3))
+    fig, ax = plt.subplots(figsize=(side + 1, side))
+    words = monoid.labels()
+    notes = []
+    if n <= 20:
+        sns.heatmap(t, ax=ax, cmap="tab20", vmin=0, vmax=19, cbar=False, linewidths=0.3,
+                    linecolor="white", xticklabels=False, yticklabels=False)
+        size = 8 if n <= 10 else 6
+        for i in range(n):
+            for j in range(n):
+                ax.text(j + 0.5, i + 0.5, words[t[i, j]], ha="center", va="center", fontsize=size)
+        notes.append("cell: the word of a·b")
+    else:
+        data = np.asarray(monoid.word_lengths)[t].astype(float)
+        z = zero_element(monoid)
+        mask = t == z if z is not None else np.zeros_like(t, bool)
+        ax.set_facecolor("0.85")  # masked cells (the zero) show the axes' grey
+        sns.heatmap(np.where(mask, np.nan, data), mask=mask, ax=ax, cmap="viridis",
+                    xticklabels=False, yticklabels=False,
+                    cbar_kws={"label": "length of the shortest word of a·b", "shrink": 0.6})
+        notes.append("colour: shortest word length of a·b")
+        if z is not None:
+            notes.append(f"grey: the zero {words[z]!r}")
+    step = set_ec_ticks(ax, monoid, np.arange(n), "x", limit, index=n > 20)
+    set_ec_ticks(ax, monoid, np.arange(n), "y", limit, index=n > 20)
+    ax.set_xlabel("b (right factor)")
+    ax.set_ylabel("a (left factor)")
+    ax.set_title(f"{monoid.automaton.name}: a·b, {n} ECs ({'; '.join(notes)}{label_note(step)})",
+                 fontsize=9)
+    fig.tight_layout()
     return fig
 
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from monoidlab.viz._common import ec_ticks as _ticks
+from monoidlab.viz._common import LABEL_LIMIT, label_note, set_ec_ticks
 from monoidlab.viz._common import pyplot as _plt
 from monoidlab.viz._common import trim as _trim
 
@@ -31,10 +31,11 @@ __all__ = ["coverage_heatmap", "ratio_heatmap", "gap_heatmaps", "shift_bars", "m
 def coverage_heatmap(cov: Coverage, ax: Any = None, title: str | None = None,
                      rows: np.ndarray | None = None, cols: np.ndarray | None = None,
                      vmin: float | None = None, vmax: float | None = None,
-                     cmap: str = "viridis") -> Figure:
+                     cmap: str = "viridis", limit: int = LABEL_LIMIT) -> Figure:
     """The paper's heatmap: log10 of normalised composition frequency, zero cells masked.
 
-    Axes are left EC × right EC, labelled by representative words for small monoids.
+    Axes are left EC × right EC (only those holding a composition), labelled by index and
+    representative word; past ``limit`` ECs every k-th is labelled and the title says so.
     """
     import seaborn as sns
 
@@ -49,18 +50,20 @@ def coverage_heatmap(cov: Coverage, ax: Any = None, title: str | None = None,
     if ax is None:
         fig, ax = plt.subplots(figsize=(6.4, 5.2))
     sns.heatmap(np.where(mask, np.nan, data), mask=mask, ax=ax, cmap=cmap, vmin=vmin, vmax=vmax,
-                xticklabels=_ticks(cov.monoid, cols), yticklabels=_ticks(cov.monoid, rows),
-                cbar_kws={"label": "log10 frequency"})
+                xticklabels=False, yticklabels=False, cbar_kws={"label": "log10 frequency"})
+    step = max(set_ec_ticks(ax, cov.monoid, cols, "x", limit),
+               set_ec_ticks(ax, cov.monoid, rows, "y", limit))
     ax.set_xlabel("right EC")
     ax.set_ylabel("left EC")
     lengths = cov.lengths
-    ax.set_title(title or f"{cov.monoid.automaton.name}: {cov.schedule}, lengths "
-                 f"{lengths.min()}–{lengths.max()} ({'exact' if cov.exact else 'sampled'})")
+    ax.set_title((title or f"{cov.monoid.automaton.name}: {cov.schedule}, lengths "
+                  f"{lengths.min()}–{lengths.max()} ({'exact' if cov.exact else 'sampled'})")
+                 + label_note(step), fontsize=9)
     return fig or ax.figure
 
 
 def ratio_heatmap(gap: CoverageGap, ax: Any = None, rows: np.ndarray | None = None,
-                  cols: np.ndarray | None = None) -> Figure:
+                  cols: np.ndarray | None = None, limit: int = LABEL_LIMIT) -> Figure:
     """log10(test / train) frequency; cells needed at test but missing in training in red."""
     import seaborn as sns
 
@@ -74,8 +77,10 @@ def ratio_heatmap(gap: CoverageGap, ax: Any = None, rows: np.ndarray | None = No
         fig, ax = plt.subplots(figsize=(6.4, 5.2))
     lim = np.nanmax(np.abs(data)) if np.isfinite(data).any() else 1.0
     sns.heatmap(data, mask=~np.isfinite(data), ax=ax, cmap="coolwarm", center=0, vmin=-lim,
-                vmax=lim, xticklabels=_ticks(gap.test.monoid, cols),
-                yticklabels=_ticks(gap.test.monoid, rows), cbar_kws={"label": "log10 test/train"})
+                vmax=lim, xticklabels=False, yticklabels=False,
+                cbar_kws={"label": "log10 test/train"})
+    step = max(set_ec_ticks(ax, gap.test.monoid, cols, "x", limit),
+               set_ec_ticks(ax, gap.test.monoid, rows, "y", limit))
     miss = gap.missing[np.ix_(rows, cols)]
     ys, xs = np.nonzero(miss)
     ax.scatter(xs + 0.5, ys + 0.5, marker="s", s=12, color="red", label="missing in training")
@@ -83,7 +88,7 @@ def ratio_heatmap(gap: CoverageGap, ax: Any = None, rows: np.ndarray | None = No
         ax.legend(loc="upper right", fontsize=7)
     ax.set_xlabel("right EC")
     ax.set_ylabel("left EC")
-    ax.set_title("test / train")
+    ax.set_title("test / train" + label_note(step), fontsize=9)
     return fig or ax.figure
 
 

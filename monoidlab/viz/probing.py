@@ -1,8 +1,11 @@
 """Figures of :mod:`monoidlab.probing` (seaborn/matplotlib); every function returns the figure.
 
-* :func:`contingency_heatmap`: true EC × cluster counts of a :class:`~monoidlab.probing.ClusterAgreement`.
+* :func:`contingency_heatmap`: true EC × cluster counts of a
+  :class:`~monoidlab.probing.ClusterAgreement`, clusters ordered by a Hungarian matching so
+  that the diagonal shows agreement.
 * :func:`umap_figure`: a 2-D UMAP (umap-learn, fixed seed) of node embeddings coloured by true
-  EC and by level.
+  EC (categorical: the most frequent ECs in colour, the rest grey as "other"), by class and by
+  level.
 * :func:`associativity_histograms`: distributions of the bracketing distances (and of the
   identity check), trained against initialisation.
 
@@ -20,8 +23,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from monoidlab.viz._common import LABEL_LIMIT
+from monoidlab.viz._common import (
+    COLOUR_LIMIT,
+    LABEL_LIMIT,
+    ec_names,
+    label_note,
+    label_step,
+    set_ec_ticks,
+)
 from monoidlab.viz._common import pyplot as _plt
 
 if TYPE_CHECKING:
@@ -32,46 +43,88 @@ if TYPE_CHECKING:
     from monoidlab.probing.clustering import ClusterAgreement
     from monoidlab.probing.embeddings import NodeEmbeddings
 
-__all__ = ["contingency_heatmap", "umap_coordinates", "umap_figure", "associativity_histograms"]
+__all__ = ["contingency_heatmap", "matched_order", "umap_coordinates", "ec_colour_groups",
+           "umap_figure", "associativity_histograms"]
 
 
-def _ec_labels(monoid: SyntacticMonoid | None, ecs: np.ndarray) -> list[str] | bool:
-    if len(ecs) > LABEL_LIMIT:
-        return False
-    if monoid is None:
-        return [str(int(e)) for e in ecs]
-    words = monoid.labels()
-    return [f"{int(e)}: {words[int(e)]}" for e in ecs]
+def matched_order(contingency: ArrayLike) -> tuple[np.ndarray, np.ndarray, int]:
+    """Row and column orders that put a maximum matching of ECs to clusters on the diagonal.
+
+    The matching is the Hungarian assignment (``scipy.optimize.linear_sum_assignment``) that
+    maximises the nodes on matched (EC, cluster) cells. Matched rows come first in their
+    original order, each followed on the diagonal by its cluster; unmatched rows and columns
+    (more ECs than clusters or the reverse) follow, largest first. Returns ``(rows, cols,
+    matched_nodes)``.
+
+    >>> c = np.array([[0, 5, 1], [4, 0, 0]])
+    >>> rows, cols, hit = matched_order(c)
+    >>> c[np.ix_(rows, cols)].tolist(), hit
+    ([[5, 0, 1], [0, 4, 0]], 9)
+    """
+    from scipy.optimize import linear_sum_assignment
+
+    c = np.asarray(contingency)
+    r, k = linear_sum_assignment(c, maximize=True)
+    order = np.argsort(r)
+    r, k = r[order], k[order]
+    used_r, used_c = set(r.tolist()), set(k.tolist())
+    rest_r = [i for i in np.argsort(-c.sum(1), kind="stable") if i not in used_r]
+    rest_c = [j for j in np.argsort(-c.sum(0), kind="stable") if j not in used_c]
+    rows = np.concatenate([r, rest_r]).astype(np.int64)
+    cols = np.concatenate([k, rest_c]).astype(np.int64)
+    return rows, cols, int(c[r, k].sum())
 
 
 def contingency_heatmap(agreement: ClusterAgreement, monoid: SyntacticMonoid | None = None,
-                        ax: Any = None, normalize: bool = True,
-                        title: str | None = None) -> Figure:
-    """EC × cluster heatmap of a fitted :class:`~monoidlab.probing.ClusterAgreement`.
+                        ax: Any = None, normalize: bool = True, title: str | None = None,
+                        limit: int = LABEL_LIMIT) -> Figure:
+    """EC × cluster heatmap of a fitted :class:`~monoidlab.probing.ClusterAgreement`, its
+    clusters ordered by a Hungarian matching (:func:`matched_order`) so that the diagonal (thin
+    frames) shows agreement; the title gives the share of nodes on the diagonal. HDBSCAN's
+    noise is the last column.
 
     With ``normalize`` each EC row sums to 1 (colour) while cells show counts when few;
-    rows are labelled by EC index and representative word when ``monoid`` is given.
+    rows are labelled by EC index and representative word when ``monoid`` is given (every k-th
+    past ``limit`` ECs).
     """
     import seaborn as sns
 
     plt = _plt()
     c = np.asarray(agreement.contingency_, dtype=float)
+    clusters = np.asarray(agreement.clusters_)
+    real = np.flatnonzero(clusters >= 0)
+    rows, sub, hit = matched_order(c[:, real])
+    cols = np.concatenate([real[sub], np.flatnonzero(clusters < 0)])
+    c = c[np.ix_(rows, cols)]
+    ecs = np.asarray(agreement.classes_)[rows]
     data = c / np.maximum(c.sum(axis=1, keepdims=True), 1) if normalize else c
     fig = None
     if ax is None:
-        fig, ax = plt.subplots(figsize=(max(4.5, 0.45 * c.shape[1] + 2.5),
-                                        max(3.5, 0.35 * c.shape[0] + 1.5)))
+        cell = 0.42 if max(c.shape) <= 12 else 0.2
+        fig, ax = plt.subplots(figsize=(float(np.clip(cell * c.shape[1] + 3.5, 5, 13)),
+                                        float(np.clip(cell * c.shape[0] + 2, 3.5, 12))))
     small = c.size <= 150
-    cols = ["noise" if k < 0 else str(int(k)) for k in agreement.clusters_]
     sns.heatmap(data, ax=ax, cmap="Blues", vmin=0, annot=c.astype(int) if small else False,
-                fmt="d", annot_kws={"fontsize": 7}, xticklabels=cols,
-                yticklabels=_ec_labels(monoid, agreement.classes_),
-                cbar_kws={"label": "fraction of the EC" if normalize else "nodes"})
-    ax.set_xlabel("cluster")
+                fmt="d", annot_kws={"fontsize": 7}, xticklabels=False, yticklabels=False,
+                cbar_kws={"label": "fraction of the EC" if normalize else "nodes",
+                          "shrink": 0.6})
+    from matplotlib.patches import Rectangle
+
+    for i in range(min(len(rows), len(real))):  # frame the matched diagonal
+        ax.add_patch(Rectangle((i, i), 1, 1, fill=False, edgecolor="0.35", lw=0.5))
+    step = set_ec_ticks(ax, monoid, ecs, "y", limit)
+    kstep = label_step(len(cols), limit)
+    pos = np.arange(0, len(cols), kstep)
+    ax.set_xticks(pos + 0.5)
+    ax.set_xticklabels(["noise" if clusters[j] < 0 else str(int(clusters[j])) for j in cols[pos]],
+                       rotation=90, fontsize=8 if len(pos) <= 20 else 6)
+    ax.set_xlabel("cluster (ordered by a Hungarian matching to the ECs)")
     ax.set_ylabel("true EC")
     s = agreement.scores_
-    ax.set_title(title or f"{_name(agreement)}: ARI {s['ari']:.2f}, NMI {s['nmi']:.2f}, "
-                 f"purity {s['purity']:.2f}", fontsize=9)
+    head = title or _name(agreement)
+    ax.set_title(f"{head}: ARI {s['ari']:.2f}, NMI {s['nmi']:.2f}, purity {s['purity']:.2f}; "
+                 f"{hit / max(c.sum(), 1):.0%} of nodes on the matched diagonal"
+                 f"{label_note(step)}", fontsize=9)
     return fig or ax.figure
 
 
@@ -96,37 +149,86 @@ def umap_coordinates(X: np.ndarray, random_state: int = 0, n_neighbors: int = 15
         return reducer.fit_transform(np.asarray(X, dtype=np.float32))
 
 
-def umap_figure(emb: NodeEmbeddings, max_points: int | None = 2000, random_state: int = 0,
-                title: str | None = None, coords: np.ndarray | None = None) -> Figure:
-    """UMAP of node embeddings, two panels: coloured by true EC and by level (or ⌊log2 prefix
-    length⌋ for prefix models). At most ``max_points`` nodes (stratified by level, seeded).
-    ``coords`` reuses precomputed coordinates for ``emb`` as given (no subsampling)."""
-    import seaborn as sns
+def ec_colour_groups(ecs: ArrayLike,
+                     max_colours: int = COLOUR_LIMIT) -> tuple[np.ndarray, list[int]]:
+    """The ``max_colours`` most frequent ECs keep their own colour, the rest are grouped as
+    "other" (-1). Returns the grouped labels and the kept ECs, most frequent first (ties by
+    index).
 
+    >>> ec_colour_groups([5, 5, 5, 2, 2, 7], max_colours=2)
+    (array([ 5,  5,  5,  2,  2, -1]), [5, 2])
+    """
+    ecs = np.asarray(ecs)
+    vals, counts = np.unique(ecs, return_counts=True)
+    kept = vals[np.lexsort((vals, -counts))][:max_colours]
+    return np.where(np.isin(ecs, kept), ecs, -1), [int(e) for e in kept]
+
+
+def umap_figure(emb: NodeEmbeddings, max_points: int | None = 2000, random_state: int = 0,
+                title: str | None = None, coords: np.ndarray | None = None,
+                max_colours: int = COLOUR_LIMIT) -> Figure:
+    """UMAP of node embeddings in up to three panels: coloured by true EC, by the class the EC
+    maps to (when the language has 2..8 classes), and by level (or ⌊log2 prefix length⌋ for
+    prefix models). At most ``max_points`` nodes (stratified by level, seeded). ``coords``
+    reuses precomputed coordinates for ``emb`` as given (no subsampling).
+
+    ECs are categorical: the ``max_colours`` most frequent ECs get distinct colours (tab10 /
+    tab20) and a legend entry ("index: word", share of nodes); the rarer ones are drawn
+    underneath in grey as "other" (their count and share in the legend and the panel title).
+    """
     plt = _plt()
     if coords is None:
         emb = emb.subsample(max_points, "level", random_state)
         coords = umap_coordinates(emb.X, random_state)
     meta = emb.meta
-    fig, axes = plt.subplots(1, 2, figsize=(12, 5))
-    words = emb.monoid.labels()
-    ecs = np.sort(meta["ec"].unique())
-    ec_lab = [f"{e}: {words[e]}" if len(ecs) <= LABEL_LIMIT else str(e) for e in ecs]
-    name = dict(zip(ecs, ec_lab))
-    pal = "tab10" if len(ecs) <= 10 else "tab20" if len(ecs) <= 20 else "viridis"
-    sns.scatterplot(x=coords[:, 0], y=coords[:, 1], hue=meta["ec"].map(name).to_numpy(),
-                    hue_order=ec_lab, palette=pal, s=8, linewidth=0, ax=axes[0],
-                    legend=len(ecs) <= 20)
-    axes[0].set_title("coloured by true EC")
-    sns.scatterplot(x=coords[:, 0], y=coords[:, 1], hue=meta["level"].to_numpy(), palette="viridis",
-                    s=8, linewidth=0, ax=axes[1])
-    axes[1].set_title("coloured by level" if emb.kind == "tree" else "coloured by ⌊log2 prefix⌋")
+    n = len(meta)
+    grouped, kept = ec_colour_groups(meta["ec"].to_numpy(), max_colours)
+    n_ecs = int(meta["ec"].nunique())
+    classes = meta["class_name"].to_numpy()
+    class_names = list(dict.fromkeys(sorted(set(classes.tolist()), key=str)))
+    show_class = 2 <= len(class_names) <= 8
+    panels = 3 if show_class else 2
+    fig, axes = plt.subplots(1, panels, figsize=(5.6 * panels, 6.2))
+    pal = plt.get_cmap("tab10" if len(kept) <= 10 else "tab20")
+    names = ec_names(emb.monoid, kept)
+    ax = axes[0]
+    other = grouped < 0
+    if other.any():
+        ax.scatter(coords[other, 0], coords[other, 1], s=5, color="0.78", linewidths=0,
+                   label=f"other: {n_ecs - len(kept)} ECs ({other.mean():.0%})")
+    for i, (e, name) in enumerate(zip(kept, names)):
+        on = grouped == e
+        ax.scatter(coords[on, 0], coords[on, 1], s=7, color=pal(i), linewidths=0,
+                   label=f"{name} ({on.mean():.0%})")
+    ax.set_title(f"true EC: the {len(kept)} most frequent of {n_ecs}"
+                 + ("" if not other.any() else f"; {n_ecs - len(kept)} rarer ECs grey"),
+                 fontsize=9)
+    j = 1
+    if show_class:
+        cpal = plt.get_cmap("Dark2")  # not tab10: a class is not the EC of the same colour
+        for i, c in enumerate(class_names):
+            on = classes == c
+            axes[j].scatter(coords[on, 0], coords[on, 1], s=6, color=cpal(i % 8), linewidths=0,
+                            label=f"{c} ({on.mean():.0%})")
+        axes[j].set_title("class the EC maps to", fontsize=9)
+        j += 1
+    level = meta["level"].to_numpy()
+    levels = np.unique(level)
+    vpal = plt.get_cmap("viridis")
+    for i, v in enumerate(levels):
+        on = level == v
+        axes[j].scatter(coords[on, 0], coords[on, 1], s=6, linewidths=0,
+                        color=vpal(i / max(1, len(levels) - 1)), label=str(int(v)))
+    axes[j].set_title("level (height above the leaves)" if emb.kind == "tree"
+                      else "⌊log2 prefix length⌋", fontsize=9)
     for ax in axes:
         ax.set_xticks([])
         ax.set_yticks([])
-        if ax.get_legend():
-            ax.legend(fontsize=7, markerscale=2, loc="best")
-    fig.suptitle(title or f"UMAP of {len(meta)} node embeddings (seed {random_state})")
+        handles = ax.get_legend_handles_labels()[0]
+        ax.legend(fontsize=7, markerscale=2, loc="upper center", bbox_to_anchor=(0.5, -0.01),
+                  ncol=2 if len(handles) > 4 else len(handles), frameon=False,
+                  handletextpad=0.2, columnspacing=0.8)
+    fig.suptitle(title or f"UMAP of {n} node embeddings (seed {random_state})", fontsize=10)
     fig.tight_layout()
     return fig
 
@@ -135,7 +237,9 @@ def associativity_histograms(trained: pandas.DataFrame, init: pandas.DataFrame |
                              title: str | None = None) -> Figure:
     """Histograms of the cosine distance and relative L2 between (x⊙y)⊙z and x⊙(y⊙z), and of
     the identity check (x⊙pad vs x) when present; ``trained`` / ``init`` are the frames of
-    :func:`monoidlab.probing.associativity`."""
+    :func:`monoidlab.probing.associativity`. Where the frames hold the distances between
+    unrelated roots (``cos_unrelated``, ``rel_l2_unrelated``), their median is a dashed line in
+    the model's colour: the scale a bracketing distance is read against."""
     import pandas as pd
     import seaborn as sns
 
@@ -148,10 +252,18 @@ def associativity_histograms(trained: pandas.DataFrame, init: pandas.DataFrame |
     fig, axes = plt.subplots(1, len(cols), figsize=(5 * len(cols), 4))
     long = pd.concat([pd.DataFrame({c: d[c] for c, _ in cols}).assign(model=k)
                       for k, d in frames.items()], ignore_index=True)
+    colours = dict(zip(frames, sns.color_palette(n_colors=len(frames))))
     for ax, (c, label) in zip(np.atleast_1d(axes), cols):
         sns.histplot(long, x=c, hue="model", ax=ax, bins=30, element="step", stat="density",
-                     common_norm=False, common_bins=False)
+                     common_norm=False, common_bins=False, palette=colours)
+        for k, d in frames.items():
+            if f"{c}_unrelated" in d:
+                ax.axvline(float(np.median(d[f"{c}_unrelated"])), color=colours[k], ls="--",
+                           lw=1.1)
         ax.set_xlabel(label)
+    if any("cos_unrelated" in d for d in frames.values()):
+        axes[0].text(0.98, 0.98, "dashed: median distance\nbetween unrelated roots",
+                     transform=axes[0].transAxes, ha="right", va="top", fontsize=7)
     fig.suptitle(title or f"associativity on {len(trained)} held-out triples")
     fig.tight_layout()
     return fig

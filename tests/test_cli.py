@@ -75,8 +75,10 @@ def test_languages_json(capsys):
     sizes = {r["name"]: r["size"] for r in rows}
     assert sizes["tomita-5"] == 4 and sizes["tomita-7"] == 9
     for r in rows:
-        assert {"states", "alphabet", "size", "idempotents", "j_classes", "group",
-                "aperiodic"} <= set(r)
+        assert {"states", "alphabet", "size", "idempotents", "r_classes", "l_classes",
+                "h_classes", "j_classes", "group", "aperiodic"} <= set(r)
+    t5 = next(r for r in rows if r["name"] == "tomita-5")  # a group: one class of each kind
+    assert (t5["r_classes"], t5["l_classes"], t5["h_classes"], t5["j_classes"]) == (1, 1, 1, 1)
 
 
 def test_languages_table(capsys):

@@ -9,8 +9,12 @@ from monoidlab.cli._common import command, emit, format_table
 __all__ = ["COMMANDS"]
 
 
-@command("languages", "summary table of the language suite (states, |M|, Green's classes)")
+@command("languages", "summary table of the language suite (states, |M|, idempotents, the "
+                      "numbers R, L, H, J of Green's classes, properties)")
 def cmd_languages(args: argparse.Namespace) -> None:
+    """One row per language: states, alphabet and class counts, the monoid's size and
+    idempotents, its numbers of R-, L-, H- and J-classes (columns R, L, H, J; J = D in a finite
+    monoid), and whether it is a group, aperiodic, commutative."""
     import monoidlab as ml
 
     names = ml.suite(args.suite)
@@ -20,11 +24,17 @@ def cmd_languages(args: argparse.Namespace) -> None:
         s = a.monoid(max_elements=args.max_elements).summary()
         rows.append({"name": name, "states": s["states"], "alphabet": len(a.alphabet),
                      "classes": a.n_classes, "size": s["size"], "idempotents": s["idempotents"],
-                     "j_classes": s["j_classes"], "group": s["group"], "aperiodic": s["aperiodic"],
+                     "r_classes": s["r_classes"], "l_classes": s["l_classes"],
+                     "h_classes": s["h_classes"], "j_classes": s["j_classes"],
+                     "group": s["group"], "aperiodic": s["aperiodic"],
                      "commutative": s["commutative"]})
-    cols = ["name", "states", "alphabet", "classes", "size", "idempotents", "j_classes", "group",
-            "aperiodic", "commutative"]
-    emit(args, rows, format_table(rows, cols))
+    short = {"r_classes": "R", "l_classes": "L", "h_classes": "H", "j_classes": "J",
+             "idempotents": "idemp."}
+    cols = ["name", "states", "alphabet", "classes", "size", "idempotents", "r_classes",
+            "l_classes", "h_classes", "j_classes", "group", "aperiodic", "commutative"]
+    table = format_table([{short.get(k, k): v for k, v in r.items()} for r in rows],
+                         [short.get(c, c) for c in cols])
+    emit(args, rows, table)
 
 
 cmd_languages.configure = lambda p: (

@@ -215,7 +215,7 @@ def _model_section(checkpoint: str | os.PathLike, lang: Automaton, test_lengths:
 
 def _probe_section(checkpoint: str | os.PathLike, umap: bool, n_probe: int) -> list[str]:
     """Cluster agreement, linear probe, UMAP and associativity, trained vs initialisation."""
-    from monoidlab.probing import probe_checkpoint
+    from monoidlab.probing import probe_checkpoint, summary_tables
     from monoidlab.viz import probing as viz_probing
 
     res = probe_checkpoint(checkpoint, n_strings=n_probe, n_triples=min(150, n_probe))
@@ -223,22 +223,13 @@ def _probe_section(checkpoint: str | os.PathLike, umap: bool, n_probe: int) -> l
     parts = ["<h3>Probing the tree-node embeddings</h3>",
              f"<p class=note>Held-out strings: {html.escape(str(m['heldout']['description']))}"
              "</p>"]
-    rows = []
-    for which in ("trained", "init"):
-        mm = m.get(which)
-        if not mm:
-            continue
-        for r in mm["agreement"]:
-            if r.get("level") == "all":
-                rows.append({"model": which, "method": r["method"], "ARI": r.get("ari"),
-                             "NMI": r.get("nmi"), "V-measure": r.get("v_measure"),
-                             "purity": r.get("purity"), "nodes": r["n"], "ECs": r["n_ecs"]})
-        rows.append({"model": which, "method": "linear probe (test acc.)",
-                     "ARI": mm["probe"]["accuracy"], "NMI": "", "V-measure": "",
-                     "purity": f"chance {mm['probe']['chance']:.3f}", "nodes": mm["n_nodes"],
-                     "ECs": mm["n_ecs"]})
-    parts.append(_table(rows, ["model", "method", "ARI", "NMI", "V-measure", "purity", "nodes",
-                               "ECs"]))
+    tables = summary_tables(m)
+    parts.append(_table(tables["agreement"], ["model", "clustering", "ARI", "NMI", "V",
+                                              "purity", "nodes"]))
+    parts.append("<p class=note>Linear probe: the EC predicted from a node's embedding (fit on "
+                 "half the held-out strings' nodes, scored on the others); chance = the most "
+                 "frequent EC.</p>")
+    parts.append(_table(tables["probe"], ["model", "accuracy", "train accuracy", "chance"]))
     trained = res["trained"]
     best = next(iter(trained["agreement"].fitted.values()), None)
     if best is not None:
@@ -246,19 +237,19 @@ def _probe_section(checkpoint: str | os.PathLike, umap: bool, n_probe: int) -> l
                           "true EC × cluster (KMeans), trained model"))
     if umap:
         parts.append(_img(viz_probing.umap_figure(trained["embeddings"], max_points=1500),
-                          "UMAP of node embeddings, coloured by true EC and by level"))
+                          "UMAP of node embeddings, coloured by true EC (the 10 most "
+                          "frequent; the rest grey), by class and by level"))
     assoc = m["trained"].get("associativity") or {}
     if "overall" in assoc:
         parts.append("<h3>Associativity on held-out triples</h3>")
-        rows = [{"model": w, **{k: v for k, v in (m[w]["associativity"] or {}).get(
-            "overall", {}).items() if k in ("n", "cos_mean", "rel_l2_mean", "head_same",
-                                          "head_true", "probe_same", "id_right_cos_mean",
-                                          "id_left_cos_mean")}} for w in ("trained", "init")
-                if m.get(w)]
+        parts.append(f"<p class=note>{html.escape(str(m['triples']['description']))}</p>")
+        rows = tables["associativity"]
         parts.append(_table(rows, list(rows[0])))
-        parts.append("<p class=note>cos/rel_l2: distance between (x⊙y)⊙z and x⊙(y⊙z); "
-                     "head_same/head_true: the head decodes both alike / to the class of xyz; "
-                     "id_*: x⊙pad and pad⊙x against x.</p>")
+        parts.append("<p class=note>head_true: the head decodes (x⊙y)⊙z and x⊙(y⊙z) both to "
+                     "the class of xyz; head_direct: the model's own prediction on xyz; "
+                     "head_same: both bracketings alike (a constant head scores 1); cos/rel_l2: "
+                     "distance between the two bracketings, read against roots of unrelated "
+                     "triples (cos unrelated); id_rel_l2: x⊙pad against x.</p>")
         init_df = res["init"]["associativity"] if res.get("init") else None
         parts.append(_img(viz_probing.associativity_histograms(trained["associativity"], init_df),
                           "distance between the two bracketings, trained vs initialisation"))

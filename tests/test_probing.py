@@ -1,6 +1,8 @@
 """Tests for monoidlab.probing (and the probe figures / CLI): node bookkeeping against a slow
 per-node reference, metrics of perfect and random labellings, exact associativity of the sum
-ablation, held-out selection against the trainer's real batches, the CLI on a 5-step run."""
+ablation, held-out selection against the trainer's real batches, triples whose class of xyz is
+balanced, tables that tell an exact model from a constant one, the Hungarian ordering of the
+contingency map, the CLI on a 5-step run."""
 
 import json
 
@@ -9,6 +11,7 @@ import pytest
 import references
 import torch
 
+import monoidlab as ml
 from monoidlab import schedules
 from monoidlab.models.mlp_ldru import MLPLDRU
 from monoidlab.models.pr_lstm import PRLSTM
@@ -18,14 +21,18 @@ from monoidlab.probing import (
     NodeEmbeddings,
     agreement_scores,
     associativity,
+    chance_scores,
     cluster_agreement,
+    draw_triples,
     heldout_strings,
     linear_probe,
     model_at_init,
     node_embeddings,
+    probe_checkpoint,
     purity_score,
     root_states,
     summarise_associativity,
+    summary_tables,
     training_strings,
 )
 
@@ -371,7 +378,7 @@ def test_contingency_and_histogram_figures(tomita7):
 
     X, y = _blobs()
     fig = plots_probe.contingency_heatmap(ClusterAgreement("kmeans").fit(X, y), tomita7.monoid())
-    assert fig.axes[0].get_xlabel() == "cluster"
+    assert fig.axes[0].get_xlabel().startswith("cluster")
     x, yy, z = _triples(tomita7, n=10)
     model = _model("mlp-ldru", tomita7)
     df = associativity(model, tomita7, x, yy, z)
@@ -379,13 +386,195 @@ def test_contingency_and_histogram_figures(tomita7):
     assert len(fig.axes) >= 3
 
 
-def test_umap_figure(tomita7):
-    """The one UMAP test (its first fit in a process costs ~20-28 s)."""
+def test_umap_figure_colours_ecs_categorically(tomita7):
+    """The one UMAP test (its first fit in a process costs ~20-30 s): ECs get distinct
+    categorical colours with a legend, at most COLOUR_LIMIT of them, the rest grey as "other"."""
+    from matplotlib.colors import to_hex
+
+    from monoidlab.viz import probing as plots_probe
+    from monoidlab.viz._common import COLOUR_LIMIT
+
+    lang = ml.load_language("tomita-3")  # 26 ECs: more than the colour limit
+    model = _model("mlp-ldru", lang)
+    emb = node_embeddings(model, lang, *lang.encode(_strings(lang, [16] * 12)))
+    fig = plots_probe.umap_figure(emb, max_points=150, random_state=0)
+    ax = fig.axes[0]
+    n_ecs = emb.subsample(150, "level", 0).meta.ec.nunique()
+    assert n_ecs > COLOUR_LIMIT
+    assert ax.get_title() == (f"true EC: the {COLOUR_LIMIT} most frequent of {n_ecs}; "
+                              f"{n_ecs - COLOUR_LIMIT} rarer ECs grey")
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert len(labels) == COLOUR_LIMIT + 1 and labels[0].startswith(f"other: {n_ecs - COLOUR_LIMIT} ECs")
+    words = lang.monoid().labels()
+    assert all(lab.split(": ")[1].split(" (")[0] == words[int(lab.split(":")[0])]
+               for lab in labels[1:])  # "index: word (share)"
+    # one colour per EC, all distinct, from the categorical palette (not a colormap ramp)
+    colours = [to_hex(c.get_facecolor()[0]) for c in ax.collections[1:]]
+    tab10 = [to_hex(c) for c in __import__("matplotlib").colormaps["tab10"].colors]
+    assert colours == tab10[:COLOUR_LIMIT]
+    pts = np.concatenate([c.get_offsets() for c in ax.collections])
+    assert len(pts) == 150 and np.isfinite(pts).all()
+    assert [a.get_title() for a in fig.axes[1:]] == ["class the EC maps to",
+                                                      "level (height above the leaves)"]
+
+
+# --------------------------------------------------------------------------- baselines
+
+
+def test_chance_scores_keep_cluster_sizes_and_lose_the_ecs():
+    X, y = _blobs(k=4, n=50)
+    est = ClusterAgreement("kmeans").fit(X, y)
+    assert est.scores_["ari"] == pytest.approx(1.0)
+    assert abs(est.chance_scores_["ari"]) < 0.05 and est.chance_scores_["purity"] < 0.4
+    assert est.chance_scores_ == chance_scores(y, est.labels_, random_state=0)
+    tab = cluster_agreement(NodeEmbeddings(X, __import__("pandas").DataFrame(
+        {"ec": y, "level": np.ones(len(y), int), "string": np.arange(len(y))}), "tree",
+        "balanced", None), "kmeans", by=None).table
+    assert {"chance_ari", "chance_nmi", "chance_purity"} <= set(tab.columns)
+
+
+def test_contingency_is_ordered_by_a_hungarian_matching(tomita7):
+    """The reordered diagonal holds the maximum over all EC→cluster matchings (brute force)."""
+    from itertools import permutations
+
     from monoidlab.viz import probing as plots_probe
 
-    model = _model("mlp-ldru", tomita7)
-    emb = node_embeddings(model, tomita7, *tomita7.encode(_strings(tomita7, [16] * 10)))
-    fig = plots_probe.umap_figure(emb, max_points=120, random_state=0)
-    assert [ax.get_title() for ax in fig.axes[:2]] == ["coloured by true EC", "coloured by level"]
-    pts = fig.axes[0].collections[0].get_offsets()
-    assert len(pts) == 120 and np.isfinite(pts).all()
+    rng = np.random.default_rng(3)
+    for shape in [(4, 4), (3, 5), (5, 3)]:
+        c = rng.integers(0, 20, shape)
+        rows, cols, hit = plots_probe.matched_order(c)
+        assert sorted(rows) == list(range(shape[0])) and sorted(cols) == list(range(shape[1]))
+        k = min(shape)
+        best = max(sum(c[i, j] for i, j in zip(r, q)) for r in permutations(range(shape[0]), k)
+                   for q in [tuple(range(shape[1]))[:k]] for q in permutations(range(shape[1]), k)
+                   if list(r) == sorted(r))
+        assert hit == best == np.trace(c[np.ix_(rows, cols)][:k, :k])
+    # blobs whose cluster ids are a shuffle of the ECs: the figure shows a clean diagonal
+    X, y = _blobs(k=4, n=30)
+    est = ClusterAgreement("kmeans").fit(X, y)
+    fig = plots_probe.contingency_heatmap(est, tomita7.monoid(), normalize=False)
+    ax = fig.axes[0]
+    grid = np.asarray(ax.collections[0].get_array()).reshape(4, 4)
+    assert (np.diag(grid) == 30).all() and grid.sum() == 120
+    assert len(ax.patches) == 4  # the matched diagonal is framed
+    assert "100% of nodes on the matched diagonal" in ax.get_title()
+    words = tomita7.monoid().labels()
+    assert [t.get_text() for t in ax.get_yticklabels()] == [f"{e}: {words[e]}" for e in (1, 3, 5, 7)]
+
+
+class MonoidModel(torch.nn.Module):
+    """The exact model of a language as a probe-able model: a state is the one-hot of the EC,
+    the operator is the monoid product, the head reads the class of the EC. With ``constant``
+    the head answers that class whatever the state (a model that learned nothing)."""
+
+    def __init__(self, lang, constant=None):
+        super().__init__()
+        m = lang.monoid()
+        self.m, self.n, self.n_classes, self.constant = m, m.size, lang.n_classes, constant
+        self.table = torch.as_tensor(np.array(m.table))
+        self.out = torch.as_tensor(np.array(m.outputs))
+        self.dummy = torch.nn.Parameter(torch.zeros(1))
+
+    def _hot(self, e):
+        return torch.nn.functional.one_hot(torch.as_tensor(e).long(), self.n).float() + 0 * self.dummy
+
+    def root_states(self, tokens, lengths):
+        return self._hot(self.m.element_of(tokens.numpy(), lengths.numpy()))
+
+    def apply_operator(self, a, b):
+        return self._hot(self.table[a.argmax(-1), b.argmax(-1)])
+
+    def padding_state(self):
+        return self._hot(0)
+
+    def state_logits(self, s):
+        cls = self.out[s.argmax(-1)] if self.constant is None else \
+            torch.full(s.shape[:-1], self.constant)
+        return torch.nn.functional.one_hot(cls.long(), self.n_classes).float()
+
+    def visible_state(self, s):
+        return s
+
+    def prefix_states(self, tokens, lengths):
+        return self._hot(np.maximum(self.m.prefix_elements(tokens.numpy(), lengths.numpy()), 0))
+
+    def forward(self, tokens, lengths):
+        return self.state_logits(self.root_states(tokens, lengths))
+
+
+def test_draw_triples_balance_the_class_of_xyz():
+    """Three independent dyck-4 strings multiply to the sink almost always; the triples cut
+    from class-balanced strings xyz keep both classes, and their parts are what they claim."""
+    from monoidlab.training.problems import LanguageProblem
+
+    problem = LanguageProblem(ml.load_language("dyck-4"))
+    lang, m = problem.language, problem.language.monoid()
+    t = draw_triples(problem, 200, range(41, 81), seed=0)
+    share = np.bincount(t.classes, minlength=2) / len(t)
+    assert 0.4 <= share[1] <= 0.6, share
+    for (tok, ln) in (t.x, t.y, t.z):
+        assert ln.min() >= 41 and ln.max() <= 80
+        assert (tok[np.arange(tok.shape[1])[None, :] >= ln[:, None]] == 0).all()
+    xyz = [a + b + c for a, b, c in zip(*(lang.decode(*p) for p in (t.x, t.y, t.z)))]
+    assert xyz == lang.decode(t.tokens, t.lengths)
+    assert (lang.classify(t.tokens, t.lengths) == t.classes).all()
+    ec = m.multiply(m.multiply(*(m.element_of(*p) for p in (t.x, t.y))), m.element_of(*t.z))
+    assert (np.asarray(m.outputs)[ec] == t.classes).all()
+    # the old construction: three independent held-out strings
+    indep = [ml.sample(lang, range(41, 81), 200, sampler="balanced", seed=s) for s in (1, 2, 3)]
+    ec = m.multiply(m.multiply(*(m.element_of(b.tokens, b.lengths) for b in indep[:2])),
+                    m.element_of(indep[2].tokens, indep[2].lengths))
+    assert (np.asarray(m.outputs)[ec] == 0).mean() > 0.9
+
+
+def test_probe_tables_tell_an_exact_model_from_a_constant_one(tmp_path, monkeypatch):
+    """The demo's mystery: on dyck-4 the associativity table showed head_same 0.96 and
+    head_true 0.9067 for the trained and the initial model alike, because 97% of its triples
+    were the sink. Through probe_checkpoint, the exact monoid (trained) must now stand far
+    from a constant head (init), and the constant head must score the table's baseline."""
+    from monoidlab.probing import probe as probe_mod
+    from monoidlab.training import TrainConfig, train, trainer
+    from monoidlab.training.problems import make_problem
+
+    cfg = TrainConfig(language="dyck-4", model="mlp-ldru", steps=2, batch_size=8,
+                      train_lengths="1:8", test_lengths="9:10", test_samples=4,
+                      model_kwargs={"d": 8})
+    train(cfg, tmp_path / "run", progress=False, evaluate_at_end=False)
+    problem = make_problem(cfg)
+    lang = problem.language
+    real_load = trainer.load_checkpoint
+
+    def load(path, device="cpu"):
+        _, c, p, ckpt = real_load(path, device)
+        return MonoidModel(lang), c, p, ckpt
+
+    monkeypatch.setattr(trainer, "load_checkpoint", load)
+    monkeypatch.setattr(probe_mod, "model_at_init", lambda c, p: MonoidModel(lang, constant=0))
+    res = probe_checkpoint(tmp_path / "run", n_strings=30, n_triples=120, clusterers=("kmeans",),
+                           max_nodes=600)
+    m = res["metrics"]
+    assert 0.4 <= m["triples"]["class_mix"]["accept"] <= 0.6
+    rows = {r["model"]: r for r in summary_tables(m)["associativity"]}
+    exact, const, base = rows["trained"], rows["init"], rows["constant head (majority class)"]
+    assert exact["head_true"] == exact["head_direct"] == exact["head_same"] == 1.0
+    assert exact["probe_true"] > 0.95 and exact["cos"] == 0.0 and exact["cos unrelated"] > 0.3
+    assert const["head_true"] == pytest.approx(m["triples"]["class_mix"]["reject"], abs=1e-3)
+    assert const["head_true"] <= base["head_true"] and base["head_same"] == 1.0
+    assert exact["head_true"] - const["head_true"] > 0.35
+    # the agreement and probe tables carry the init row and a chance reference
+    agr = summary_tables(m)["agreement"]
+    assert [r["model"] for r in agr] == ["trained", "init", "chance (shuffled clusters)"]
+    assert agr[0]["ARI"] == 1.0 and abs(agr[2]["ARI"]) < 0.05
+    probe = summary_tables(m)["probe"]
+    assert probe[0]["accuracy"] > probe[0]["chance"] + 0.3 and [r["model"] for r in probe] == \
+        ["trained", "init"]
+
+
+@pytest.mark.parametrize("name", ["triples", "probe", "associativity", "clustering", "embeddings"])
+def test_doctests(name):
+    import doctest
+    import importlib
+
+    mod = importlib.import_module(f"monoidlab.probing.{name}")
+    res = doctest.testmod(mod, optionflags=doctest.ELLIPSIS)
+    assert res.attempted > 0 and res.failed == 0

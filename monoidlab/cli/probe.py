@@ -27,44 +27,26 @@ def _out_dir(checkpoint: str, out: str | None) -> Path:
     return (p if p.is_dir() else p.parent) / "probe"
 
 
-def _r(v: float) -> float:
-    return round(float(v), 3) + 0.0  # no "-0.000"
-
-
 def _table(m: dict[str, Any]) -> str:
+    from monoidlab.probing import summary_tables
+
+    t = summary_tables(m)
     lines = [f"{m['model']} on {m['language']} after {m['steps']} steps",
-             m["heldout"]["description"], ""]
-    rows = []
-    for which in ("trained", "init"):
-        if which not in m:
-            continue
-        r = m[which]
-        for a in r["agreement"]:
-            if a["level"] == "all":
-                rows.append({"model": which, "clustering": a["method"], "ARI": _r(a["ari"]),
-                             "NMI": _r(a["nmi"]), "V": _r(a["v_measure"]),
-                             "purity": _r(a["purity"])})
-    lines.append(format_table(rows, ["model", "clustering", "ARI", "NMI", "V", "purity"]))
-    prows = [{"model": w, "accuracy": m[w]["probe"]["accuracy"],
-              "train accuracy": m[w]["probe"]["train_accuracy"], "chance": m[w]["probe"]["chance"]}
-             for w in ("trained", "init") if w in m]
-    lines += ["", "linear probe (EC from the embedding, held-out strings' nodes)",
-              format_table(prows, ["model", "accuracy", "train accuracy", "chance"])]
-    arows = []
-    for which in ("trained", "init"):
-        a = m.get(which, {}).get("associativity")
-        if not a or "overall" not in a:
-            continue
-        o = a["overall"]
-        arows.append({"model": which, "cos": o["cos_mean"], "rel_l2": o["rel_l2_mean"],
-                      "head_same": o["head_same"], "head_true": o["head_true"],
-                      "probe_true": o.get("probe_true", ""),
-                      "id_rel_l2": o.get("id_right_rel_mean", "")})
-    if arows:
-        lines += ["", f"associativity on {m['trained']['associativity']['overall']['n']} "
-                  "held-out triples (means)",
-                  format_table(arows, ["model", "cos", "rel_l2", "head_same", "head_true",
-                                       "probe_true", "id_rel_l2"])]
+             m["heldout"]["description"], "",
+             "cluster agreement (true EC vs clusters of the node embeddings)",
+             format_table(t["agreement"], ["model", "clustering", "ARI", "NMI", "V", "purity"]),
+             "", "linear probe (EC from the embedding, held-out strings' nodes; chance = the "
+             "most frequent EC)",
+             format_table(t["probe"], ["model", "accuracy", "train accuracy", "chance"])]
+    if t["associativity"]:
+        lines += ["", f"associativity (means): {m['triples']['description']}",
+                  format_table(t["associativity"], ["model", "head_true", "head_direct",
+                                                    "head_same", "probe_true", "cos",
+                                                    "cos unrelated", "rel_l2", "id_rel_l2"]),
+                  "head_true: the head decodes (x⊙y)⊙z and x⊙(y⊙z) both to the class of xyz; "
+                  "head_direct: the model's own prediction on xyz; head_same: both bracketings "
+                  "alike (a constant head scores 1); cos: the two bracketings, against roots "
+                  "of unrelated triples"]
     elif "associativity" in m.get("trained", {}):
         lines += ["", f"associativity: {m['trained']['associativity'].get('skipped', '-')}"]
     return "\n".join(lines)

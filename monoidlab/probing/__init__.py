@@ -14,17 +14,22 @@ Four instruments, each a plain function (or a scikit-learn-style estimator) on p
   :func:`agreement_scores` (ARI, NMI, homogeneity, completeness, V-measure, purity);
   :func:`linear_probe` (logistic regression fit on part of the held-out strings' nodes,
   scored on the others).
+* :func:`heldout_triples`: triples (x, y, z) for the associativity check, cut from
+  class-balanced strings xyz so that a constant head scores about 1 / #classes (three
+  independent strings of a Dyck language multiply to the sink almost always).
 * :func:`associativity`: on triples (x, y, z), the roots' (x⊙y)⊙z against x⊙(y⊙z) (cosine
-  distance, relative L2), whether the head / the probe decode both alike and to the class of
-  xyz, and the identity check x⊙pad, pad⊙x (pad = the model's padding leaf).
+  distance, relative L2, beside the distance between unrelated roots), whether the head / the
+  probe decode both alike and to the class of xyz, and the identity check x⊙pad, pad⊙x
+  (pad = the model's padding leaf).
 
 :func:`probe_model` runs them all on one model; :func:`probe_checkpoint` on a checkpoint and
-on the same model at initialisation (the baseline).
+on the same model at initialisation (the baseline); :func:`summary_tables` prints every result
+beside its references (initialisation, shuffled clusters, majority EC, constant head).
 
 The package re-exports every public name, so ``from monoidlab.probing import X`` works for all
 of them; the modules are :mod:`~monoidlab.probing.embeddings`,
-:mod:`~monoidlab.probing.clustering`, :mod:`~monoidlab.probing.associativity` and
-:mod:`~monoidlab.probing.probe`.
+:mod:`~monoidlab.probing.clustering`, :mod:`~monoidlab.probing.triples`,
+:mod:`~monoidlab.probing.associativity` and :mod:`~monoidlab.probing.probe`.
 """
 
 from monoidlab.probing.associativity import associativity, root_states, summarise_associativity
@@ -34,6 +39,7 @@ from monoidlab.probing.clustering import (
     Agreement,
     ClusterAgreement,
     agreement_scores,
+    chance_scores,
     cluster_agreement,
     linear_probe,
     purity_score,
@@ -45,10 +51,12 @@ from monoidlab.probing.embeddings import (
     node_embeddings,
     training_strings,
 )
-from monoidlab.probing.probe import model_at_init, probe_checkpoint, probe_model
+from monoidlab.probing.probe import model_at_init, probe_checkpoint, probe_model, summary_tables
+from monoidlab.probing.triples import Triples, draw_triples, heldout_triples
 
 __all__ = ["NodeEmbeddings", "node_embeddings", "HeldOut", "training_strings",
-           "heldout_strings", "purity_score", "agreement_scores", "ClusterAgreement", "Agreement",
+           "heldout_strings", "Triples", "draw_triples", "heldout_triples", "purity_score",
+           "agreement_scores", "chance_scores", "ClusterAgreement", "Agreement",
            "cluster_agreement", "linear_probe", "root_states", "associativity",
            "summarise_associativity", "model_at_init", "probe_model", "probe_checkpoint",
-           "CLUSTERERS", "METRICS"]
+           "summary_tables", "CLUSTERERS", "METRICS"]

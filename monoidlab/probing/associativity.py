@@ -24,6 +24,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from monoidlab._util import eval_mode
 from monoidlab.errors import InputError
@@ -35,7 +36,8 @@ if TYPE_CHECKING:
     from monoidlab.automaton import Automaton
     from monoidlab.models.protocols import OperatorModel
 
-__all__ = ["root_states", "associativity", "summarise_associativity", "as_operator_model"]
+__all__ = ["root_states", "associativity", "summarise_associativity", "as_operator_model",
+           "concat", "predict"]
 
 
 def as_operator_model(model: Any) -> OperatorModel:
@@ -66,6 +68,44 @@ def root_states(model: nn.Module, tokens: np.ndarray, lengths: np.ndarray,
     return np.concatenate(out)
 
 
+def concat(*parts: tuple[ArrayLike, ArrayLike]) -> tuple[np.ndarray, np.ndarray]:
+    """The row-wise concatenation of ``(tokens, lengths)`` pairs (vectorised, zero-padded).
+
+    >>> t, n = concat((np.array([[1, 0]]), np.array([1])), (np.array([[2, 3]]), np.array([2])))
+    >>> t.tolist(), n.tolist()
+    ([[1, 2, 3]], [3])
+    """
+    lens = np.stack([np.asarray(p[1], np.int64) for p in parts], axis=1)  # (B, k)
+    ends = np.cumsum(lens, axis=1)
+    total = ends[:, -1]
+    T = int(total.max(initial=0))
+    pos = np.arange(T)[None, :]
+    which = (pos[:, :, None] >= ends[:, None, :]).sum(-1)  # (B, T): the part holding position
+    out = np.zeros((len(total), T), np.int64)
+    for k, (tok, _) in enumerate(parts):
+        tok = np.asarray(tok)
+        off = pos - (ends[:, k] - lens[:, k])[:, None]
+        got = np.take_along_axis(tok, np.clip(off, 0, tok.shape[1] - 1), axis=1)
+        out = np.where(which == k, got, out)
+    return np.where(pos < total[:, None], out, 0), total
+
+
+def predict(model: nn.Module, tokens: ArrayLike, lengths: ArrayLike,
+            batch_size: int = 256) -> np.ndarray:
+    """The model's predicted class of each string (its own forward pass, eval mode)."""
+    import torch
+
+    dev = next(model.parameters()).device
+    tokens, lengths = np.asarray(tokens), np.asarray(lengths)
+    out = []
+    with eval_mode(model):
+        for s in range(0, len(lengths), batch_size):
+            ln = torch.as_tensor(lengths[s: s + batch_size], device=dev)
+            tk = torch.as_tensor(tokens[s: s + batch_size, : int(ln.max())], device=dev)
+            out.append(model(tk, ln).argmax(-1).cpu().numpy())
+    return np.concatenate(out) if out else np.zeros(0, np.int64)
+
+
 def _dist(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Cosine distance and relative L2 (‖a − b‖ over the mean of the norms) per row."""
     na, nb = np.linalg.norm(a, axis=-1), np.linalg.norm(b, axis=-1)
@@ -79,12 +119,17 @@ def associativity(model: nn.Module, lang: Automaton, x: tuple[np.ndarray, np.nda
                   probe: Any = None) -> pandas.DataFrame:
     """(x⊙y)⊙z against x⊙(y⊙z) on the root states of triples of strings, one row per triple.
 
-    ``x``, ``y``, ``z`` are ``(tokens, lengths)`` pairs of equal batch size. Columns: lengths,
-    ``cos``/``rel_l2`` (the two bracketings), ``head_same`` (the head decodes both alike),
-    ``head_true`` (both to the class of xyz), with a fitted EC ``probe`` (e.g.
-    ``linear_probe(...)["model"]``) ``probe_same`` / ``probe_true`` (on the EC), and where the
-    model has a padding leaf the identity check: ``id_right_cos``/``id_right_rel`` (x⊙pad vs
-    x), ``id_left_*`` (pad⊙x vs x), ``id_head_same`` (head of x, x⊙pad, pad⊙x all alike).
+    ``x``, ``y``, ``z`` are ``(tokens, lengths)`` pairs of equal batch size (draw them with
+    :func:`~monoidlab.probing.heldout_triples`, which balances the class of xyz). Columns:
+    lengths, ``ec_xyz`` / ``cls_xyz`` (true EC and class of xyz), ``cos``/``rel_l2`` (the two
+    bracketings), ``cos_unrelated``/``rel_l2_unrelated`` (a triple's (x⊙y)⊙z against the next
+    triple's x⊙(y⊙z): the scale of distances between unrelated roots), ``head_same`` (the head
+    decodes both alike; a constant head scores 1), ``head_true`` (both to the class of xyz),
+    ``head_direct`` (the model's own prediction on the string xyz is its class), with a
+    fitted EC ``probe`` (e.g. ``linear_probe(...)["model"]``) ``probe_same`` / ``probe_true``
+    (on the EC), and where the model has a padding leaf the identity check:
+    ``id_right_cos``/``id_right_rel`` (x⊙pad vs x), ``id_left_*`` (pad⊙x vs x),
+    ``id_head_same`` (head of x, x⊙pad, pad⊙x all alike).
     """
     import pandas as pd
     import torch
@@ -111,9 +156,14 @@ def associativity(model: nn.Module, lang: Automaton, x: tuple[np.ndarray, np.nda
     true_cls = np.asarray(lang.output)[monoid.elements[ec, lang.start]]
     L, R = left.double().cpu().numpy(), right.double().cpu().numpy()
     cos, rel = _dist(L, R)
+    cos_u, rel_u = _dist(L, np.roll(R, 1, axis=0)) if len(L) > 1 else (cos * np.nan, rel * np.nan)
+    direct = predict(model, *concat(x, y, z))
     df = pd.DataFrame({"len_x": np.asarray(x[1]), "len_y": np.asarray(y[1]),
-                       "len_z": np.asarray(z[1]), "ec_xyz": ec, "cos": cos, "rel_l2": rel,
-                       "head_same": lc == rc, "head_true": (lc == true_cls) & (rc == true_cls)})
+                       "len_z": np.asarray(z[1]), "ec_xyz": ec, "cls_xyz": true_cls,
+                       "cos": cos, "rel_l2": rel, "cos_unrelated": cos_u,
+                       "rel_l2_unrelated": rel_u, "head_same": lc == rc,
+                       "head_true": (lc == true_cls) & (rc == true_cls),
+                       "head_direct": direct == true_cls})
     df["length"] = df.len_x + df.len_y + df.len_z
     if probe is not None:
         pl, pr = probe.predict(vis[0]), probe.predict(vis[1])
@@ -126,13 +176,15 @@ def associativity(model: nn.Module, lang: Automaton, x: tuple[np.ndarray, np.nda
 
 
 def summarise_associativity(df: pandas.DataFrame, n_bins: int = 4) -> dict[str, Any]:
-    """Means (and medians / 90th percentiles of the distances) overall and by length of xyz."""
+    """Means (and medians / 90th percentiles of the distances) overall and by length of xyz,
+    with the baselines ``majority`` (share of the most frequent class of xyz: what a constant
+    head scores on ``head_true``) and ``probe_chance`` (share of the most frequent EC)."""
     import pandas as pd
 
-    dist = [c for c in ("cos", "rel_l2", "id_right_cos", "id_right_rel", "id_left_cos",
-                        "id_left_rel") if c in df]
-    rate = [c for c in ("head_same", "head_true", "probe_same", "probe_true", "id_head_same")
-            if c in df]
+    dist = [c for c in ("cos", "rel_l2", "cos_unrelated", "rel_l2_unrelated", "id_right_cos",
+                        "id_right_rel", "id_left_cos", "id_left_rel") if c in df]
+    rate = [c for c in ("head_same", "head_true", "head_direct", "probe_same", "probe_true",
+                        "id_head_same") if c in df]
 
     def summary(d: pandas.DataFrame) -> dict[str, float]:
         out: dict[str, float] = {"n": int(len(d))}
@@ -140,6 +192,13 @@ def summarise_associativity(df: pandas.DataFrame, n_bins: int = 4) -> dict[str, 
             out.update({f"{c}_mean": float(d[c].mean()), f"{c}_median": float(d[c].median()),
                         f"{c}_p90": float(d[c].quantile(0.9))})
         out.update({c: float(d[c].mean()) for c in rate})
+        # baselines: a constant head answering the most frequent class of xyz scores
+        # ``majority`` on head_true / head_direct (and 1 on head_same); a constant probe
+        # answering the most frequent EC scores ``probe_chance`` on probe_true
+        if "cls_xyz" in d and len(d):
+            out["majority"] = float(d["cls_xyz"].value_counts(normalize=True).iloc[0])
+        if len(d):
+            out["probe_chance"] = float(d["ec_xyz"].value_counts(normalize=True).iloc[0])
         return out
 
     bins = pd.cut(df["length"], bins=min(n_bins, max(1, df["length"].nunique())))

@@ -27,8 +27,8 @@ from monoidlab.probing.embeddings import NodeEmbeddings
 if TYPE_CHECKING:
     import pandas
 
-__all__ = ["METRICS", "CLUSTERERS", "purity_score", "agreement_scores", "ClusterAgreement",
-           "Agreement", "cluster_agreement", "linear_probe"]
+__all__ = ["METRICS", "CLUSTERERS", "purity_score", "agreement_scores", "chance_scores",
+           "ClusterAgreement", "Agreement", "cluster_agreement", "linear_probe"]
 
 METRICS = ("ari", "nmi", "homogeneity", "completeness", "v_measure", "purity")
 CLUSTERERS = ("kmeans", "agglomerative", "hdbscan")
@@ -84,6 +84,22 @@ def _make_clusterer(clusterer: Any, k: int | None, n: int, random_state: int | N
     return est
 
 
+def chance_scores(labels_true: ArrayLike, labels_pred: ArrayLike, n_shuffles: int = 3,
+                  random_state: int | None = 0) -> dict[str, float]:
+    """The scores of :func:`agreement_scores` for the same clusters shuffled across the points
+    (same cluster sizes, no relation to the ECs), averaged over ``n_shuffles`` seeded
+    permutations: the chance reference every agreement is read against (ARI ≈ 0, NMI and
+    purity above 0 by the cluster sizes alone).
+
+    >>> round(chance_scores([0] * 50 + [1] * 50, [0] * 50 + [1] * 50)["ari"], 1)
+    0.0
+    """
+    rng = np.random.default_rng(random_state)
+    p = np.asarray(labels_pred)
+    runs = [agreement_scores(labels_true, rng.permutation(p)) for _ in range(n_shuffles)]
+    return {k: float(np.mean([r[k] for r in runs])) for k in METRICS}
+
+
 class ClusterAgreement(BaseEstimator):
     """Cluster embeddings and compare the clusters with the true ECs (sklearn conventions).
 
@@ -96,7 +112,8 @@ class ClusterAgreement(BaseEstimator):
     random_state : seed of KMeans.
 
     Attributes after ``fit(X, y)``: ``labels_``, ``clusterer_``, ``scores_`` (see
-    :func:`agreement_scores`), ``classes_`` (ECs present), ``clusters_``, ``contingency_``
+    :func:`agreement_scores`), ``chance_scores_`` (the same clusters shuffled across the
+    points, :func:`chance_scores`), ``classes_`` (ECs present), ``clusters_``, ``contingency_``
     (``classes_`` × ``clusters_`` counts), ``n_clusters_`` (noise excluded),
     ``noise_fraction_``.
 
@@ -133,6 +150,7 @@ class ClusterAgreement(BaseEstimator):
         self.n_clusters_ = int((self.clusters_ >= 0).sum())
         self.noise_fraction_ = float((self.labels_ < 0).mean())
         self.scores_ = agreement_scores(y, self.labels_)
+        self.chance_scores_ = chance_scores(y, self.labels_, random_state=self.random_state)
         return self
 
     def fit_predict(self, X: ArrayLike, y: ArrayLike) -> np.ndarray:
@@ -163,7 +181,8 @@ def cluster_agreement(emb: NodeEmbeddings, clusterers: Any = CLUSTERERS,
                       min_group: int = 20, random_state: int | None = 0) -> Agreement:
     """Cluster agreement overall (``level`` = "all") and per ``by`` group (each group clustered
     on its own, k = #ECs present in it); groups with fewer than ``min_group`` nodes or a single
-    EC are skipped. At most ``max_nodes`` nodes per fit (stratified by ``by``, seeded)."""
+    EC are skipped. At most ``max_nodes`` nodes per fit (stratified by ``by``, seeded). Each
+    row has the scores and their chance reference ``chance_<metric>`` (:func:`chance_scores`)."""
     import pandas as pd
 
     if isinstance(clusterers, str) or not isinstance(clusterers, list | tuple):
@@ -184,7 +203,8 @@ def cluster_agreement(emb: NodeEmbeddings, clusterers: Any = CLUSTERERS,
                 fitted[name] = est
             rows.append({"method": name, by or "group": g, "n": len(sub),
                          "n_ecs": len(est.classes_), "n_clusters": est.n_clusters_,
-                         **est.scores_, "noise": est.noise_fraction_})
+                         **est.scores_, "noise": est.noise_fraction_,
+                         **{f"chance_{k}": v for k, v in est.chance_scores_.items()}})
     return Agreement(pd.DataFrame(rows), fitted)
 
 

@@ -334,6 +334,57 @@ def test_odds_first_on_five_symbols_and_code_order():
     assert code.label(code.encode("01234"))[0].tolist() == [[1, 3, 0, 2, 4]]
 
 
+def test_odds_first_both_orders_on_1_0_0():
+    x = np.array([1, 0, 0])
+    assert get_task("odds_first").label(x)[0].tolist() == [[1, 0, 0]]  # the paper's text
+    released = get_task("odds_first", code_order=True)  # the released code (protocol paper)
+    assert released.label(x)[0].tolist() == [[0, 1, 0]]
+    assert TASKS["odds_first"].paper_options == {"code_order": True}
+
+
+# the released code's placeholder strings: (task, n) -> (possible inputs, their targets, masks)
+PLACEHOLDERS = {
+    ("binary_addition", 1): {(0,): ([0, 2], [1, 1])},
+    ("binary_addition", 2): {(0, 0): ([0, 2, 0], [1, 1, 0]), (1, 0): ([1, 2, 0], [1, 1, 0]),
+                             (0, 1): ([0, 1, 2], [1, 1, 1])},  # 0, 1, 2 (never 3)
+    ("binary_multiplication", 1): {(0,): ([2], [1])},
+    ("binary_multiplication", 2): {(0, 0): ([0, 2], [1, 1]), (1, 0): ([0, 2], [1, 1]),
+                                   (0, 1): ([0, 2], [1, 1])},
+    ("solve_equation", 1): {(0,): ([0], [1])},
+    ("solve_equation", 2): {(0, 0): ([0], [1])},
+    ("missing_duplicate_string", 1): {(1,): ([1], [1])},
+}
+
+
+@pytest.mark.parametrize("name, n", sorted(PLACEHOLDERS))
+def test_placeholder_strings_as_the_released_code(name, n):
+    task = get_task(name, placeholders=True)
+    assert task.min_length == 1 and type(task).min_length > n
+    assert TASKS[name].paper_options == {"placeholders": True}
+    b = task.sample(np.random.default_rng(0), 300, n)
+    want = PLACEHOLDERS[(name, n)]
+    seen = {tuple(row) for row in b.inputs.tolist()}
+    assert seen == set(want)  # every placeholder input occurs, nothing else
+    for row, tgt, msk in zip(b.inputs.tolist(), b.targets.tolist(), b.mask.astype(int).tolist()):
+        assert (tgt, msk) == want[tuple(row)]
+    targets, mask = task.label(b.inputs)  # the labeller agrees with the sampler
+    np.testing.assert_array_equal(targets, b.targets)
+    np.testing.assert_array_equal(mask, b.mask)
+    # at real lengths nothing changes; without the option the short lengths still raise
+    np.testing.assert_array_equal(task.sample(3, 8, 9).inputs, get_task(name).sample(3, 8, 9).inputs)
+    with pytest.raises(ValueError, match="no strings of length"):
+        get_task(name).sample(0, 4, n)
+
+
+def test_placeholder_labellers_reject_other_short_inputs():
+    with pytest.raises(ValueError, match="placeholder"):
+        get_task("solve_equation", placeholders=True).label(np.array([[1, 0]]))
+    with pytest.raises(ValueError, match="placeholder"):
+        get_task("missing_duplicate_string", placeholders=True).label(np.array([[0]]))
+    with pytest.raises(ValueError, match="placeholder"):
+        get_task("binary_addition", placeholders=True).label(np.array([[2, 0]]))
+
+
 def test_malformed_inputs_raise():
     with pytest.raises(ValueError):
         get_task("binary_addition").label(np.array([[0, 1, 1]]))  # no operator

@@ -148,6 +148,13 @@ class Task(abc.ABC):
     problem_kind: ClassVar[str] = "tape"
     #: the shortest input length that has strings; `sample` raises ValueError below it.
     min_length: int = 1
+    #: placeholder strings below the class's min_length, as the released code (see below)
+    placeholders: bool = False
+    #: task options of the paper protocol (`protocol = "paper"`): what the released code does
+    #: where monoidlab's default differs (odds_first's order, placeholder strings)
+    paper_options: ClassVar[dict] = {}
+    #: True when `sample_near_miss` draws near misses from the task's own checker
+    has_near_miss: ClassVar[bool] = False
 
     input_vocab: list[str]
     output_vocab: list[str]
@@ -205,6 +212,31 @@ class Task(abc.ABC):
     @abc.abstractmethod
     def _sample(self, rng: np.random.Generator, batch: int, length: int) -> TaskBatch:
         """Subclass hook: `length` and `batch` are already validated."""
+
+    def sample_near_miss(self, rng: np.random.Generator | int, batch: int,
+                         length: int) -> TaskBatch:
+        """`batch` strings one edit away from a task string of another class (tasks with
+        `has_near_miss`; docs/deletang.md says per task what a near miss is, or why none)."""
+        raise InputError(f"task {self.name!r} has no near-miss sampler")
+
+    def automaton_name(self) -> str | None:
+        """The suite language (`languages/`) whose automaton labels this task's strings
+        exactly, with the same symbols and class order; None when there is none."""
+        return None
+
+    def _use_placeholders(self, on: bool) -> None:
+        """Accept the lengths below `min_length` with the reference's placeholder strings.
+
+        The released code returns fixed degenerate strings there (and trains on them); with
+        `placeholders=True` `sample` does the same and `label` labels them the same way.
+        """
+        self.placeholders = bool(on)
+        if self.placeholders:
+            self.min_length = 1
+
+    def is_placeholder_length(self, n: int) -> bool:
+        """True when length `n` has only placeholder strings (below the class's min_length)."""
+        return self.placeholders and n < type(self).min_length
 
     def label(self, inputs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Targets (B, m) int64 and mask (B, m) bool for given inputs (B, n).

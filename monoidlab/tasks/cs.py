@@ -134,34 +134,56 @@ def _sample_operands(rng: np.random.Generator, batch: int, n: int, op_id: int) -
     return x
 
 
+def _sample_placeholder(rng: np.random.Generator, batch: int, n: int) -> np.ndarray:
+    """The released code's placeholder input for n ≤ 2: x uniform in 0..2**n − 2, written
+    with n little-endian bits (numpy's randint excludes its upper bound 2**n − 1)."""
+    return ints_to_bits(rng.integers(0, 2**n - 1, batch).tolist(), n)
+
+
+def _placeholder_bits(x: np.ndarray) -> np.ndarray:
+    """Check a placeholder input (0/1 bits only) and return it."""
+    if ((x < 0) | (x > 1)).any():
+        raise InputError("a placeholder input (length below 3) holds 0/1 bits only")
+    return x
+
+
 @register_task
 class BinaryAddition(Task):
     """a + b in little-endian binary: output the sum little-endian, then a terminator.
 
     Output length n + 1, classes {0, 1, 2 = end}; positions after the terminator are 0
-    and masked. Needs n ≥ 3 (two nonempty operands and the "+").
+    and masked. Needs n ≥ 3 (two nonempty operands and the "+"), unless
+    `placeholders=True`: then n ≤ 2 gives the released code's placeholder, a bare
+    number x uniform in 0..2**n − 2 (n bits, little-endian) whose output is x itself.
 
     Examples:
-        11+101 (3 + 5) → 0001 2 0 0; 001+01101 (4 + 22) → 01011 2 0 0 0 0.
+        11+101 (3 + 5) → 0001 2 0 0; 001+01101 (4 + 22) → 01011 2 0 0 0 0;
+        placeholder 01 (x = 2) → 01 2.
     """
 
     name = "binary_addition"
     level = "CS"
     min_length = 3
+    paper_options = {"placeholders": True}
 
-    def __init__(self) -> None:
+    def __init__(self, placeholders: bool = False) -> None:
         self.input_vocab = ["0", "1", "+"]
         self.output_vocab = ["0", "1", "<end>"]
+        self._use_placeholders(placeholders)
 
     def output_length(self, n: int) -> int:
         return n + 1
 
     def label(self, inputs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         x = _as_2d(inputs)
+        if self.is_placeholder_length(x.shape[1]):
+            return _terminated(_placeholder_bits(x), x.shape[1] + 1)
         a, b = _operands(x, 2)
         return _terminated(add_bits(a, b), x.shape[1] + 1)
 
     def _sample(self, rng: np.random.Generator, batch: int, length: int) -> TaskBatch:
+        if self.is_placeholder_length(length):
+            return self._batch(_sample_placeholder(rng, batch, length))
         return self._batch(_sample_operands(rng, batch, length, 2))
 
 
@@ -170,30 +192,43 @@ class BinaryMultiplication(Task):
     """a * b in little-endian binary: the product little-endian, then a terminator.
 
     Output length n (the product has at most n − 1 bits); classes {0, 1, 2 = end};
-    positions after the terminator are masked. Needs n ≥ 3.
+    positions after the terminator are masked. Needs n ≥ 3, unless `placeholders=True`:
+    then n ≤ 2 gives the released code's placeholder, a bare number (as for
+    binary_addition) with the fixed output n − 1 zeros then the terminator.
 
     Examples:
-        11*101 (3 * 5 = 15) → 1111 2; 001*01101 (4 * 22 = 88) → 0001101 2 0.
+        11*101 (3 * 5 = 15) → 1111 2; 001*01101 (4 * 22 = 88) → 0001101 2 0;
+        placeholders 1 → 2, 01 → 0 2.
     """
 
     name = "binary_multiplication"
     level = "CS"
     min_length = 3
+    paper_options = {"placeholders": True}
 
-    def __init__(self) -> None:
+    def __init__(self, placeholders: bool = False) -> None:
         self.input_vocab = ["0", "1", "*"]
         self.output_vocab = ["0", "1", "<end>"]
+        self._use_placeholders(placeholders)
 
     def output_length(self, n: int) -> int:
         return n
 
     def label(self, inputs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         x = _as_2d(inputs)
+        B, n = x.shape
+        if self.is_placeholder_length(n):
+            _placeholder_bits(x)
+            targets = np.zeros((B, n), np.int64)
+            targets[:, n - 1] = END
+            return targets, np.ones((B, n), bool)
         a, b = _operands(x, 2)
         prods = [p * q for p, q in zip(bits_to_ints(a), bits_to_ints(b))]
         return _terminated(ints_to_bits(prods, x.shape[1]), x.shape[1])
 
     def _sample(self, rng: np.random.Generator, batch: int, length: int) -> TaskBatch:
+        if self.is_placeholder_length(length):
+            return self._batch(_sample_placeholder(rng, batch, length))
         return self._batch(_sample_operands(rng, batch, length, 2))
 
 
@@ -258,7 +293,8 @@ class MissingDuplicateString(Task):
     """ww with one symbol replaced by "?"; predict that symbol (2 classes).
 
     Input length n: w has n // 2 symbols; for odd n a final "_" pads ww to n. The
-    hidden position is uniform over ww. Needs n ≥ 2.
+    hidden position is uniform over ww. Needs n ≥ 2, unless `placeholders=True`: then
+    n = 1 gives the released code's placeholder, the input "1" with answer 1.
 
     Examples:
         0110?110 → 0 (w = 0110); 101?01_ → 1 (w = 101).
@@ -268,14 +304,20 @@ class MissingDuplicateString(Task):
     level = "CS"
     min_length = 2
     MISSING, PAD = 2, 3
+    paper_options = {"placeholders": True}
 
-    def __init__(self) -> None:
+    def __init__(self, placeholders: bool = False) -> None:
         self.input_vocab = ["0", "1", "?", "_"]
         self.output_vocab = ["0", "1"]
+        self._use_placeholders(placeholders)
 
     def label(self, inputs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         x = _as_2d(inputs)
         B, n = x.shape
+        if self.is_placeholder_length(n):
+            if not (x == 1).all():
+                raise InputError("the placeholder input of length 1 is '1'")
+            return np.ones((B, 1), np.int64), np.ones((B, 1), bool)
         half = n // 2
         if not ((x == self.MISSING).sum(1) == 1).all():
             raise InputError("each input needs exactly one '?'")
@@ -289,6 +331,8 @@ class MissingDuplicateString(Task):
         return y[:, None], np.ones((B, 1), bool)
 
     def _sample(self, rng: np.random.Generator, batch: int, length: int) -> TaskBatch:
+        if self.is_placeholder_length(length):
+            return self._batch(np.ones((batch, length), np.int64))
         half = length // 2
         w = rng.integers(0, 2, (batch, half))
         x = np.concatenate([w, w, np.full((batch, length % 2), self.PAD)], axis=1)
@@ -303,15 +347,16 @@ class OddsFirst(StringTask):
     """The symbols at odd positions first, then those at even ones (1-based).
 
     s1 s2 s3 s4 s5 → s1 s3 s5 s2 s4, as in the paper and the official docstring. The
-    official *code* puts the 0-based odd positions first (s2 s4 … s1 s3 …); pass
-    `code_order=True` for that variant.
+    released *code*, which produced the paper's numbers, puts the 0-based odd positions
+    first (s2 s4 … s1 s3 …); `code_order=True` is that order (the paper protocol's).
 
     Examples:
-        abcde → acebd; 00110101 → 0100 0111.
+        abcde → acebd; 00110101 → 0100 0111; 1 0 0 → 1 0 0 (code order: 0 1 0).
     """
 
     name = "odds_first"
     level = "CS"
+    paper_options = {"code_order": True}
 
     def __init__(self, vocab_size: int = 2, code_order: bool = False) -> None:
         super().__init__(vocab_size)

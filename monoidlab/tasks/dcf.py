@@ -21,7 +21,7 @@ import numpy as np
 
 from monoidlab.errors import InputError
 
-from .base import RandomStream, StringTask, Task, TaskBatch, register_task
+from .base import RandomStream, StringTask, Task, TaskBatch, as_generator, register_task
 from .base import as_2d as _as_2d
 
 __all__ = [
@@ -159,6 +159,12 @@ def generate_bracket_expression(
     return tokens, values[0]
 
 
+def _uniform_true(rng: np.random.Generator, ok: np.ndarray) -> np.ndarray:
+    """Per row of a (B, n) bool array, a column index uniform over its True entries."""
+    keys = np.where(ok, rng.random(ok.shape), -1.0)
+    return keys.argmax(axis=1)
+
+
 def _apply(op: str, a: int, b: int) -> int:
     return a + b if op == "+" else a - b if op == "-" else a * b
 
@@ -257,6 +263,59 @@ class ModularArithmeticBrackets(Task):
             targets[b, 0] = val
         return self._batch(inputs, targets)
 
+    has_near_miss = True
+
+    def sample_near_miss(self, rng: np.random.Generator | int, batch: int,
+                         length: int) -> TaskBatch:
+        """Expressions one substitution away from a task expression of another value.
+
+        Draw a task expression, then substitutions (a digit by another digit, a binary
+        operator by another operator of the task) uniformly, until one changes the value
+        mod p; the edited expression is well formed and its label is recomputed. An
+        expression where no substitution tried in 64 changes the value (a subtree
+        multiplied by 0 hides most digits) is replaced by a fresh one.
+
+        Examples:
+            ((1+2)*3) → ((1+4)*3): value 4 → 0.
+        """
+        length = self.check_length(length)
+        if int(batch) < 1:
+            raise InputError(f"batch must be >= 1, got {batch}")
+        stream = RandomStream(as_generator(rng))
+        digits = [str(d) for d in range(self.modulus)]
+        index = {s: i for i, s in enumerate(self.input_vocab)}
+        inputs = np.empty((int(batch), length), np.int64)
+        targets = np.empty((int(batch), 1), np.int64)
+        for b in range(int(batch)):
+            edited = None
+            while edited is None:
+                toks, val = generate_bracket_expression(stream, length, self.modulus,
+                                                        self.operators)
+                edited = _edit_until(stream, toks, val, self.modulus, digits, self.operators)
+            inputs[b] = [index[t] for t in edited[0]]
+            targets[b, 0] = edited[1]
+        return self._batch(inputs, targets)
+
+
+def _edit_until(stream: RandomStream, toks: list[str], val: int, modulus: int,
+                digits: list[str], operators: Sequence[str],
+                tries: int = 64) -> tuple[list[str], int] | None:
+    """One substitution of ``toks`` that changes its value: (edited, new value), or None."""
+    # a binary operator follows a complete operand (a digit or ")"); a unary "-" does not
+    spots = [i for i, t in enumerate(toks) if t in digits or
+             (t in operators and i > 0 and (toks[i - 1] in digits or toks[i - 1] == ")"))]
+    for _ in range(tries):
+        i = spots[stream.randint(0, len(spots))]
+        pool = digits if toks[i] in digits else list(operators)
+        others = [t for t in pool if t != toks[i]]
+        if not others:
+            return None
+        edited = [*toks[:i], others[stream.randint(0, len(others))], *toks[i + 1:]]
+        new = evaluate_brackets(edited, modulus)
+        if new != val:
+            return edited, new
+    return None
+
 
 @register_task
 class SolveEquation(Task):
@@ -265,7 +324,9 @@ class SolveEquation(Task):
     The expression has n − 2 symbols (grammar of `generate_bracket_expression`, + and
     − only, so the solution is unique); "=" and the one-digit value follow. The digit
     to hide is picked as officially: a uniform position, then the next digit to its
-    right, cyclically. Needs n ≥ 3. Generation is a Python loop over the batch.
+    right, cyclically. Needs n ≥ 3, unless `placeholders=True`: then n ≤ 2 gives the
+    released code's placeholder, n zeros with answer 0. Generation is a Python loop
+    over the batch.
 
     Examples:
         (x+3)=1 → 3 (mod 5); -x=2 → 3.
@@ -274,16 +335,23 @@ class SolveEquation(Task):
     name = "solve_equation"
     level = "DCF"
     min_length = 3
+    paper_options = {"placeholders": True}
+    has_near_miss = True
 
-    def __init__(self, modulus: int = 5) -> None:
+    def __init__(self, modulus: int = 5, placeholders: bool = False) -> None:
         if not 2 <= modulus <= 10:
             raise InputError("modulus must be in 2..10 (digits are single symbols)")
         self.modulus = modulus
         self.input_vocab = [str(i) for i in range(modulus)] + ["+", "-", "(", ")", "x", "="]
         self.output_vocab = [str(i) for i in range(modulus)]
+        self._use_placeholders(placeholders)
 
     def label(self, inputs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         x = _as_2d(inputs)
+        if self.is_placeholder_length(x.shape[1]):
+            if (x != 0).any():
+                raise InputError("the placeholder input of a length below 3 is all zeros")
+            return np.zeros((x.shape[0], 1), np.int64), np.ones((x.shape[0], 1), bool)
         out = np.empty((x.shape[0], 1), np.int64)
         for b, row in enumerate(x):
             toks = self.decode(row)
@@ -299,7 +367,35 @@ class SolveEquation(Task):
             out[b, 0] = sols[0]
         return out, np.ones((x.shape[0], 1), bool)
 
+    def sample_near_miss(self, rng: np.random.Generator | int, batch: int,
+                         length: int) -> TaskBatch:
+        """Equations one digit substitution away from a task equation.
+
+        x enters the expression with coefficient ±1 (only + and −), so replacing any
+        other digit (of the expression or the value after "=") by a different digit
+        moves the solution by a nonzero amount: every such substitution changes the
+        class. Position and digit are uniform; the solution is recomputed.
+
+        Examples:
+            (x+3)=1 → 3;  (x+3)=2 → 4.
+        """
+        rng = as_generator(rng)
+        if self.is_placeholder_length(self.check_length(length)):
+            raise InputError(f"{self.name}: placeholder lengths (below 3) have no near misses")
+        base = self.sample(rng, batch, length)
+        x = base.inputs.copy()
+        is_digit = x < self.modulus  # digits have ids 0..p-1; x and "=" come after
+        spot = _uniform_true(rng, is_digit)
+        rows = np.arange(len(x))
+        step = rng.integers(1, self.modulus, len(x))  # another digit, uniform
+        x[rows, spot] = (x[rows, spot] + step) % self.modulus
+        out = self._batch(x)
+        assert (out.targets != base.targets).all(), "a digit edit must change the solution"
+        return out
+
     def _sample(self, rng: np.random.Generator, batch: int, length: int) -> TaskBatch:
+        if self.is_placeholder_length(length):
+            return self._batch(np.zeros((batch, length), np.int64))
         stream = RandomStream(rng)
         index = {s: i for i, s in enumerate(self.input_vocab)}
         inputs = np.empty((batch, length), np.int64)

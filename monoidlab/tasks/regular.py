@@ -44,6 +44,9 @@ class EvenPairs(Task):
         self.input_vocab = ["0", "1"]
         self.output_vocab = ["even", "odd"]
 
+    def automaton_name(self) -> str | None:
+        return "even-pairs"
+
     def label(self, inputs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         x = _as_2d(inputs)
         odd = (x[:, 1:] != x[:, :-1]).sum(1) % 2
@@ -67,6 +70,9 @@ class ParityCheck(Task):
     def __init__(self) -> None:
         self.input_vocab = ["0", "1"]
         self.output_vocab = ["even", "odd"]
+
+    def automaton_name(self) -> str | None:
+        return "parity"
 
     def label(self, inputs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         x = _as_2d(inputs)
@@ -95,6 +101,9 @@ class CycleNavigation(Task):
         self.cycle_length = cycle_length
         self.input_vocab = ["0", "1", "2"]
         self.output_vocab = [str(i) for i in range(cycle_length)]
+
+    def automaton_name(self) -> str | None:
+        return "cycle-navigation" if self.cycle_length == 5 else None
 
     def label(self, inputs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         x = _as_2d(inputs)
@@ -159,6 +168,11 @@ class ModularArithmetic(Task):
         self.output_vocab = [str(i) for i in range(modulus)]
         self._plus, self._minus, self._times, self._blank = range(modulus, modulus + 4)
         self._log, self._pow = _discrete_log(modulus)
+
+    def automaton_name(self) -> str | None:
+        """modular-arithmetic-precedence (its well-formed strings), for the default options."""
+        full = sorted(self.operators) == sorted(("+", "-", "*"))
+        return "modular-arithmetic-precedence" if self.modulus == 5 and full else None
 
     def label(self, inputs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         x = _as_2d(inputs)

@@ -171,3 +171,85 @@ def reference_forward(model, tokens: Tensor, lengths: Tensor | None = None, *arg
 
     fn = mlp_ldru_forward if isinstance(model, MLPLDRU) else scan_forward
     return fn(model, tokens, lengths, *args, **kw)
+
+
+# Memory-augmented RNNs (Delétang et al. 2023): one string, one step, one stack or tape cell at a
+# time, in float64, with the stack and tape updates written out as loops.
+
+
+def _linear(layer, v: Tensor) -> Tensor:
+    return layer.weight.double() @ v + layer.bias.double()
+
+
+def _rnn_step(cell, x: Tensor, h: Tensor) -> Tensor:
+    return torch.tanh(cell.weight_ih.double() @ x + cell.bias_ih.double()
+                      + cell.weight_hh.double() @ h + cell.bias_hh.double())
+
+
+def stack_rnn_reference(model, tokens: Tensor, lengths: Tensor) -> Tensor:
+    """Logits (B, T, C) of a :class:`~monoidlab.models.stack_rnn.StackRNN`, step by step.
+
+    Stack cell 0 is the top. Push: the new value on top, cell i takes cell i − 1; pop: cell i
+    takes cell i + 1 (zero below the bottom); no-op: unchanged; the new stack is the mixture
+    weighted by the action probabilities (push, pop, no-op).
+    """
+    B, T = tokens.shape
+    S, C = model.stack_size, model.stack_cell
+    out = torch.zeros(B, T, model.n_classes, dtype=torch.float64)
+    for b in range(B):
+        h = torch.zeros(model.hidden, dtype=torch.float64)
+        stack = [torch.zeros(C, dtype=torch.float64) for _ in range(S)]
+        for t in range(T):
+            tok = int(tokens[b, t]) if t < int(lengths[b]) else 0
+            x = torch.zeros(model.vocab_size, dtype=torch.float64)
+            x[tok] = 1.0
+            h = _rnn_step(model.core, torch.cat([x, stack[0]]), h)
+            value = _linear(model.push, h)
+            push, pop, noop = torch.softmax(_linear(model.actions, h), 0).tolist()
+            new = []
+            for i in range(S):
+                above = value if i == 0 else stack[i - 1]
+                below = stack[i + 1] if i + 1 < S else torch.zeros(C, dtype=torch.float64)
+                new.append(push * above + pop * below + noop * stack[i])
+            stack = new
+            out[b, t] = _linear(model.head, torch.relu(h))
+    return out
+
+
+def tape_rnn_reference(model, tokens: Tensor, lengths: Tensor, input_lengths: Tensor) -> Tensor:
+    """Logits (B, T, C) of a :class:`~monoidlab.models.tape_rnn.TapeRNN`, step by step.
+
+    As the released code: write the MLP's value into cell 0 (the head), then apply each
+    action's permutation — the identity matrix rolled by 0, −1, +1, −n, +n rows (stay, left,
+    right, jump left, jump right; n the input length) — and mix by the action probabilities.
+    """
+    B, T = tokens.shape
+    M, C = model.memory_size, model.memory_cell
+    eye = torch.eye(M, dtype=torch.float64)
+    out = torch.zeros(B, T, model.n_classes, dtype=torch.float64)
+    for b in range(B):
+        n = int(input_lengths[b])
+        ops = [torch.roll(eye, s, dims=0) for s in (0, -1, 1, -n, n)]
+        h = torch.zeros(model.hidden, dtype=torch.float64)
+        tape = [torch.zeros(C, dtype=torch.float64) for _ in range(M)]
+        for t in range(T):
+            tok = int(tokens[b, t]) if t < int(lengths[b]) else 0
+            x = torch.zeros(model.vocab_size, dtype=torch.float64)
+            x[tok] = 1.0
+            h = _rnn_step(model.core, torch.cat([x, tape[0]]), h)
+            w = h
+            for layer in model.write:
+                w = _linear(layer, w) if isinstance(layer, torch.nn.Linear) else torch.relu(w)
+            written = [w] + tape[1:]
+            probs = torch.softmax(_linear(model.actions, h), 0).tolist()
+            new = []
+            for m in range(M):
+                cell = torch.zeros(C, dtype=torch.float64)
+                for p, op in zip(probs, ops):
+                    for j in range(M):
+                        if op[m, j]:
+                            cell = cell + p * written[j]
+                new.append(cell)
+            tape = new
+            out[b, t] = _linear(model.head, torch.relu(h))
+    return out

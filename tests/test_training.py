@@ -45,6 +45,8 @@ TINY = {
     "pr-rnn": {"hidden": 8},
     "rnn": {"hidden": 8},
     "lstm": {"hidden": 8},
+    "stack-rnn": {"hidden": 8, "stack_size": 4, "stack_cell": 2},
+    "tape-rnn": {"hidden": 8, "memory_size": 5, "memory_cell": 2, "mlp": [4]},
     "transformer": {"d_model": 16, "n_layers": 1, "n_heads": 2},
     "decoder-lm": {"d_model": 16, "n_layers": 1, "n_heads": 2},
 }

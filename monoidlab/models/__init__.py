@@ -30,6 +30,8 @@ REGISTRY: dict[str, str] = {
     "pr-rnn": "monoidlab.models.pr_lstm:PRRNN",
     "rnn": "monoidlab.models.recurrent:RNNClassifier",
     "lstm": "monoidlab.models.recurrent:LSTMClassifier",
+    "stack-rnn": "monoidlab.models.stack_rnn:StackRNN",
+    "tape-rnn": "monoidlab.models.tape_rnn:TapeRNN",
     "transformer": "monoidlab.models.transformer:TransformerClassifier",
     "decoder-lm": "monoidlab.models.decoder:DecoderLM",
 }

@@ -11,7 +11,10 @@ protocol               meaning                                                  
 :class:`NodeStateModel`  the state of every internal node of its reduction tree   mlp-ldru,
                                                                                    pr-lstm, pr-rnn
 :class:`PrefixStateModel`  the recurrent state after every position                rnn, lstm,
+                                                                                   stack-rnn,
+                                                                                   tape-rnn,
                                                                                    transformer
+:class:`TapeModel`     predictions on Delétang's tape that use its input length    tape-rnn
 :class:`OperatorModel`  a learned binary operator on flat state vectors            mlp-ldru,
                                                                                    pr-lstm, pr-rnn
 :class:`OffsetModel`   strings at left offsets inside a padded balanced buffer     mlp-ldru
@@ -40,8 +43,9 @@ if TYPE_CHECKING:  # torch stays out of `import monoidlab`
 
     from monoidlab.models.common import NodeStates
 
-__all__ = ["Classifier", "PrefixModel", "NodeStateModel", "PrefixStateModel", "OperatorModel",
-           "OffsetModel", "RegularisedModel", "GenerativeModel", "capabilities", "PROTOCOLS"]
+__all__ = ["Classifier", "PrefixModel", "TapeModel", "NodeStateModel", "PrefixStateModel",
+           "OperatorModel", "OffsetModel", "RegularisedModel", "GenerativeModel", "capabilities",
+           "PROTOCOLS"]
 
 
 @runtime_checkable
@@ -57,6 +61,16 @@ class PrefixModel(Protocol):
     position t depends on tokens 0..t only."""
 
     def forward_all(self, tokens: Tensor, lengths: Tensor) -> Tensor: ...
+
+
+@runtime_checkable
+class TapeModel(Protocol):
+    """``forward_tape(tokens, lengths, input_lengths) -> logits (B, T, n_classes)``: predictions
+    on Delétang's tape that also use the length of its input part (Tape-RNN's jumps move by it,
+    as the reference passes the input length to its core). The tape problem calls it instead of
+    ``forward_all``."""
+
+    def forward_tape(self, tokens: Tensor, lengths: Tensor, input_lengths: Tensor) -> Tensor: ...
 
 
 @runtime_checkable
@@ -124,8 +138,8 @@ class GenerativeModel(Protocol):
                  max_new_tokens: int = 16, **kw: Any) -> Tensor: ...
 
 
-PROTOCOLS = (Classifier, PrefixModel, NodeStateModel, PrefixStateModel, OperatorModel,
-             OffsetModel, RegularisedModel, GenerativeModel)
+PROTOCOLS = (Classifier, PrefixModel, TapeModel, NodeStateModel, PrefixStateModel,
+             OperatorModel, OffsetModel, RegularisedModel, GenerativeModel)
 
 
 def capabilities(model: Any) -> set[str]:

@@ -87,6 +87,10 @@ def evaluation_text(ev: Evaluation, lengths: bool = True, max_rows: int = 24) ->
                  f"baselines on the same strings ({ev.n_per_length} strings per length and kind)")
     parts.append(format_table(summary, ["kind", "scored", "min", "mean", "majority",
                                         "count_only"]))
+    for m, per in ev.by_measure.items():  # tape tasks: both accuracy definitions
+        mins = ", ".join(f"{k} {min(v.values()):.3f}" for k, v in per.items() if v)
+        parts.append(f"{m} accuracy{' (decides)' if m == ev.measure else ''}: min {mins}; "
+                     f"{'solved' if ev.solved_by(m) else 'not solved'}")
     single = sorted({L for k in ev.kinds for L in ev.single_class.get(k, {})})
     if single:
         parts.append(f"lengths with a single class (reported, never scored): {range_text(single)}")

@@ -38,6 +38,9 @@ class TrainConfig:
     language: str | None = None  # a suite name or a TOML spec path
     task: str | None = None  # a task of monoidlab.tasks ("reverse_string", "listops", "addition")
     task_kwargs: dict = field(default_factory=dict)
+    # "paper": a tape task as Delétang et al. ran it (docs/deletang.md): pooled token accuracy
+    # decides, unmasked loss, the released code's task options (odds_first order, placeholders)
+    protocol: str = "monoidlab"
     # --- model
     model: str = "mlp-ldru"  # a name of monoidlab.models.REGISTRY
     model_kwargs: dict = field(default_factory=dict)  # e.g. {d = 64, dropout = 0.25}
@@ -127,6 +130,9 @@ class TrainConfig:
             ("offset_buffer", self.offset_buffer is None or self.offset_buffer >= 1,
              "must be >= 1"),
             ("solved_threshold", 0 <= self.solved_threshold <= 1, "must lie in [0, 1]"),
+            ("protocol", self.protocol in ("monoidlab", "paper"), "monoidlab or paper"),
+            ("protocol", self.protocol == "monoidlab" or _is_tape_task(self.task),
+             "'paper' applies to the tape tasks (Delétang's benchmark, ListOps)"),
         ]
         from monoidlab.evalsets import KINDS, check_kinds
         from monoidlab.sampling import check_mix
@@ -178,6 +184,13 @@ class TrainConfig:
         if unknown:
             raise ConfigError(f"{source}: key 'model_kwargs': model {self.model!r} has no "
                               f"option(s) {unknown}; its options: {', '.join(known)}")
+
+
+def _is_tape_task(name: str | None) -> bool:
+    """True for a task learned on Delétang's tape (not a language, not next-token addition)."""
+    from monoidlab.tasks import TASKS
+
+    return name in TASKS and TASKS[name].problem_kind == "tape"
 
 
 _FIELDS = {f.name: f for f in dataclasses.fields(TrainConfig)}

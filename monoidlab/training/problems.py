@@ -31,7 +31,8 @@ from monoidlab.errors import ConfigError, InputError, UnknownName
 from monoidlab.evalsets import KINDS, check_kinds, classes_at, kind_batch
 from monoidlab.sublanguage import Within, resolve_within
 
-__all__ = ["Problem", "LanguageProblem", "TapeProblem", "make_problem"]
+__all__ = ["Problem", "LanguageProblem", "TapeProblem", "TokenScored", "make_problem",
+           "pooled_accuracy", "POOL_SIZE", "MEASURES", "PROTOCOLS"]
 
 
 @runtime_checkable
@@ -220,18 +221,125 @@ class LanguageProblem:
         _require(model_name, Classifier, "a language (one class per string)")
 
 
+#: strings per sub-batch of the reference's range evaluation (``range_test_sub_batch_size``)
+POOL_SIZE = 64
+#: the two accuracy definitions of a tape task (see :class:`TapeProblem`)
+MEASURES = ("per_string", "pooled")
+PROTOCOLS = ("monoidlab", "paper")
+
+
+def pooled_accuracy(hits: Any, counts: Any, sub_batch: int = POOL_SIZE) -> float:
+    """The reference's accuracy of one length: the strings, in order, cut into sub-batches of
+    ``sub_batch``; per sub-batch, right scored tokens over scored tokens; the mean over the
+    sub-batches (each sub-batch weighs the same, a long answer weighs more than a short one).
+
+    >>> pooled_accuracy([1, 2], [1, 4])    # one string 1/1 right, one 2/4: 3 tokens of 5
+    0.6
+    >>> pooled_accuracy([1, 2], [1, 4], sub_batch=1)   # one string per sub-batch: per string
+    0.75
+    """
+    h = np.asarray(hits, dtype=np.float64)
+    c = np.asarray(counts, dtype=np.float64)
+    if not len(h):
+        return float("nan")
+    cuts = range(0, len(h), int(sub_batch))
+    return float(np.mean([h[i:i + sub_batch].sum() / c[i:i + sub_batch].sum() for i in cuts]))
+
+
+@runtime_checkable
+class TokenScored(Protocol):
+    """A problem scored per output token, with two accuracy definitions per length
+    (:data:`MEASURES`): ``measure`` names the one that decides *solved*."""
+
+    measure: str
+
+    def eval_counts(self, model: Any, batch: dict) -> tuple[Any, Any]:
+        """Per string: right scored tokens and scored tokens (two (B,) tensors)."""
+        ...
+
+
 class TapeProblem(_SingleKind):
-    """A task on the input tape; accuracy = mean over the unmasked output positions."""
+    """A task on the input tape (Delétang et al.): the input, then m empty tokens; predictions
+    are read at the last m positions.
+
+    **Accuracy.** Per string, the right scored positions over the scored ones; per length two
+    definitions on the same strings: ``per_string`` (monoidlab's: the mean over strings) and
+    ``pooled`` (the reference's: :func:`pooled_accuracy` over sub-batches of 64). They differ
+    only where strings have different numbers of scored positions (stack_manipulation,
+    binary_addition, binary_multiplication). ``protocol="paper"`` decides with ``pooled`` and
+    trains on the reference's unmasked loss (mean cross-entropy over every output position,
+    the zeros after a terminator included); ``"monoidlab"`` decides with ``per_string`` and
+    masks the loss.
+
+    **Test kinds.** ``task`` (the task's own sampler, the papers' protocol) always; the regular
+    tasks whose strings a suite automaton labels (``task.automaton_name()``) add that
+    automaton's ``near_miss`` and ``ec_stratified`` strings (docs/evaluation.md), relabelled by
+    the task; tasks with their own near-miss sampler (``task.has_near_miss``) add ``near_miss``.
+    """
 
     kind = "tape"
-    language = None
+    language = None  # probing is for languages; a regular task's automaton is ``automaton``
 
-    def __init__(self, task: Any) -> None:
+    def __init__(self, task: Any, protocol: str = "monoidlab") -> None:
+        if protocol not in PROTOCOLS:
+            raise UnknownName(f"unknown protocol {protocol!r}; protocols: {', '.join(PROTOCOLS)}")
         self.task = task
         self.name = task.name
+        self.protocol = protocol
+        self.measure = "pooled" if protocol == "paper" else "per_string"
         self.vocab_size = task.tape_vocab_size
         self.n_classes = task.n_classes
         self.class_names = tuple(task.output_vocab)
+        self.automaton = None
+        name = task.automaton_name()
+        if name is not None:
+            from monoidlab.languages import load_language
+
+            self.automaton = load_language(name)
+            self.within = resolve_within(self.automaton, "auto")
+            # automaton symbol id -> task token id (by symbol name)
+            self._to_task = np.array([task.input_vocab.index(a)
+                                      for a in self.automaton.alphabet], np.int64)
+        extra = (("near_miss", "ec_stratified") if self.automaton is not None
+                 else ("near_miss",) if task.has_near_miss else ())
+        self.kinds = ("task", *extra)
+
+    def check_kinds(self, kinds: Any) -> tuple[str, ...]:
+        if kinds is None or kinds == "all":
+            return self.kinds
+        kinds = (kinds,) if isinstance(kinds, str) else tuple(kinds)
+        bad = [k for k in kinds if k not in self.kinds]
+        if bad or not kinds:
+            raise UnknownName(f"{self.name}: unknown test kind(s) {bad or kinds}; this task's "
+                              f"kinds: {', '.join(self.kinds)}")
+        return kinds
+
+    def eval_rng(self, seed: int, kind: str, length: int) -> np.random.Generator:
+        if kind == "task":  # the single-kind stream of earlier versions: same strings
+            return np.random.default_rng([seed, 7_777_777, int(length)])
+        return np.random.default_rng([seed, 7_777_777, 1 + self.kinds.index(kind), int(length)])
+
+    def kind_batch(self, rng: np.random.Generator, length: int, n: int, kind: str) -> dict:
+        from monoidlab.tasks import TaskBatch
+
+        if kind == "task":
+            return self.batch(rng, length, n, train=False)
+        if self.automaton is None:  # the task's own near misses
+            return self.tape_batch(self.task.sample_near_miss(rng, int(n), int(length)))
+        if not len(classes_at(self.automaton, int(length), self.within)):
+            return self._empty(int(length))  # e.g. even lengths of arithmetic expressions
+        b = kind_batch(self.automaton, kind, int(length), int(n), rng, self.within)
+        if not len(b.lengths):
+            return self._empty(int(length))
+        inputs = self._to_task[b.tokens]
+        targets, mask = self.task.label(inputs)  # the task labels its strings
+        return self.tape_batch(TaskBatch(inputs, targets, mask, b.lengths.astype(np.int64)))
+
+    def _empty(self, length: int) -> dict:
+        m = self.task.output_length(length)
+        return {"tokens": np.zeros((0, length + m), np.int64), "lengths": np.zeros(0, np.int64),
+                "targets": np.zeros((0, m), np.int64), "mask": np.zeros((0, m), bool),
+                "out_start": length, "out_stop": length + m}
 
     def lengths(self, lengths: LengthsLike) -> np.ndarray:
         lens = length_array(lengths)
@@ -262,8 +370,15 @@ class TapeProblem(_SingleKind):
                 "out_start": out_slice.start, "out_stop": out_slice.stop}
 
     def forward(self, model: Any, batch: dict) -> Any:
-        logits = model.forward_all(batch["tokens"], batch["lengths"])
-        return logits[:, int(batch["out_start"]): int(batch["out_stop"])]
+        from monoidlab.models.protocols import TapeModel
+
+        tokens, lengths = batch["tokens"], batch["lengths"]
+        start, stop = int(batch["out_start"]), int(batch["out_stop"])
+        if isinstance(model, TapeModel):  # Tape-RNN: its jumps move by the input length
+            logits = model.forward_tape(tokens, lengths, lengths.new_full(lengths.shape, start))
+        else:
+            logits = model.forward_all(tokens, lengths)
+        return logits[:, start:stop]
 
     def loss(self, model: Any, batch: dict) -> tuple[Any, Any]:
         import torch.nn.functional as F
@@ -271,13 +386,24 @@ class TapeProblem(_SingleKind):
         logits = self.forward(model, batch).float()  # (B, m, C)
         mask = batch["mask"].float()
         ce = F.cross_entropy(logits.transpose(1, 2), batch["targets"], reduction="none")
-        loss = (ce * mask).sum() / mask.sum().clamp(min=1)
+        if self.protocol == "paper":  # the reference: every output position, mean over all
+            loss = ce.mean()
+        else:
+            loss = (ce * mask).sum() / mask.sum().clamp(min=1)
         hit = (logits.argmax(-1) == batch["targets"]).float() * mask
         correct = hit.sum(1) / mask.sum(1).clamp(min=1)
         return loss, correct
 
+    def eval_counts(self, model: Any, batch: dict) -> tuple[Any, Any]:
+        """Per string: right scored positions and scored positions."""
+        logits = self.forward(model, batch)
+        mask = batch["mask"]
+        hits = ((logits.argmax(-1) == batch["targets"]) & mask).sum(1)
+        return hits, mask.sum(1)
+
     def eval_correct(self, model: Any, batch: dict) -> Any:
-        return self.loss(model, batch)[1]
+        hits, counts = self.eval_counts(model, batch)
+        return hits.float() / counts.clamp(min=1).float()
 
     def check_model(self, model_name: str) -> None:
         from monoidlab.models.protocols import PrefixModel
@@ -297,12 +423,18 @@ def make_problem(cfg: Any) -> Problem:
     else:
         from monoidlab.tasks import get_task
 
-        task = get_task(cfg.task, **cfg.task_kwargs)
+        options = dict(cfg.task_kwargs)
+        if cfg.protocol == "paper":  # the released code's task behaviour; explicit options win
+            from monoidlab.tasks import TASKS
+
+            cls = TASKS.get(cfg.task)  # an unknown name fails in get_task, with the list
+            options = {**(cls.paper_options if cls else {}), **options}
+        task = get_task(cfg.task, **options)
         if task.problem_kind == "next_token":
             from monoidlab.training.next_token import NextTokenProblem
 
             problem = NextTokenProblem(task)
         else:
-            problem = TapeProblem(task)
+            problem = TapeProblem(task, protocol=cfg.protocol)
     problem.check_model(cfg.model)
     return problem

@@ -6,6 +6,7 @@ A sweep file is TOML::
     languages = ["parity", "cycle-navigation"]   # and/or tasks = ["reverse_string", ...]
     models = ["mlp-ldru", "pr-lstm"]
     seeds = [0, 1]
+    lrs = [1e-3, 3e-4]                             # optional: learning rates × seeds per cell
     out = "runs/sweep"                             # default: runs/<file stem>
     results_md = "docs/results.md"                 # optional: the table + settings + notes
     notes = "Markdown placed under the table in results_md (caveats, references)."
@@ -13,10 +14,14 @@ A sweep file is TOML::
     steps = 2000
     [models.pr-lstm]                               # per-model overrides
     model_kwargs = { hidden = 64 }
+    [paper]                                        # optional: published scores beside ours
+    source = "Delétang et al. (2023), Table 2"
+    scores = { rnn = { parity_check = 100.0 } }    # percent, per model and task
 
 The results are ``results.csv`` (one row per run) and ``summary.md`` (per task and model: how
-many seeds are strictly solved, the best seed's minimum accuracy per test kind, the papers'
-balanced score), written atomically.
+many runs (seeds × learning rates) are strictly solved, the best run's minimum accuracy per
+test kind, the best balanced score over the runs (the papers' best-of selection) and the
+published score), written atomically.
 """
 
 from __future__ import annotations
@@ -40,7 +45,7 @@ def load_sweep(path: str | os.PathLike) -> dict[str, Any]:
     sweep = data.get("sweep")
     if not isinstance(sweep, dict):
         raise ConfigError(f"{path}: missing [sweep] table")
-    unknown = set(data) - {"sweep", "base", "models", "tasks"}
+    unknown = set(data) - {"sweep", "base", "models", "tasks", "paper"}
     if unknown:
         raise ConfigError(f"{path}: unknown table(s) {sorted(unknown)}")
     problems = [("language", x) for x in sweep.get("languages", [])] + \
@@ -51,25 +56,38 @@ def load_sweep(path: str | os.PathLike) -> dict[str, Any]:
     if not models or not isinstance(models, list):
         raise ConfigError(f"{path}: [sweep] key 'models': a non-empty list of model names")
     seeds = sweep.get("seeds", [0])
+    lrs = sweep.get("lrs")
+    if lrs is not None and (not isinstance(lrs, list) or not lrs or any(
+            isinstance(x, bool) or not isinstance(x, int | float) or x <= 0 for x in lrs)):
+        raise ConfigError(f"{path}: [sweep] key 'lrs': a non-empty list of positive learning "
+                          f"rates, got {lrs!r}")
     base = data.get("base", {})
     per_model = data.get("models", {})
     per_task = data.get("tasks", {})
     runs = []
     for kind, name in problems:
         for model in models:
-            for seed in seeds:
-                data = {**base, **per_model.get(model, {}), **per_task.get(name, {}),
-                        kind: name, "model": model, "seed": seed}
-                cfg = config_from_dict(data, f"{path} ({name}, {model}, seed {seed})")
-                runs.append({"id": f"{name}__{model}__s{seed}", "problem": name,
-                             "model": model, "seed": seed, "config": cfg.as_dict()})
+            for lr in lrs or [None]:  # the lrs axis overrides every other 'lr'
+                for seed in seeds:
+                    data = {**base, **per_model.get(model, {}), **per_task.get(name, {}),
+                            kind: name, "model": model, "seed": seed}
+                    tag = "" if lr is None else f"__lr{lr:g}"
+                    if lr is not None:
+                        data["lr"] = float(lr)
+                    cfg = config_from_dict(data, f"{path} ({name}, {model}{tag}, seed {seed})")
+                    runs.append({"id": f"{name}__{model}{tag}__s{seed}", "problem": name,
+                                 "model": model, "seed": seed, "lr": cfg.lr,
+                                 "config": cfg.as_dict()})
     out = sweep.get("out", f"runs/{path.stem}")
     workers = sweep.get("workers", 1)
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ConfigError(f"{path}: [sweep] key 'workers': a positive integer, got {workers!r}")
+    paper = data.get("paper", {})
+    if not isinstance(paper, dict) or not isinstance(paper.get("scores", {}), dict):
+        raise ConfigError(f"{path}: [paper] needs 'scores' = {{ model = {{ task = percent }} }}")
     return {"runs": runs, "out": out, "source": str(path), "workers": workers,
             "title": sweep.get("title", path.stem), "results_md": sweep.get("results_md"),
-            "notes": sweep.get("notes", "")}
+            "notes": sweep.get("notes", ""), "paper": paper}
 
 
 def _run_one(run: dict[str, Any], out_root: str, progress: bool) -> dict[str, Any]:
@@ -86,8 +104,10 @@ def _run_one(run: dict[str, Any], out_root: str, progress: bool) -> dict[str, An
     elif "evaluation" not in res:  # finished before strict evaluation: evaluate it again
         res = _reevaluate(cfg, out, res, progress)
     res = json.loads(json.dumps(res))  # one form, fresh or reloaded: lengths as JSON keys
-    return {**{k: run[k] for k in ("id", "problem", "model", "seed")},
+    solved_by = res["evaluation"].get("solved_by", {})  # tape tasks: per_string and pooled
+    return {**{k: run[k] for k in ("id", "problem", "model", "seed")}, "lr": run.get("lr"),
             "solved": res["solved"], "verdict": res["verdict"],
+            **{f"solved_{m}": v for m, v in solved_by.items()},
             "score_balanced": res["score_balanced"],
             **{f"min_{k}": v for k, v in res["min_accuracy"].items()},
             "train_seconds": res["train_seconds"], "steps": res["steps"],
@@ -144,6 +164,21 @@ _RAY_LOCAL_ENV = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_AUTH_MODE": "di
                   "RAY_USAGE_STATS_ENABLED": "0"}
 
 
+def _disagreements(rows: list[dict[str, Any]]) -> str:
+    """One sentence: the runs where the two accuracy definitions (per string, pooled) disagree
+    on *solved*, by task and model."""
+    diff = [r for r in rows if "solved_pooled" in r and r["solved_pooled"] != r["solved_per_string"]]
+    n = sum("solved_pooled" in r for r in rows)
+    if not diff:
+        return (f"The per-string and pooled accuracies agree on *solved* in all {n} runs of tape "
+                "tasks.")
+    items = [f"{r['problem']} ({r['model']}, {r['id'].split('__', 2)[2]}: pooled "
+             f"{'solved' if r['solved_pooled'] else 'not solved'}, per-string "
+             f"{'solved' if r['solved_per_string'] else 'not solved'})" for r in diff]
+    return (f"The per-string and pooled accuracies disagree on *solved* in {len(diff)} of {n} "
+            "runs: " + "; ".join(items) + ".")
+
+
 def _fmt_acc(v: float | None) -> str:
     return "n/a" if v is None or v != v else f"{v:.3f}"
 
@@ -196,7 +231,8 @@ def summarise(sweep: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, An
     out = Path(sweep["out"])
     buf = io.StringIO()
     kinds = list(dict.fromkeys(k for r in rows for k in r["evaluation"]["kinds"]))
-    fields = ["id", "problem", "model", "seed", "solved", "score_balanced",
+    measures = list(dict.fromkeys(k for r in rows for k in r if k.startswith("solved_")))
+    fields = ["id", "problem", "model", "seed", "lr", "solved", *measures, "score_balanced",
               *[f"min_{k}" for k in kinds], "steps", "train_seconds", "device", "verdict"]
     w = csv.DictWriter(buf, fieldnames=fields, extrasaction="ignore")
     w.writeheader()
@@ -205,11 +241,15 @@ def summarise(sweep: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, An
     problems = list(dict.fromkeys(r["problem"] for r in rows))
     models = list(dict.fromkeys(r["model"] for r in rows))
     threshold = rows[0]["evaluation"]["threshold"] if rows else 0.99
+    paper = sweep.get("paper") or {}
+    pscores = paper.get("scores", {})
     lines = [f"# {sweep['title']}", "",
-             f"Per task and model: seeds strictly solved (accuracy >= {threshold:g} at every "
-             "scored test length of every test kind), then the best seed's minimum accuracy per "
-             f"kind ({' / '.join(kinds)}) and, in brackets, its balanced score (the papers' mean "
-             "over lengths). **Bold**: at least one seed solved.", "",
+             f"Per task and model: runs strictly solved (accuracy >= {threshold:g} at every "
+             "scored test length of every test kind), then the best run's minimum accuracy per "
+             f"kind ({' / '.join(kinds)}) and, in brackets, the best balanced score over the "
+             "runs (the papers' mean over lengths, best-of selection)"
+             + (f"; `paper`: {paper.get('source', 'the published score')}" if pscores else "")
+             + ". **Bold**: at least one run solved.", "",
              "| task | " + " | ".join(models) + " |", "|---|" + "---|" * len(models)]
     solved = dict.fromkeys(models, 0)
     for p in problems:
@@ -223,12 +263,29 @@ def summarise(sweep: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, An
             best = max(runs, key=lambda r: (r["solved"], min(
                 (r[f"min_{k}"] for k in r["evaluation"]["solved_kinds"]), default=0.0)))
             mins = " / ".join(_fmt_acc(best.get(f"min_{k}")) for k in kinds)
-            txt = f"{n_ok}/{len(runs)}: {mins} ({_fmt_acc(best['score_balanced'])})"
+            top = max(r["score_balanced"] for r in runs)
+            txt = f"{n_ok}/{len(runs)}: {mins} ({_fmt_acc(top)})"
             solved[m] += n_ok > 0
-            cells.append(f"**{txt}**" if n_ok else txt)
+            cell = f"**{txt}**" if n_ok else txt
+            if pscores:
+                ref = pscores.get(m, {}).get(p)
+                cell += f" · paper {'n/r' if ref is None else f'{ref / 100:.3f}'}"
+            cells.append(cell)
         lines.append(f"| {p} | " + " | ".join(cells) + " |")
     lines.append("| tasks solved | " + " | ".join(f"{solved[m]}/{len(problems)}" for m in models)
                  + " |")
+    if pscores:  # the paper's own criterion on its scores; a count published alone as is
+        at = paper.get("solved_at", 90.0)
+        cells = []
+        for m in models:
+            if m in pscores:
+                n_ok = sum(pscores[m].get(p, 0.0) >= at for p in problems)
+                cells.append(f"{n_ok}/{len(problems)}")
+            else:
+                count = paper.get("solved", {}).get(m)
+                cells.append("n/r" if count is None else f"{count} (all its tasks)")
+        lines.append(f"| paper: score >= {at:g}% | " + " | ".join(cells) + " |")
+    lines += ["", _disagreements(rows)] if measures else []
     md = "\n".join(lines) + "\n"
     atomic_write_text(out / "summary.md", md)
     if sweep.get("results_md"):  # e.g. docs/results.md, with the settings used

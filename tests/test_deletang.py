@@ -830,3 +830,14 @@ def test_summarise_sets_the_paper_beside_and_names_disagreements(tmp_path):
            "per-string solved)" in md
     csv = (tmp_path / "results.csv").read_text().splitlines()
     assert csv[0].startswith("id,problem,model,seed,lr,solved,solved_pooled,solved_per_string")
+
+
+@pytest.mark.parametrize("module", ["monoidlab.models.stack_rnn", "monoidlab.models.tape_rnn",
+                                    "monoidlab.training.problems", "monoidlab.training.evaluate",
+                                    "monoidlab.tasks.cs", "monoidlab.tasks.dcf"])
+def test_doctests(module):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
+    assert result.attempted and not result.failed

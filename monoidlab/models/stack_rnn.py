@@ -63,7 +63,8 @@ def haiku_linear_init(module: nn.Module) -> None:
                 nn.init.zeros_(b)
 
 
-def one_hot_inputs(tokens: Tensor, lengths: Tensor, vocab_size: int, dtype) -> Tensor:
+def one_hot_inputs(tokens: Tensor, lengths: Tensor, vocab_size: int,
+                   dtype: torch.dtype) -> Tensor:
     """One-hot tokens ``(B, T, vocab)``; padding (positions >= length) reads as token 0: it
     comes after every real position, so it cannot change a real state."""
     pad = torch.arange(tokens.shape[1], device=tokens.device)[None, :] >= lengths[:, None]
@@ -81,7 +82,7 @@ class StackRNN(nn.Module):
     """
 
     def __init__(self, vocab_size: int, n_classes: int, hidden: int = 256, stack_size: int = 30,
-                 stack_cell: int = 8):
+                 stack_cell: int = 8) -> None:
         super().__init__()
         if min(hidden, stack_size, stack_cell) < 1:
             raise ValueError("hidden, stack_size and stack_cell must be >= 1")

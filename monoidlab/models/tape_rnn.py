@@ -60,7 +60,7 @@ class TapeRNN(nn.Module):
     """
 
     def __init__(self, vocab_size: int, n_classes: int, hidden: int = 256, memory_size: int = 40,
-                 memory_cell: int = 8, mlp: tuple[int, ...] | list[int] = (64, 64)):
+                 memory_cell: int = 8, mlp: tuple[int, ...] | list[int] = (64, 64)) -> None:
         super().__init__()
         if min(hidden, memory_size, memory_cell, *mlp) < 1:
             raise ValueError("hidden, memory_size, memory_cell and the mlp sizes must be >= 1")

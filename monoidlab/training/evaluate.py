@@ -245,7 +245,7 @@ def evaluate_kinds(model: Any, problem: Any, lengths: Any, n_per_length: int = 6
     with eval_mode(model):
         for kind, L in it:
             rng = problem.eval_rng(seed, kind, L)
-            correct, labels, toks, lns, hits, counts, targets = [], [], [], [], [], [], []
+            correct, labels, toks, lns, hits, scored, targets = [], [], [], [], [], [], []
             left = n_per_length
             while left > 0:
                 b = problem.kind_batch(rng, L, min(batch_size, left), kind)
@@ -254,9 +254,9 @@ def evaluate_kinds(model: Any, problem: Any, lengths: Any, n_per_length: int = 6
                 if tokens_scored:
                     h, n = problem.eval_counts(model, to_device(b, device))
                     hits.append(h.cpu().numpy())
-                    counts.append(n.cpu().numpy())
+                    scored.append(n.cpu().numpy())
                     targets.append((b["targets"], b["mask"]))
-                    c = torch.as_tensor(hits[-1] / np.maximum(counts[-1], 1))
+                    c = torch.as_tensor(hits[-1] / np.maximum(scored[-1], 1))
                 else:
                     c = problem.eval_correct(model, to_device(b, device))
                 correct.append(c.float().cpu())
@@ -273,7 +273,7 @@ def evaluate_kinds(model: Any, problem: Any, lengths: Any, n_per_length: int = 6
                 continue
             acc = float(torch.cat(correct).mean())
             if tokens_scored:
-                h, n = np.concatenate(hits), np.concatenate(counts)
+                h, n = np.concatenate(hits), np.concatenate(scored)
                 both = {"per_string": acc, "pooled": pooled_accuracy(h, n)}
                 acc = both[ev.measure]
                 if L not in single:

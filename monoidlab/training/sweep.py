@@ -69,12 +69,12 @@ def load_sweep(path: str | os.PathLike) -> dict[str, Any]:
         for model in models:
             for lr in lrs or [None]:  # the lrs axis overrides every other 'lr'
                 for seed in seeds:
-                    data = {**base, **per_model.get(model, {}), **per_task.get(name, {}),
+                    keys = {**base, **per_model.get(model, {}), **per_task.get(name, {}),
                             kind: name, "model": model, "seed": seed}
                     tag = "" if lr is None else f"__lr{lr:g}"
                     if lr is not None:
-                        data["lr"] = float(lr)
-                    cfg = config_from_dict(data, f"{path} ({name}, {model}{tag}, seed {seed})")
+                        keys["lr"] = float(lr)
+                    cfg = config_from_dict(keys, f"{path} ({name}, {model}{tag}, seed {seed})")
                     runs.append({"id": f"{name}__{model}{tag}__s{seed}", "problem": name,
                                  "model": model, "seed": seed, "lr": cfg.lr,
                                  "config": cfg.as_dict()})

@@ -253,3 +253,158 @@ def tape_rnn_reference(model, tokens: Tensor, lengths: Tensor, input_lengths: Te
             tape = new
             out[b, t] = _linear(model.head, torch.relu(h))
     return out
+
+# The implementations before issues 14/17 (kept verbatim in substance: the same operations in
+# the same order), for the equivalence tests and bench/bench_speed.py's "vs previous" column.
+# They read the parameters of a current model, whose state_dict layout did not change.
+
+
+def old_associative_scan(fn, elems, record=None):
+    """The previous parallel scan: strided slices, ``torch.cat`` and ``stack`` interleave."""
+    n = elems[0].shape[1]
+    if n < 2:
+        return elems
+
+    def call(a, b):
+        out = fn(a, b)
+        if record is not None and out[0].shape[1]:
+            record.append(out)
+        return out
+
+    reduced = call(tuple(e[:, 0:-1:2] for e in elems), tuple(e[:, 1::2] for e in elems))
+    odd = old_associative_scan(fn, reduced, record)
+    if n % 2 == 0:
+        even = call(tuple(o[:, :-1] for o in odd), tuple(e[:, 2::2] for e in elems))
+    else:
+        even = call(odd, tuple(e[:, 2::2] for e in elems))
+    even = tuple(torch.cat([e[:, :1], v], dim=1) for e, v in zip(elems, even))
+
+    def interleave(ev, od):
+        k = od.shape[1]
+        out = torch.stack([ev[:, :k], od], dim=2).flatten(1, 2)
+        return torch.cat([out, ev[:, k:]], dim=1) if ev.shape[1] > k else out
+
+    return tuple(interleave(v, o) for v, o in zip(even, odd))
+
+
+def old_pr_lstm_leaf(model, tokens):
+    z = model.embed.weight.t()[tokens] + model.embed.bias
+    i, g, o = z.chunk(3, dim=-1)
+    c = torch.sigmoid(i) * torch.tanh(g)
+    return torch.sigmoid(o) * torch.tanh(c), c
+
+
+def old_pr_lstm_cell(model, a, b):
+    (h1, c1), (h2, c2) = a, b
+    i, g, o, f1, f2 = model.binary(torch.cat([h1, h2], dim=-1)).chunk(5, dim=-1)
+    c = torch.sigmoid(i) * torch.tanh(g) + torch.sigmoid(f1) * c1 + torch.sigmoid(f2) * c2
+    h = torch.sigmoid(o) * torch.tanh(c)
+    for layer in model.refine:
+        i, g, o, f = layer(h).chunk(4, dim=-1)
+        c = torch.sigmoid(i) * torch.tanh(g) + torch.sigmoid(f) * c
+        h = torch.sigmoid(o) * torch.tanh(c)
+    return h, c
+
+
+def old_pr_rnn_leaf(model, tokens):
+    return (torch.tanh(model.embed.weight.t()[tokens] + model.embed.bias),)
+
+
+def old_pr_rnn_cell(model, a, b):
+    h = torch.tanh(model.binary(torch.cat([a[0], b[0]], dim=-1)))
+    for layer in model.refine:
+        h = torch.tanh(layer(h))
+    return (h,)
+
+
+def _old_scan_parts(model):
+    from monoidlab.models.pr_lstm import PRLSTM
+
+    if isinstance(model, PRLSTM):
+        return old_pr_lstm_leaf, old_pr_lstm_cell
+    return old_pr_rnn_leaf, old_pr_rnn_cell
+
+
+def old_scan_forward(model, tokens, lengths=None):
+    """The previous PR-LSTM / PR-RNN :meth:`forward`: the whole scan, then the last position."""
+    tokens, lengths = check_inputs(tokens, lengths)
+    tokens = tokens[:, : int(lengths.max())]
+    leaf, cell = _old_scan_parts(model)
+    h = old_associative_scan(lambda a, b: cell(model, a, b), leaf(model, tokens))[0]
+    return model.head(torch.relu(gather_last(h, lengths)))
+
+
+def old_scan_forward_all(model, tokens, lengths=None):
+    """The previous :meth:`forward_all` of the prefix-scan models."""
+    tokens, lengths = check_inputs(tokens, lengths)
+    leaf, cell = _old_scan_parts(model)
+    h = old_associative_scan(lambda a, b: cell(model, a, b), leaf(model, tokens))[0]
+    return model.head(torch.relu(h))
+
+
+def _old_operate(model, x, y):
+    if model.operator == "sum":
+        return x + y
+    xy = torch.cat([x, y], dim=-1)
+    if model.operator == "linear":
+        return model.mix(xy)
+    if model.operator == "gated-sum":
+        g = torch.sigmoid(model.gate(xy))
+        return g * x + (1 - g) * y
+    w_x, w_y = model.gates(xy).chunk(2, dim=-1)
+    return model.w_o(model.v_x(w_x * x) + model.v_y(w_y * y))
+
+
+def _old_combine(model, x, y):
+    h = _old_operate(model, x, y)
+    if model.post_block:
+        h = model.post_norm(h + model.post_ffn(h))
+    return h
+
+
+def old_mlp_ldru_forward(model, tokens, lengths=None, offsets=None):
+    """The previous MLP-LDRU :meth:`forward` (learned padding): the input block on every buffer
+    position, the whole padded buffer at every level, strided pairs and ``torch.cat``."""
+    from monoidlab.models.common import ceil_log2
+
+    tokens, lengths = check_inputs(tokens, lengths)
+    T = tokens.shape[1]
+    offsets = torch.zeros_like(lengths) if offsets is None else torch.as_tensor(offsets)
+    top = ceil_log2(offsets + lengths)
+    M = 1 << int(top.max())
+    src = torch.arange(M) - offsets[:, None]
+    valid = (src >= 0) & (src < lengths[:, None])
+    e = model.embedding[tokens.gather(1, src.clamp(0, T - 1))] * valid[..., None].float()
+    h = model.in_norm(e)
+    h = model.drop(h + model.in_ffn(h))
+    root = h[:, 0]
+    k = 0
+    while h.shape[1] > 1:
+        k += 1
+        h = model.drop(_old_combine(model, h[:, 0::2], h[:, 1::2]))
+        root = torch.where((top == k)[:, None], h[:, 0], root)
+    return model.head(root)
+
+
+@torch.no_grad()
+def identity_padding_forward(model, tokens, lengths=None, offsets=None):
+    """Slow reference of ``padding="identity"``: per string, per node of
+    ``schedules.schedule("balanced", L, r)``; a node with an empty child (an empty span) is its
+    other child, any other node ``combine``. Returns (logits (B, C), [node states per row])."""
+    tokens, lengths = check_inputs(tokens, lengths)
+    logits, nodes = [], []
+    for b in range(tokens.shape[0]):
+        L, r = int(lengths[b]), 0 if offsets is None else int(offsets[b])
+        s = schedule("balanced", L, r)
+        leaves = model.embed(tokens[b : b + 1, :L])[0]
+        # state of every buffer position and node; None = all padding (the empty span)
+        states = [leaves[p - r] if r <= p < r + L else None for p in range(s.buffer)]
+        row = []
+        for i in range(s.n_nodes):
+            x, y = states[s.left_child[i]], states[s.right_child[i]]
+            v = y if x is None else x if y is None else model.combine(x, y)
+            states.append(v)
+            row.append(v)
+        nodes.append(row)
+        logits.append(model.head(states[s.root]))
+    return torch.stack(logits), nodes

@@ -39,6 +39,22 @@ def check_inputs(tokens: Tensor, lengths: Tensor | Sequence[int] | None) -> tupl
     ``lengths=None`` means every string fills the row. Returns int64 tensors on the tokens'
     device.
     """
+    tokens, lengths, _ = read_inputs(tokens, lengths)
+    return tokens, lengths
+
+
+def read_inputs(tokens: Tensor, lengths: Tensor | Sequence[int] | None
+                ) -> tuple[Tensor, Tensor, int]:
+    """:func:`check_inputs` plus the longest length as a host int.
+
+    Lengths given on the host (a sequence, a numpy array, a CPU tensor) are checked there and
+    then copied to the tokens' device, so that a model on an accelerator never waits for them;
+    lengths already on the device cost one synchronisation (the check), no more.
+
+    >>> import torch
+    >>> read_inputs(torch.zeros(2, 5, dtype=torch.long), [3, 4])[2]
+    4
+    """
     if tokens.dim() != 2:
         raise InputError(f"tokens must have shape (B, T), got {tuple(tokens.shape)}")
     if tokens.dtype.is_floating_point or tokens.dtype == torch.bool:
@@ -46,13 +62,17 @@ def check_inputs(tokens: Tensor, lengths: Tensor | Sequence[int] | None) -> tupl
     tokens = tokens.long()
     B, T = tokens.shape
     if lengths is None:
-        lengths = torch.full((B,), T, dtype=torch.long, device=tokens.device)
-    lengths = torch.as_tensor(lengths, dtype=torch.long, device=tokens.device)
+        return tokens, torch.full((B,), T, dtype=torch.long, device=tokens.device), T
+    lengths = torch.as_tensor(lengths, dtype=torch.long)
     if lengths.shape != (B,):
         raise InputError(f"lengths must have shape ({B},), got {tuple(lengths.shape)}")
-    if B and (int(lengths.min()) < 1 or int(lengths.max()) > T):
-        raise InputError(f"lengths must lie in [1, {T}], got {lengths.tolist()}")
-    return tokens, lengths
+    longest = T
+    if B:
+        lo, hi = torch.stack(torch.aminmax(lengths)).tolist()  # one sync if on a device
+        if lo < 1 or hi > T:
+            raise InputError(f"lengths must lie in [1, {T}], got {lengths.tolist()}")
+        longest = hi
+    return tokens, lengths.to(tokens.device, non_blocking=True), longest
 
 
 def length_mask(lengths: Tensor, T: int) -> Tensor:
@@ -68,13 +88,26 @@ def gather_last(x: Tensor, lengths: Tensor) -> Tensor:
 
 
 def ceil_log2(n: Tensor) -> Tensor:
-    """Elementwise ceil(log2 n) of a positive int tensor (0 for n = 1), exactly, in ints."""
-    # bit_length(n - 1), computed without floating-point log
-    m, out = n - 1, torch.zeros_like(n)
-    while bool((m > 0).any()):
-        out += (m > 0).long()
-        m = m >> 1
-    return out
+    """Elementwise ceil(log2 n) of a positive int tensor (0 for n = 1), exactly, in ints.
+
+    ``bit_length(n - 1)`` = the number of powers of two <= n - 1: one comparison against a
+    fixed table, no loop and no host synchronisation.
+
+    >>> import torch
+    >>> ceil_log2(torch.tensor([1, 2, 3, 4, 5, 1024, 1025])).tolist()
+    [0, 1, 2, 2, 3, 10, 11]
+    """
+    powers = torch.ones(62, dtype=n.dtype, device=n.device) << torch.arange(62, device=n.device)
+    return ((n - 1)[..., None] >= powers).sum(-1)
+
+
+def next_pow2(n: int) -> int:
+    """The smallest power of two >= n (host ints; 1 for n <= 1).
+
+    >>> [next_pow2(n) for n in (1, 2, 3, 513)]
+    [1, 2, 4, 1024]
+    """
+    return 1 << max(0, int(n) - 1).bit_length()
 
 
 # --------------------------------------------------------------------------- init helpers
@@ -86,21 +119,51 @@ def trunc_normal_(t: Tensor, std: float) -> Tensor:
     return nn.init.trunc_normal_(t, std=std, a=-2 * std, b=2 * std)
 
 
-def variance_scaling_(weight: Tensor, scale: float = 1.0) -> Tensor:
-    """haiku ``VarianceScaling(scale)`` (fan_in, truncated normal) for a torch (out, in) weight."""
-    fan_in = weight.shape[1]
-    # 0.8796... is the std of a unit normal truncated to [-2, 2]; haiku divides it out
-    std = math.sqrt(scale / fan_in) / 0.87962566103423978
-    return trunc_normal_(weight, std)
+TRUNC_STD = 0.87962566103423978  # std of a unit normal truncated to [-2, 2]
+INITS = ("default", "haiku")  # a model's `init` option: monoidlab's scales, or the authors' exactly
 
 
-def linear(d_in: int, d_out: int, scale: float = 1.0) -> nn.Linear:
-    """A Linear with haiku's default init: VarianceScaling(scale) weights, zero bias."""
+def variance_scaling_(weight: Tensor, scale: float = 1.0, mode: str = "fan_in") -> Tensor:
+    """haiku ``VarianceScaling(scale, mode, "truncated_normal")`` for a torch (out, in) weight.
+
+    The samples have std sqrt(scale / fan) exactly: haiku divides the truncation out.
+    ``mode``: ``"fan_in"`` or ``"fan_avg"`` ((fan_in + fan_out) / 2).
+    """
+    fan_out, fan_in = weight.shape
+    fan = fan_in if mode == "fan_in" else (fan_in + fan_out) / 2
+    return trunc_normal_(weight, math.sqrt(scale / fan) / TRUNC_STD)
+
+
+def linear(d_in: int, d_out: int, scale: float = 1.0, mode: str = "fan_in") -> nn.Linear:
+    """A Linear with VarianceScaling(scale, mode) weights and zero bias."""
     layer = nn.Linear(d_in, d_out)
     with torch.no_grad():
-        variance_scaling_(layer.weight, scale)
+        variance_scaling_(layer.weight, scale, mode)
         layer.bias.zero_()
     return layer
+
+
+def haiku_linear_(layer: nn.Linear) -> nn.Linear:
+    """``hk.Linear``'s default init in place: truncated normal with stddev 1/sqrt(fan_in) (no
+    truncation correction, so the samples' std is 0.88/sqrt(fan_in)), zero bias.
+
+    >>> import torch
+    >>> _ = torch.manual_seed(0)
+    >>> w = haiku_linear_(nn.Linear(400, 300)).weight
+    >>> round(float(w.std() * 20 / TRUNC_STD), 2), float(w.abs().max() * 20) <= 2
+    (1.0, True)
+    """
+    with torch.no_grad():
+        trunc_normal_(layer.weight, 1 / math.sqrt(layer.weight.shape[1]))
+        if layer.bias is not None:
+            layer.bias.zero_()
+    return layer
+
+
+def check_init(init: str) -> str:
+    if init not in INITS:
+        raise InputError(f"unknown init {init!r}; expected one of {INITS}")
+    return init
 
 
 # --------------------------------------------------------------------------- parallel scan
@@ -110,6 +173,7 @@ def associative_scan(
     fn: Callable[[State, State], State],
     elems: State,
     record: list[State] | None = None,
+    pairs: Callable[[State], State] | None = None,
 ) -> State:
     """Inclusive scan of ``fn`` along dim 1, by ``jax.lax.associative_scan``'s recursion.
 
@@ -118,7 +182,9 @@ def associative_scan(
     to it, which is *not* a left fold: for a non-associative ``fn`` this matters. When
     ``record`` is a list, every ``fn`` output is appended to it, in the schedule's node order
     (concatenate along dim 1 to get one state per node). Cost: O(n) calls to ``fn`` in
-    O(log n) batched steps.
+    O(log n) batched steps. ``pairs`` (optional) computes the same as ``fn`` on adjacent
+    elements, given tensors (B, m, 2·width) (element 2i next to element 2i + 1): the first
+    call of each recursion step then reads its inputs as one contiguous view.
     """
     n = elems[0].shape[1]
     if n < 2:
@@ -130,21 +196,27 @@ def associative_scan(
             record.append(out)
         return out
 
-    reduced = call(tuple(e[:, 0:-1:2] for e in elems), tuple(e[:, 1::2] for e in elems))
-    odd = associative_scan(fn, reduced, record)
+    if pairs is None:
+        reduced = call(tuple(e[:, 0:-1:2] for e in elems), tuple(e[:, 1::2] for e in elems))
+    else:
+        m = n // 2
+        reduced = pairs(tuple(e[:, : 2 * m].reshape(e.shape[0], m, 2 * e.shape[2]) for e in elems))
+        if record is not None:
+            record.append(reduced)
+    odd = associative_scan(fn, reduced, record, pairs)
     if n % 2 == 0:
         even = call(tuple(o[:, :-1] for o in odd), tuple(e[:, 2::2] for e in elems))
     else:
         even = call(odd, tuple(e[:, 2::2] for e in elems))
-    even = tuple(torch.cat([e[:, :1], v], dim=1) for e, v in zip(elems, even))
-    return tuple(_interleave(v, o) for v, o in zip(even, odd))
-
-
-def _interleave(even: Tensor, odd: Tensor) -> Tensor:
-    """out[:, 0::2] = even, out[:, 1::2] = odd, with len(even) - len(odd) in {0, 1}."""
-    k = odd.shape[1]
-    out = torch.stack([even[:, :k], odd], dim=2).flatten(1, 2)
-    return torch.cat([out, even[:, k:]], dim=1) if even.shape[1] > k else out
+    # interleave into one preallocated buffer: out[0] = e_0, out[2i+1] = odd_i, out[2i+2] = even_i
+    out = []
+    for e, o, v in zip(elems, odd, even):
+        buf = o.new_empty((o.shape[0], n, *o.shape[2:]))
+        buf[:, :1] = e[:, :1]
+        buf[:, 1::2] = o
+        buf[:, 2::2] = v
+        out.append(buf)
+    return tuple(out)
 
 
 # --------------------------------------------------------------------------- node states

@@ -6,6 +6,21 @@ combinations follow ``jax.lax.associative_scan``'s recursion (the ``scan`` sched
 :mod:`monoidlab.schedules`), so every prefix gets a state in O(log T) batched steps. Because the
 cell is not associative, the particular trees of that recursion are part of the model.
 
+How it is computed (same function, less work; tests/test_speed_equivalence.py compares it with
+the previous implementation):
+
+* the gate rows are read in the order [i, o, f_1, .., f_N, g], so one ``sigmoid`` covers every
+  gate and one ``tanh`` the candidate; the binary weight is used as W₁h₁ + W₂h₂ (two products
+  into one buffer, no concatenation) or, for adjacent pairs, as one product on the pair view;
+  the elementwise tail runs in place when no gradient is needed. The parameters keep the
+  documented layout ([i; g; o; f₁; f₂] rows, one ``binary`` Linear): checkpoints load as-is.
+* a leaf state depends only on its token: the V leaf states are computed once and gathered.
+* :meth:`forward` (one prediction per string) needs only the state of each string's full
+  prefix, which the scan defines as the left fold, most significant first, over the balanced
+  trees of the aligned power-of-two blocks of the length's binary expansion: it reduces the
+  blocks level by level (T − 1 nodes instead of the scan's ≈ 2T) and folds each string's
+  blocks. :meth:`forward_all` runs the scan.
+
 Example
 -------
 >>> import torch
@@ -29,51 +44,151 @@ from monoidlab.models.common import (
     NodeStates,
     State,
     associative_scan,
-    check_inputs,
+    check_init,
     collect_nodes,
-    gather_last,
+    haiku_linear_,
+    read_inputs,
 )
+
+ACTIVATIONS = ("tanh", "relu")
+
+
+def _g_last(n_chunks: int, hidden: int) -> Tensor:
+    """Row order that moves chunk 1 (the candidate g) of [i; g; o; ...] to the end."""
+    H = hidden
+    return torch.cat([torch.arange(0, H), torch.arange(2 * H, n_chunks * H), torch.arange(H, 2 * H)])
+
+
+def _rows(x: Tensor) -> Tensor:
+    """(..., k) -> (N, k) (a view when the layout allows one)."""
+    return x.reshape(-1, x.shape[-1])
 
 
 class _PrefixScanModel(nn.Module):
-    """Shared machinery: leaf states, a binary ``cell``, the scan, the per-position head.
+    """Shared machinery: leaf states, a binary cell, the scan, the final-prefix reduction and the
+    per-position head.
 
-    Subclasses define ``leaf(tokens) -> State`` (tensors (B, T, ·)) and
-    ``cell(a, b) -> State``; the first tensor of a state is ``h``, what the head reads.
-    Init is PyTorch's ``nn.Linear`` default (uniform ±1/sqrt(fan_in)) throughout.
+    Subclasses define ``_weights()`` (the parameters in the order the fast cells read them),
+    ``_leaf_table(W)`` (the V leaf states), ``_pairs(W, state)`` (combine adjacent elements of a
+    state whose tensors are (N, 2·width)) and ``_combine(W, a, b)`` (combine two states of
+    (N, width) tensors). The first tensor of a state is ``h``, what the head reads.
     """
 
-    def __init__(self, vocab_size: int, n_classes: int, hidden: int) -> None:
+    memo_limit = 4096  # most rows of a table of distinct blocks (0: never share; benchmarks)
+
+    def __init__(self, vocab_size: int, n_classes: int, hidden: int):
         super().__init__()
         self.vocab_size, self.n_classes, self.hidden = vocab_size, n_classes, hidden
         self.head = nn.Linear(hidden, n_classes)
 
-    def leaf(self, tokens: Tensor) -> State:
+    # ------------------------------------------------------------------ subclass hooks
+    def _weights(self) -> dict:
         raise NotImplementedError
+
+    def _leaf_table(self, W: dict) -> State:
+        raise NotImplementedError
+
+    def _pairs(self, W: dict, state: State) -> State:
+        raise NotImplementedError
+
+    def _combine(self, W: dict, a: State, b: State) -> State:
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ building blocks
+    def leaf(self, tokens: Tensor) -> State:
+        """Leaf states (tensors (B, T, H)) of a (B, T) token tensor."""
+        return tuple(t[tokens] for t in self._leaf_table(self._weights()))
 
     def cell(self, a: State, b: State) -> State:
-        raise NotImplementedError
+        """The binary cell (with its refinements) on two states of equal leading shape."""
+        W = self._weights()
+        shape = a[0].shape[:-1]
+        out = self._combine(W, tuple(map(_rows, a)), tuple(map(_rows, b)))
+        return tuple(x.view(*shape, x.shape[-1]) for x in out)
 
     def _scan(self, tokens: Tensor, record: list | None = None) -> State:
-        return associative_scan(self.cell, self.leaf(tokens), record)
+        W = self._weights()
+        leaves = tuple(t[tokens] for t in self._leaf_table(W))
 
+        def fn(a: State, b: State) -> State:
+            shape = a[0].shape[:-1]
+            out = self._combine(W, tuple(map(_rows, a)), tuple(map(_rows, b)))
+            return tuple(x.view(*shape, x.shape[-1]) for x in out)
+
+        def pairs(ab: State) -> State:
+            shape = ab[0].shape[:-1]
+            return tuple(x.view(*shape, x.shape[-1]) for x in self._pairs(W, tuple(map(_rows, ab))))
+
+        return associative_scan(fn, leaves, record, pairs)
+
+    def _final_state(self, tokens: Tensor, lengths: Tensor) -> State:
+        """The state of each string's whole prefix (tensors (B, H)), as the scan defines it: the
+        left fold, most significant block first, over the balanced trees of the aligned blocks
+        of length's binary expansion (``schedules.schedule("scan", L)``, last prefix).
+
+        Level k holds the balanced tree of every aligned block of 2^k tokens. Such a block has
+        at most V^(2^k) distinct states: while that is at most ``memo_limit`` and a quarter of
+        the level's nodes, the level is a table of every possible block plus each block's row
+        in it (exactly the same values, computed once each)."""
+        W = self._weights()
+        B, T = tokens.shape
+        table, ids, dense = self._leaf_table(W), tokens, None
+        levels: list = [(table, ids)]  # (table, ids), or a state of (B, n, ·) tensors
+        for k in range(1, T.bit_length()):
+            n = T >> k
+            if dense is None:
+                V = table[0].shape[0]
+                if V * V <= min(self.memo_limit, B * n // 4):
+                    ab = torch.arange(V * V, device=tokens.device)
+                    a, b = ab.div(V, rounding_mode="floor"), ab % V
+                    table = self._pairs(W, tuple(torch.cat([t[a], t[b]], dim=-1) for t in table))
+                    ids = ids[:, 0 : 2 * n : 2] * V + ids[:, 1 : 2 * n : 2]
+                    levels.append((table, ids))
+                    continue
+                dense = tuple(t[ids] for t in table)
+            pairs = tuple(_rows(x[:, : 2 * n].reshape(B, n, 2 * x.shape[-1])) for x in dense)
+            dense = tuple(x.view(B, n, -1) for x in self._pairs(W, pairs))
+            levels.append(dense)
+        acc: State | None = None
+        start = torch.zeros_like(lengths)  # tokens consumed by the blocks folded so far
+        have = torch.zeros_like(lengths, dtype=torch.bool)
+        for k in reversed(range(len(levels))):
+            bit = (lengths >> k) & 1
+            idx = (start >> k).clamp(max=(T >> k) - 1)[:, None]
+            if isinstance(levels[k][0], tuple):  # (table, ids)
+                row = levels[k][1].gather(1, idx)[:, 0]
+                block = tuple(t[row] for t in levels[k][0])
+            else:
+                block = tuple(x.gather(1, idx[..., None].expand(B, 1, x.shape[-1]))[:, 0]
+                              for x in levels[k])
+            if acc is None:
+                acc = block
+            else:
+                folded = self._combine(W, acc, block)
+                take_fold, take_block = (bit.bool() & have)[:, None], bit.bool()[:, None]
+                acc = tuple(torch.where(take_fold, f, torch.where(take_block, b, a))
+                            for f, b, a in zip(folded, block, acc))
+            have = have | bit.bool()
+            start = start + (bit << k)
+        return acc
+
+    # ------------------------------------------------------------------ public API
     def forward_all(self, tokens: Tensor, lengths: Tensor | None = None) -> Tensor:
         """Logits (B, T, n_classes) at every prefix, W ReLU(h_t) + b. Position t depends on
         tokens 0..t only, so right padding never changes a string's predictions."""
-        tokens, lengths = check_inputs(tokens, lengths)
+        tokens, lengths, _ = read_inputs(tokens, lengths)
         return self.head(torch.relu(self._scan(tokens)[0]))
 
     def forward(self, tokens: Tensor, lengths: Tensor | None = None) -> Tensor:
         """Logits (B, n_classes) read at position length − 1."""
-        tokens, lengths = check_inputs(tokens, lengths)
-        tokens = tokens[:, : int(lengths.max())]  # the scan over padding is wasted work
-        h = self._scan(tokens)[0]
-        return self.head(torch.relu(gather_last(h, lengths)))
+        tokens, lengths, longest = read_inputs(tokens, lengths)
+        h = self._final_state(tokens[:, :longest], lengths)[0]
+        return self.head(torch.relu(h))
 
     def node_states(self, tokens: Tensor, lengths: Tensor | None = None) -> NodeStates:
         """Every internal node's ``h``, in the order of ``schedules.schedule("scan", L)``."""
-        tokens, lengths = check_inputs(tokens, lengths)
-        tokens = tokens[:, : int(lengths.max())]
+        tokens, lengths, longest = read_inputs(tokens, lengths)
+        tokens = tokens[:, :longest]
         record: list[State] = []
         self._scan(tokens, record)
         B, T = tokens.shape
@@ -93,9 +208,8 @@ class _PrefixScanModel(nn.Module):
 
     def root_states(self, tokens: Tensor, lengths: Tensor) -> Tensor:
         """Each string's final scan state, ``[h; c]`` (or ``h``), (B, parts × hidden)."""
-        tokens, lengths = check_inputs(tokens, lengths)
-        tokens = tokens[:, : int(lengths.max())]
-        return torch.cat([gather_last(s, lengths) for s in self._scan(tokens)], dim=-1)
+        tokens, lengths, longest = read_inputs(tokens, lengths)
+        return torch.cat(self._final_state(tokens[:, :longest], lengths), dim=-1)
 
     def apply_operator(self, a: Tensor, b: Tensor) -> Tensor:
         """The binary cell (with its refinements) on flat states."""
@@ -112,6 +226,28 @@ class _PrefixScanModel(nn.Module):
         return self._split(state)[0]
 
 
+def _lstm_tail(z: Tensor, cells: list[Tensor], H: int) -> tuple[Tensor, Tensor]:
+    """h, c from gate pre-activations ``z`` (N, (2 + k + 1)·H) = [i, o, f_1..f_k, g] and the k
+    children's cells: c = σ(i)⊙tanh(g) + Σ σ(f_j)⊙c_j, h = σ(o)⊙tanh(c). In place on ``z`` when
+    no gradient is recorded."""
+    k = len(cells)
+    if torch.is_grad_enabled():
+        s, g = torch.sigmoid(z[:, : (2 + k) * H]), torch.tanh(z[:, (2 + k) * H:])
+        c = s[:, :H] * g
+        for j, cj in enumerate(cells):
+            c = torch.addcmul(c, s[:, (2 + j) * H: (3 + j) * H], cj)
+        return s[:, H: 2 * H] * torch.tanh(c), c
+    s = z[:, : (2 + k) * H].sigmoid_()
+    c = torch.mul(s[:, :H], z[:, (2 + k) * H:].tanh_())
+    for j, cj in enumerate(cells):
+        c.addcmul_(s[:, (2 + j) * H: (3 + j) * H], cj)
+    return torch.tanh(c).mul_(s[:, H: 2 * H]), c
+
+
+def _addmm(bias: Tensor, x: Tensor, wt: Tensor) -> Tensor:
+    return torch.addmm(bias, x, wt)
+
+
 class PRLSTM(_PrefixScanModel):
     """PR-LSTM classifier (docs/models.md).
 
@@ -121,6 +257,9 @@ class PRLSTM(_PrefixScanModel):
     hidden : H (256 in the paper).
     num_layers : 1 = the binary cell only ("0R"), 2 = one unary refinement ("1R", default),
         3 = two ("2R"); each cell has its own weights, shared across nodes and levels.
+    init : ``"default"`` (PyTorch's ``nn.Linear`` default, uniform ±1/sqrt(fan_in) weights and
+        biases) or ``"haiku"`` (the authors': ``hk.Linear``'s truncated normal with stddev
+        1/sqrt(fan_in), zero biases, for every layer including the head).
 
     Equations: leaf [i; g; o] = W onehot(x) + b, c = σ(i)⊙tanh(g), h = σ(o)⊙tanh(c).
     Binary cell: [i; g; o; f1; f2] = W [h1; h2] + b,
@@ -129,56 +268,108 @@ class PRLSTM(_PrefixScanModel):
     """
 
     def __init__(self, vocab_size: int, n_classes: int, hidden: int = 256,
-                 num_layers: int = 2) -> None:
+                 num_layers: int = 2, init: str = "default"):
         super().__init__(vocab_size, n_classes, hidden)
         if num_layers < 1:
             raise InputError(f"num_layers must be >= 1, got {num_layers}")
-        self.num_layers = num_layers
+        self.num_layers, self.init = num_layers, check_init(init)
         # W onehot + b is a Linear on the one-hot, stored as a lookup table plus bias
         self.embed = nn.Linear(vocab_size, 3 * hidden)
         self.binary = nn.Linear(2 * hidden, 5 * hidden)
         self.refine = nn.ModuleList(nn.Linear(hidden, 4 * hidden) for _ in range(num_layers - 1))
+        if init == "haiku":
+            for layer in (self.embed, self.binary, *self.refine, self.head):
+                haiku_linear_(layer)
+        for name, n in (("_perm3", 3), ("_perm4", 4), ("_perm5", 5)):  # not in the state_dict
+            self.register_buffer(name, _g_last(n, hidden), persistent=False)
 
-    def leaf(self, tokens: Tensor) -> State:
-        z = self.embed.weight.t()[tokens] + self.embed.bias  # (B, T, 3H) = W onehot + b
-        i, g, o = z.chunk(3, dim=-1)
-        c = torch.sigmoid(i) * torch.tanh(g)
-        return torch.sigmoid(o) * torch.tanh(c), c
+    def _weights(self) -> dict:
+        H = self.hidden
+        wb = self.binary.weight[self._perm5]  # (5H, 2H), rows [i, o, f1, f2, g]
+        return {
+            "embed": (self.embed.weight.t()[:, self._perm3], self.embed.bias[self._perm3]),
+            "binary": (wb.t(), wb[:, :H].t(), wb[:, H:].t(), self.binary.bias[self._perm5]),
+            "refine": [(r.weight[self._perm4].t(), r.bias[self._perm4]) for r in self.refine],
+        }
 
-    def cell(self, a: State, b: State) -> State:
-        (h1, c1), (h2, c2) = a, b
-        i, g, o, f1, f2 = self.binary(torch.cat([h1, h2], dim=-1)).chunk(5, dim=-1)
-        c = torch.sigmoid(i) * torch.tanh(g) + torch.sigmoid(f1) * c1 + torch.sigmoid(f2) * c2
-        h = torch.sigmoid(o) * torch.tanh(c)
-        for layer in self.refine:
-            i, g, o, f = layer(h).chunk(4, dim=-1)
-            c = torch.sigmoid(i) * torch.tanh(g) + torch.sigmoid(f) * c
-            h = torch.sigmoid(o) * torch.tanh(c)
+    def _leaf_table(self, W: dict) -> State:
+        w, b = W["embed"]
+        return _lstm_tail(w + b, [], self.hidden)  # (V, H) each: one state per token
+
+    def _refine(self, W: dict, h: Tensor, c: Tensor) -> State:
+        for wt, b in W["refine"]:
+            h, c = _lstm_tail(_addmm(b, h, wt), [c], self.hidden)
         return h, c
+
+    def _pairs(self, W: dict, state: State) -> State:
+        (h12, c12), H = state, self.hidden  # [h1 h2], [c1 c2]: (N, 2H)
+        w, _, _, b = W["binary"]
+        h, c = _lstm_tail(_addmm(b, h12, w), [c12[:, :H], c12[:, H:]], H)
+        return self._refine(W, h, c)
+
+    def _combine(self, W: dict, a: State, b: State) -> State:
+        (h1, c1), (h2, c2) = a, b
+        _, w1, w2, bias = W["binary"]
+        z = _addmm(bias, h1, w1)
+        z = torch.addmm(z, h2, w2) if torch.is_grad_enabled() else z.addmm_(h2, w2)
+        h, c = _lstm_tail(z, [c1, c2], self.hidden)
+        return self._refine(W, h, c)
 
 
 class PRRNN(_PrefixScanModel):
-    """PR-RNN ablation: the same scan with a tanh cell and no cell state.
+    """PR-RNN ablation: the same scan with a one-vector cell.
 
-    Leaf h = tanh(W onehot(x) + b); binary cell h = tanh(W [h1; h2] + b); then
-    ``num_layers − 1`` unary refinements h' = tanh(U h + b') (default none).
+    Leaf h = act_leaf(W onehot(x) + b); binary cell h = act(W [h1; h2] + b); then
+    ``num_layers − 1`` unary refinements h' = act(U h + b') (default none). ``activation``:
+    ``"tanh"`` (default; also on the leaf) or ``"relu"``; ``leaf_activation=False`` leaves the
+    leaf linear. The authors' PR-RNN: ``activation="relu", leaf_activation=False``,
+    ``init="haiku"`` (see :class:`PRLSTM` for ``init``).
     """
 
     def __init__(self, vocab_size: int, n_classes: int, hidden: int = 256,
-                 num_layers: int = 1) -> None:
+                 num_layers: int = 1, init: str = "default", activation: str = "tanh",
+                 leaf_activation: bool = True):
         super().__init__(vocab_size, n_classes, hidden)
         if num_layers < 1:
             raise InputError(f"num_layers must be >= 1, got {num_layers}")
-        self.num_layers = num_layers
+        if activation not in ACTIVATIONS:
+            raise InputError(f"unknown activation {activation!r}; expected one of {ACTIVATIONS}")
+        self.num_layers, self.init = num_layers, check_init(init)
+        self.activation, self.leaf_activation = activation, bool(leaf_activation)
         self.embed = nn.Linear(vocab_size, hidden)
         self.binary = nn.Linear(2 * hidden, hidden)
         self.refine = nn.ModuleList(nn.Linear(hidden, hidden) for _ in range(num_layers - 1))
+        if init == "haiku":
+            for layer in (self.embed, self.binary, *self.refine, self.head):
+                haiku_linear_(layer)
 
-    def leaf(self, tokens: Tensor) -> State:
-        return (torch.tanh(self.embed.weight.t()[tokens] + self.embed.bias),)
+    def _act(self, x: Tensor) -> Tensor:
+        if torch.is_grad_enabled():
+            return torch.tanh(x) if self.activation == "tanh" else torch.relu(x)
+        return x.tanh_() if self.activation == "tanh" else x.relu_()
 
-    def cell(self, a: State, b: State) -> State:
-        h = torch.tanh(self.binary(torch.cat([a[0], b[0]], dim=-1)))
-        for layer in self.refine:
-            h = torch.tanh(layer(h))
+    def _weights(self) -> dict:
+        H = self.hidden
+        w = self.binary.weight
+        return {"embed": (self.embed.weight.t(), self.embed.bias),
+                "binary": (w.t(), w[:, :H].t(), w[:, H:].t(), self.binary.bias),
+                "refine": [(r.weight.t(), r.bias) for r in self.refine]}
+
+    def _leaf_table(self, W: dict) -> State:
+        w, b = W["embed"]
+        return (self._act(w + b) if self.leaf_activation else w + b,)
+
+    def _refine(self, W: dict, h: Tensor) -> State:
+        for wt, b in W["refine"]:
+            h = self._act(_addmm(b, h, wt))
         return (h,)
+
+    def _pairs(self, W: dict, state: State) -> State:
+        w, _, _, b = W["binary"]
+        return self._refine(W, self._act(_addmm(b, state[0], w)))
+
+    def _combine(self, W: dict, a: State, b: State) -> State:
+        _, w1, w2, bias = W["binary"]
+        z = _addmm(bias, a[0], w1)
+        z = torch.addmm(z, b[0], w2) if torch.is_grad_enabled() else z.addmm_(b[0], w2)
+        return self._refine(W, self._act(z))

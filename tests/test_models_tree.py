@@ -192,7 +192,7 @@ def test_sum_operator_is_associative():
     # any bracketing gives the same root: the tree reduction is the sum of its leaves
     tokens, lengths = batch([5, 8, 3], T=8)
     ns = model.node_states(tokens, lengths)
-    leaves = model._buffer(tokens, lengths, None)[0]  # (B, 8, d), padding leaves included
+    leaves = model.embed(tokens, torch.arange(8) < lengths[:, None])  # padding leaves included
     s = schedules.schedule("balanced", 5)
     torch.testing.assert_close(ns.states[0, s.root - s.buffer], leaves[0].sum(0))
     loss = model.assoc_loss(tokens, lengths, generator=torch.Generator().manual_seed(0))

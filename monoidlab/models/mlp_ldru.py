@@ -8,7 +8,19 @@ Padding order (a choice the papers leave open): the zero vectors are put in firs
 block (LN, FFN, dropout) runs on *every* buffer position afterwards, exactly as docs/models.md
 lists the steps. A padding leaf therefore enters the tree as one learned constant vector
 ``LN(0) + FFN(LN(0))`` (LN's bias through the FFN), the same for every padding position, which
-the model can learn to treat as the identity element.
+the model can learn to treat as the identity element. ``padding="identity"`` makes it the
+identity exactly: a node with an all-padding child returns its other child unchanged (no
+operator, no post-level block, no dropout), so compositions (x, ε) never occur.
+
+How it is computed (same function, less work; tests/test_speed_equivalence.py compares it with
+the previous implementation): the input block runs once on the V + 1 distinct leaf rows (the
+V tokens and the zero padding vector) and is gathered (dropout stays per position); a level's
+operator pairs are a reshape (B, n, 2d) of the level, with one linear for V_x and V_y. When
+padding is a constant (eval mode, or dropout 0), a node made only of padding is one constant
+per level, computed once: each level is computed only up to the last node that holds a token.
+And a block of 2^k leaves has at most (V + 1)^(2^k) distinct values: while that is at most
+``memo_limit`` and a quarter of the level's nodes, the level is a table of every possible
+block plus each node's row in it (the same values, each computed once).
 
 Example
 -------
@@ -24,7 +36,7 @@ torch.Size([2, 2])
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
@@ -36,13 +48,46 @@ from monoidlab.models.common import (
     NodeStates,
     associative_scan,
     ceil_log2,
-    check_inputs,
+    check_init,
     collect_nodes,
+    haiku_linear_,
     linear,
+    next_pow2,
+    read_inputs,
     trunc_normal_,
 )
 
 OPERATORS = ("mlp", "sum", "linear", "gated-sum")
+PADDINGS = ("learned", "identity")
+
+
+@dataclass
+class _Level:
+    """One level of the reduction. Either ``dense`` (B, w, d), or ``table`` (n, d) with ``ids``
+    (B, w) rows into it. Nodes at index >= w hold only padding; their value is ``pad`` (d,)
+    (None when the level is computed over the whole buffer). ``pad_id``: the row of the
+    all-padding block in ``table``."""
+
+    dense: Tensor | None = None
+    table: Tensor | None = None
+    ids: Tensor | None = None
+    pad: Tensor | None = None
+    pad_id: int = -1
+
+    @property
+    def width(self) -> int:
+        return (self.dense if self.dense is not None else self.ids).shape[1]
+
+    def values(self) -> Tensor:
+        return self.dense if self.dense is not None else self.table[self.ids]
+
+    def full(self, width: int) -> Tensor:
+        """The level over ``width`` nodes, padding nodes included."""
+        h = self.values()
+        if h.shape[1] == width:
+            return h
+        B, w, d = h.shape
+        return torch.cat([h, self.pad.expand(B, width - w, d)], dim=1)
 
 
 class MLPLDRU(nn.Module):
@@ -58,21 +103,35 @@ class MLPLDRU(nn.Module):
     post_block : apply ``h = LN(h + FFN'(h))`` after the operator at every level (the
         paper: yes). With ``operator="sum", post_block=False`` the reduction is exactly associative
         (and commutative): the root is the sum of the leaves.
+    init : ``"default"`` or ``"haiku"`` (below).
+    padding : ``"learned"`` (a padding leaf is the zero vector through the input block, and
+        (x, ε) nodes are real compositions: the papers') or ``"identity"`` (a node with an
+        all-padding child passes the other child through unchanged).
 
-    Init follows haiku defaults (the authors' code): Linear weights VarianceScaling(1.0), i.e.
-    truncated normal with std 1/sqrt(fan_in), biases 0; embedding truncated normal std 0.02;
-    FFN' VarianceScaling(0.02); V_x, V_y, W_o identity; the ``linear`` ablation starts as
-    [I I] (a sum) and ``gated-sum`` with g ≈ 1/2, so that every operator starts as a sum-like
-    map.
+    Init ``"default"``: Linear weights VarianceScaling(1.0) (truncated normal, std 1/sqrt(fan_in)
+    after haiku's truncation correction), biases 0; embedding truncated normal std 0.02; FFN'
+    VarianceScaling(0.02); V_x, V_y, W_o identity; the ``linear`` ablation starts as [I I] (a
+    sum) and ``gated-sum`` with g ≈ 1/2, so that every operator starts as a sum-like map.
+    Init ``"haiku"``, exactly the authors' code: input-block FFN and head ``hk.Linear``'s
+    default (truncated normal with stddev 1/sqrt(fan_in), no correction); gate MLP
+    VarianceScaling(1.0, fan_avg); FFN' VarianceScaling(0.02, fan_avg); the rest as above.
     """
 
+    memo_limit = 4096  # most rows of a table of distinct blocks (0: never share; benchmarks)
+
     def __init__(self, vocab_size: int, n_classes: int, d: int = 64, dropout: float = 0.25,
-                 operator: str = "mlp", post_block: bool = True) -> None:
+                 operator: str = "mlp", post_block: bool = True, init: str = "default",
+                 padding: str = "learned"):
         super().__init__()
         if operator not in OPERATORS:
             raise InputError(f"unknown operator {operator!r}; expected one of {OPERATORS}")
+        if padding not in PADDINGS:
+            raise InputError(f"unknown padding {padding!r}; expected one of {PADDINGS}")
         self.vocab_size, self.n_classes, self.d = vocab_size, n_classes, d
         self.operator, self.post_block = operator, post_block
+        self.init, self.padding = check_init(init), padding
+        haiku = init == "haiku"
+        mode = "fan_avg" if haiku else "fan_in"
 
         self.embedding = nn.Parameter(trunc_normal_(torch.empty(vocab_size, d), std=0.02))
         self.in_norm = nn.LayerNorm(d)
@@ -81,8 +140,9 @@ class MLPLDRU(nn.Module):
 
         if operator == "mlp":
             # [w_x; w_y] = A3 ReLU(A2 ReLU(A1 [x; y] + a1) + a2) + a3   (2d -> 2d -> 4d -> 2d)
-            self.gates = nn.Sequential(linear(2 * d, 2 * d), nn.ReLU(), linear(2 * d, 4 * d),
-                                       nn.ReLU(), linear(4 * d, 2 * d))
+            self.gates = nn.Sequential(linear(2 * d, 2 * d, mode=mode), nn.ReLU(),
+                                       linear(2 * d, 4 * d, mode=mode), nn.ReLU(),
+                                       linear(4 * d, 2 * d, mode=mode))
             self.v_x, self.v_y, self.w_o = (_identity(d) for _ in range(3))
         elif operator == "linear":
             self.mix = nn.Linear(2 * d, d)
@@ -92,73 +152,151 @@ class MLPLDRU(nn.Module):
         elif operator == "gated-sum":
             self.gate = linear(2 * d, d, scale=0.02)
         if post_block:
-            self.post_ffn = nn.Sequential(linear(d, 4 * d, scale=0.02), nn.ReLU(),
-                                          linear(4 * d, d, scale=0.02))
+            self.post_ffn = nn.Sequential(linear(d, 4 * d, scale=0.02, mode=mode), nn.ReLU(),
+                                          linear(4 * d, d, scale=0.02, mode=mode))
             self.post_norm = nn.LayerNorm(d)
         self.head = linear(d, n_classes)
+        if haiku:
+            for layer in (self.in_ffn[0], self.in_ffn[2], self.head):
+                haiku_linear_(layer)
 
     # ------------------------------------------------------------------ building blocks
 
-    def operate(self, x: Tensor, y: Tensor) -> Tensor:
-        """The bare operator x ⊙ y on (..., d) tensors (no post-level block)."""
+    def _operate_pairs(self, xy: Tensor) -> Tensor:
+        """The bare operator on (..., 2d) pairs [x; y] -> (..., d)."""
+        d = self.d
         if self.operator == "sum":
-            return x + y
-        xy = torch.cat([x, y], dim=-1)
+            return xy[..., :d] + xy[..., d:]
         if self.operator == "linear":
             return self.mix(xy)
         if self.operator == "gated-sum":
             g = torch.sigmoid(self.gate(xy))
-            return g * x + (1 - g) * y
-        w_x, w_y = self.gates(xy).chunk(2, dim=-1)
-        return self.w_o(self.v_x(w_x * x) + self.v_y(w_y * y))
+            return g * xy[..., :d] + (1 - g) * xy[..., d:]
+        u = self.gates(xy) * xy  # [w_x ⊙ x; w_y ⊙ y]
+        vxy = torch.cat([self.v_x.weight, self.v_y.weight], dim=1)  # V_x a + V_y b in one
+        return self.w_o(F.linear(u, vxy, self.v_x.bias + self.v_y.bias))
+
+    def _post(self, h: Tensor) -> Tensor:
+        return self.post_norm(h + self.post_ffn(h)) if self.post_block else h
+
+    def operate(self, x: Tensor, y: Tensor) -> Tensor:
+        """The bare operator x ⊙ y on (..., d) tensors (no post-level block)."""
+        return self._operate_pairs(torch.cat([x, y], dim=-1))
 
     def combine(self, x: Tensor, y: Tensor) -> Tensor:
-        """One tree node: operator then ``LN(h + FFN'(h))`` (no dropout; for probing)."""
-        h = self.operate(x, y)
-        if self.post_block:
-            h = self.post_norm(h + self.post_ffn(h))
-        return h
+        """One tree node: operator then ``LN(h + FFN'(h))`` (no dropout; for probing).
+
+        With ``padding="identity"`` this is the operator of two non-empty children; the tree
+        passes a child with an empty sibling through without calling it."""
+        return self._post(self.operate(x, y))
+
+    def _leaf_table(self) -> Tensor:
+        """The input block on the V + 1 distinct leaf rows: tokens 0..V-1, then padding (the
+        zero vector), (V + 1, d), before dropout."""
+        rows = torch.cat([self.embedding, self.embedding.new_zeros(1, self.d)])
+        h = self.in_norm(rows)
+        return h + self.in_ffn(h)
 
     def embed(self, tokens: Tensor, valid: Tensor | None = None) -> Tensor:
         """Input block: (B, T) tokens -> (B, T, d); positions where ``valid`` is False get a
         zero embedding before the block (the padding leaves)."""
-        e = self.embedding[tokens]
-        if valid is not None:
-            e = e * valid[..., None].to(e.dtype)
-        h = self.in_norm(e)
-        return self.drop(h + self.in_ffn(h))
+        ids = tokens if valid is None else torch.where(valid, tokens, self.vocab_size)
+        return self.drop(self._leaf_table()[ids])
 
-    def _buffer(self, tokens: Tensor, lengths: Tensor,
-                offsets: Tensor | None) -> tuple[Tensor, Tensor, Tensor]:
-        """Embedded leaves (B, M, d) and each string's root level ceil(log2(r + L))."""
-        T = tokens.shape[1]
+    def _node(self, xy: Tensor, lpad: Tensor | bool, rpad: Tensor | bool,
+              dropout: bool) -> Tensor:
+        """Tree nodes from (..., 2d) children pairs: operator, post block (and dropout); with
+        identity padding a node whose left (right) child is all padding is its right (left)
+        child. ``lpad``/``rpad``: (...,) bools, or python bools for every node alike."""
+        h = self._post(self._operate_pairs(xy))
+        if dropout:
+            h = self.drop(h)
+        if self.padding != "identity":
+            return h
+        x, y = xy[..., : self.d], xy[..., self.d:]
+        if isinstance(lpad, bool):
+            return y if lpad else x if rpad else h
+        return torch.where(lpad[..., None], y, torch.where(rpad[..., None], x, h))
+
+    def _tree(self, tokens: Tensor, lengths: Tensor, longest: int,
+              offsets: Tensor | None) -> tuple[list[_Level], Tensor, Tensor, int]:
+        """Every level of the reduction, each string's root level ceil(log2(r + L)), the
+        offsets and the buffer size M."""
+        B, T = tokens.shape
+        device = tokens.device
         if offsets is None:
-            offsets = torch.zeros_like(lengths)
+            offsets, end = torch.zeros_like(lengths), longest
         else:
-            offsets = torch.as_tensor(offsets, dtype=torch.long, device=tokens.device)
-            if offsets.shape != lengths.shape or bool((offsets < 0).any()):
-                raise InputError("offsets must be a (B,) tensor of non-negative ints")
-        ends = offsets + lengths
-        top = ceil_log2(ends)  # (B,)
-        M = 1 << int(top.max())
-        src = torch.arange(M, device=tokens.device) - offsets[:, None]  # string position
+            offsets = torch.as_tensor(offsets, dtype=torch.long)
+            if offsets.shape != lengths.shape:
+                raise InputError(f"offsets must be a ({B},) tensor of non-negative ints")
+            # one look at the offsets (a synchronisation only when they live on a device)
+            lo, end = torch.stack([offsets.min(), (offsets.to(lengths.device) + lengths).max()]
+                                  ).tolist() if B else (0, 1)
+            if lo < 0:
+                raise InputError(f"offsets must be a ({B},) tensor of non-negative ints")
+            offsets = offsets.to(device, non_blocking=True)
+        M = next_pow2(end)
+        top = ceil_log2(offsets + lengths)
+        first, last = offsets, offsets + lengths - 1  # real leaves of each row
+        V = self.vocab_size
+        # padding is a constant unless dropout draws a different mask per position
+        constant = not (self.training and self.drop.p > 0)
+        width = end if constant else M
+        src = torch.arange(width, device=device) - offsets[:, None]
         valid = (src >= 0) & (src < lengths[:, None])
-        leaves = self.embed(tokens.gather(1, src.clamp(0, T - 1)), valid)  # (B, M, d)
-        return leaves, top, offsets
+        ids = torch.where(valid, tokens.gather(1, src.clamp(0, T - 1)), V)
+        table = self._leaf_table()
+        if constant:
+            level = _Level(table=table, ids=ids, pad=table[V], pad_id=V)
+        else:
+            level = _Level(dense=self.drop(table[ids]))
+        levels = [level]
+        for k in range(1, M.bit_length()):
+            levels.append(level := self._next_level(level, k, first, last, M, constant))
+        return levels, top, offsets, M
 
-    def _levels(self, h: Tensor) -> Iterator[Tensor]:
-        """Yield the buffer of each level 1, 2, ...: (B, M/2), (B, M/4), ..., (B, 1)."""
-        while h.shape[1] > 1:
-            h = self.drop(self.combine(h[:, 0::2], h[:, 1::2]))
-            yield h
+    def _next_level(self, level: _Level, k: int, first: Tensor, last: Tensor, M: int,
+                    constant: bool) -> _Level:
+        """Level k from level k - 1."""
+        B = first.shape[0]
+        w = level.width
+        n = (w + 1) // 2
+        pad = None
+        if constant:
+            pad_pair = torch.cat([level.pad, level.pad])
+            pad = self._node(pad_pair, True, True, dropout=False)
+        if level.table is not None:
+            rows = level.table.shape[0]
+            if constant and rows * rows <= min(self.memo_limit, B * n // 4):
+                ab = torch.arange(rows * rows, device=first.device)
+                a, b = ab.div(rows, rounding_mode="floor"), ab % rows
+                pairs = torch.cat([level.table[a], level.table[b]], dim=-1)
+                table = self._node(pairs, a == level.pad_id, b == level.pad_id, dropout=False)
+                ids = level.ids
+                if w % 2:
+                    ids = torch.cat([ids, ids.new_full((B, 1), level.pad_id)], dim=1)
+                ids = ids[:, 0::2] * rows + ids[:, 1::2]
+                return _Level(table=table, ids=ids, pad=pad, pad_id=level.pad_id * (rows + 1))
+        h = level.values()
+        if w % 2:
+            h = torch.cat([h, level.pad.expand(B, 1, -1)], dim=1)
+        lpad = rpad = False
+        if self.padding == "identity":  # child j of level k - 1 is real iff first <= j <= last
+            j = torch.arange(0, 2 * n, 2, device=first.device)
+            fk, lk = (first >> (k - 1))[:, None], (last >> (k - 1))[:, None]
+            lpad, rpad = (j < fk) | (j > lk), (j + 1 < fk) | (j + 1 > lk)
+        dense = self._node(h.view(B, n, 2 * self.d), lpad, rpad, dropout=not constant)
+        return _Level(dense=dense, pad=pad)
 
     # ------------------------------------------------------------------ public API
 
     def forward(self, tokens: Tensor, lengths: Tensor | None = None,
                 offsets: Tensor | None = None) -> Tensor:
-        """Logits (B, n_classes) at each string's root.
+        """Logits (B, n_classes).
 
-        ``offsets`` (B,) puts string b at buffer positions [r_b, r_b + L_b) (left padding,
+        ``offsets`` (optional, (B,) ints >= 0) places string b at buffer positions r_b..r_b+L_b-1
+        with padding on both sides (the training-side augmentation of issue 13: random offsets
         for pad-offset training). Each string's root is read at its own level
         ceil(log2(r_b + L_b)), so its tree never depends on the other strings of the batch.
         """
@@ -169,35 +307,12 @@ class MLPLDRU(nn.Module):
         return self.forward(tokens, lengths, offsets)
 
     def _roots(self, tokens: Tensor, lengths: Tensor | None, offsets: Tensor | None) -> Tensor:
-        tokens, lengths = check_inputs(tokens, lengths)
-        if not self.training and offsets is None:
-            return self._memo_roots(tokens, lengths)
-        leaves, top, _ = self._buffer(tokens, lengths, offsets)
-        root = leaves[:, 0]  # strings of length 1 (no offset) are their own root
-        for k, h in enumerate(self._levels(leaves), start=1):
-            root = torch.where((top == k)[:, None], h[:, 0], root)
-        return root
-
-    def _memo_roots(self, tokens: Tensor, lengths: Tensor) -> Tensor:
-        """Eval mode: the same roots, every distinct subtree computed once (models/memo.py).
-
-        Without dropout a node depends only on the tokens (and padding) under it; on a test
-        batch the low levels repeat a handful of subtrees, so this is 10-20x faster at length
-        500 and equal up to float summation order.
-        """
-        from monoidlab.models.memo import memo_roots
-
-        B, T = tokens.shape
-        top = ceil_log2(lengths)
-        M = 1 << int(top.max())
-        pos = torch.arange(M, device=tokens.device)
-        valid = pos[None, :] < lengths[:, None]
-        pad = self.vocab_size  # table row of the padding leaf
-        ids = torch.where(valid, tokens.gather(1, pos.clamp(max=T - 1).expand(B, M)),
-                          torch.full_like(tokens[:, :1], pad))
-        rows = torch.arange(pad + 1, device=tokens.device)[None, :]
-        table = self.embed(rows.clamp(max=pad - 1), rows < pad)[0]  # tokens, then padding
-        (root,) = memo_roots((table,), ids, top, lambda a, b: (self.combine(a[0], b[0]),))
+        tokens, lengths, longest = read_inputs(tokens, lengths)
+        levels, top, _, _ = self._tree(tokens, lengths, longest, offsets)
+        root = None
+        for k, level in enumerate(levels):
+            h = level.dense[:, 0] if level.dense is not None else level.table[level.ids[:, 0]]
+            root = h if root is None else torch.where((top == k)[:, None], h, root)
         return root
 
     # ------------------------------------------------------------------ OperatorModel
@@ -209,8 +324,11 @@ class MLPLDRU(nn.Module):
         """One tree node on flat vectors: :meth:`combine`."""
         return self.combine(a, b)
 
-    def padding_state(self) -> Tensor:
-        """The padding leaf: a zero vector through the input block, LN(0) + FFN(LN(0))."""
+    def padding_state(self) -> Tensor | None:
+        """The padding leaf: a zero vector through the input block, LN(0) + FFN(LN(0)); None
+        with identity padding (no padding state: the tree skips it)."""
+        if self.padding == "identity":
+            return None
         t = torch.zeros((1, 1), dtype=torch.long, device=self.embedding.device)
         return self.embed(t, t != 0)[0, 0]
 
@@ -227,12 +345,14 @@ class MLPLDRU(nn.Module):
 
     def node_states(self, tokens: Tensor, lengths: Tensor | None = None,
                     offsets: Tensor | None = None) -> NodeStates:
-        """Every internal node's vector, in the order of ``schedules.schedule("balanced", L, r)``."""
-        tokens, lengths = check_inputs(tokens, lengths)
-        h, _, offsets = self._buffer(tokens, lengths, offsets)
-        M = h.shape[1]
+        """Every internal node's vector, in the order of ``schedules.schedule("balanced", L, r)``.
+
+        With identity padding a node with an all-padding child holds its other child's vector."""
+        tokens, lengths, longest = read_inputs(tokens, lengths)
+        levels, _, offsets, M = self._tree(tokens, lengths, longest, offsets)
         # levels concatenated = the node order of the full buffer's balanced schedule
-        all_nodes = torch.cat([h[:, :0], *self._levels(h)], dim=1)
+        all_nodes = torch.cat([lv.full(M >> k) for k, lv in enumerate(levels)][1:]
+                              or [levels[0].values()[:, :0]], dim=1)
         big = schedules.schedule("balanced", M)
         return collect_nodes(all_nodes, big, "balanced", lengths, offsets)
 
@@ -245,9 +365,10 @@ class MLPLDRU(nn.Module):
         variant used for Delétang's sequence tasks. No padding leaves are involved, and
         position t depends on tokens 0..t only (positions >= length are to be masked).
         """
-        tokens, lengths = check_inputs(tokens, lengths)
-        (h,) = associative_scan(lambda a, b: (self.drop(self.combine(a[0], b[0])),),
-                                (self.embed(tokens),))
+        tokens, lengths, _ = read_inputs(tokens, lengths)
+        (h,) = associative_scan(
+            lambda a, b: (self.drop(self.combine(a[0], b[0])),), (self.embed(tokens),),
+            pairs=lambda ab: (self.drop(self._post(self._operate_pairs(ab[0]))),))
         return self.head(h)
 
     def assoc_loss(self, tokens: Tensor, lengths: Tensor | None = None,
@@ -261,30 +382,27 @@ class MLPLDRU(nn.Module):
         own pass over the batch (with dropout in training mode). Returns 0 when no string has
         three nodes on a level (all lengths < 3).
         """
-        tokens, lengths = check_inputs(tokens, lengths)
-        h, _, offsets = self._buffer(tokens, lengths, offsets)
-        levels = [h, *self._levels(h)]
-        device = h.device
+        tokens, lengths, longest = read_inputs(tokens, lengths)
+        levels, _, offsets, _ = self._tree(tokens, lengths, longest, offsets)
+        values = [lv.values() for lv in levels]
+        if longest < 3:  # no level has three real nodes in a row
+            return values[0].sum() * 0.0
+        device = values[0].device
         # number of valid triple starts per (row, level): nodes first..last have real tokens
         ks = torch.arange(len(levels), device=device)
         first = offsets[:, None] >> ks
         last = (offsets + lengths - 1)[:, None] >> ks
         count = (last - first - 1).clamp(min=0)  # (B, K)
-        total = count.sum()
-        if int(total) == 0:
-            return h.sum() * 0.0
         pick = torch.multinomial(count.flatten().float(), n_triples, replacement=True,
                                  generator=generator)
         rows, lv = pick // len(levels), pick % len(levels)
         u = torch.rand(n_triples, generator=generator, device=device)
         j = first[rows, lv] + (u * count[rows, lv]).long().clamp(max=count[rows, lv] - 1)
-        a = torch.empty(n_triples, self.d, device=device, dtype=h.dtype)
-        b, c = torch.empty_like(a), torch.empty_like(a)
-        for k, hk in enumerate(levels):  # gather per level (levels have different widths)
-            sel = lv == k
-            if bool(sel.any()):
-                r, jj = rows[sel], j[sel]
-                a[sel], b[sel], c[sel] = hk[r, jj], hk[r, jj + 1], hk[r, jj + 2]
+        # every level side by side: node j of level k is column base[k] + j
+        flat = torch.cat(values, dim=1)
+        base = torch.tensor([0] + [v.shape[1] for v in values[:-1]], device=device).cumsum(0)
+        col = base[lv] + j
+        a, b, c = flat[rows, col], flat[rows, col + 1], flat[rows, col + 2]
         left = self.combine(self.combine(a, b), c)
         right = self.combine(a, self.combine(b, c))
         return (1 - F.cosine_similarity(left, right, dim=-1)).mean()

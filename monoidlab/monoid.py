@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from monoidlab._enumerate import HashCollision, enumerate_monoid
-from monoidlab._kernels import fold_kernel
+from monoidlab._kernels import label_kernels
 from monoidlab._util import check_batch
 from monoidlab.errors import InputError, MissingDependency, MonoidTooLarge
 
@@ -199,12 +199,16 @@ class SyntacticMonoid:
         # (T, B) contiguous so that each step reads one row; padding = the identity column k.
         return np.ascontiguousarray(np.where(valid, tokens, k).T), valid
 
-    def element_of(self, tokens: Any, lengths: Any) -> np.ndarray:
+    def element_of(self, tokens: Any, lengths: Any, threads: int = 1) -> np.ndarray:
         """EC of every string of a batch: a fold over the right Cayley table.
 
-        Compiled with numba (a dependency of umap-learn) when available, folding eight strings
-        at a time to hide the latency of the dependent table reads; otherwise numpy in
-        lock-step over the batch (one gather per position).
+        Compiled with numba (a dependency of umap-learn) when available
+        (:func:`monoidlab._kernels.label_kernels`: eight strings at a time to hide the latency
+        of the dependent table reads, the table pre-scaled and flat in the smallest unsigned
+        dtype, the token check inside the same pass; with ``threads`` > 1, blocks of 256
+        strings in parallel for batches of at least 1024 strings); otherwise numpy in lock-step
+        over the batch (one gather per position). One thread by default: on a shared machine a
+        second thread often costs more than it gains (docs/benchmarks.md).
 
         >>> import monoidlab as ml
         >>> lang = ml.load_language("tomita-5")
@@ -213,12 +217,32 @@ class SyntacticMonoid:
         >>> m.outputs[m.element_of(t, n)].tolist() == lang.classify(["0011", "01"]).tolist()
         True
         """
-        tokens, lengths = self._check_batch(tokens, lengths)
-        out = np.zeros(tokens.shape[0], np.int64)
-        kernel = fold_kernel()
-        if kernel is not None and tokens.size:
-            kernel(self._right32, np.ascontiguousarray(tokens), lengths.astype(np.int64), out)
+        kernels = label_kernels()
+        tokens, lengths = np.asarray(tokens), np.asarray(lengths)
+        if kernels is None or not self._plain_batch(tokens, lengths):
+            tokens, lengths = self._check_batch(tokens, lengths)  # raises on a bad batch
+        if kernels is not None and tokens.size:
+            import numba
+
+            if tokens.dtype == np.uint64:
+                tokens = tokens.view(np.int64)  # ids >= 2^63 show as negative: refused below
+            out = np.empty(tokens.shape[0], np.int64)
+            flat, mask = self._label_table
+            args = (flat, mask, np.ascontiguousarray(tokens), lengths.astype(np.int64), out)
+            if threads > 1 and len(tokens) >= 1024:
+                before = numba.get_num_threads()
+                numba.set_num_threads(min(int(threads), numba.config.NUMBA_NUM_THREADS))
+                try:
+                    small, big = kernels[1](*args)
+                finally:
+                    numba.set_num_threads(before)
+            else:
+                small, big = kernels[0](*args)
+            if small < 0 or big >= self.n_symbols:
+                self._check_batch(tokens, lengths)  # raises, naming the bad id
             return out
+        if not tokens.size:
+            return np.zeros(tokens.shape[0], np.int64)
         cols, _ = self._padded_columns(tokens, lengths)
         k1 = self.n_symbols + 1
         dt = np.int32 if self.size * k1 < 2**31 else np.int64
@@ -228,9 +252,26 @@ class SyntacticMonoid:
             e = flat[e * k1 + col]
         return e.astype(np.int64)
 
+    @staticmethod
+    def _plain_batch(tokens: np.ndarray, lengths: np.ndarray) -> bool:
+        """Shapes, dtypes and lengths fine (cheap checks; the kernel checks the token ids)."""
+        return (tokens.ndim == 2 and lengths.shape == (tokens.shape[0],)
+                and np.issubdtype(tokens.dtype, np.integer)
+                and np.issubdtype(lengths.dtype, np.integer)
+                and (not lengths.size
+                     or (int(lengths.min()) >= 0 and int(lengths.max()) <= tokens.shape[1])))
+
     @cached_property
-    def _right32(self) -> np.ndarray:
-        return self.right.astype(np.int32 if self.size < 2**31 else np.int64)
+    def _label_table(self) -> tuple[np.ndarray, int]:
+        """``(flat, mask)`` for :func:`~monoidlab._kernels.label_kernels`: width S = the next
+        power of two >= |Σ|, ``flat[m * S + a]`` = (m·a) * S, in the smallest unsigned dtype."""
+        S = 1 << max(0, self.n_symbols - 1).bit_length()
+        n = self.size * S
+        dtype = next(t for t in (np.uint8, np.uint16, np.uint32, np.uint64)
+                     if n - 1 <= np.iinfo(t).max)
+        flat = np.zeros((self.size, S), dtype)
+        flat[:, : self.n_symbols] = self.right * S
+        return flat.ravel(), S - 1
 
     def prefix_elements(self, tokens: Any, lengths: Any) -> np.ndarray:
         """EC of every prefix: ``out[i, t]`` = EC of ``s_i[: t + 1]``; -1 at padding positions."""

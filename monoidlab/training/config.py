@@ -44,6 +44,7 @@ class TrainConfig:
     # --- model
     model: str = "mlp-ldru"  # a name of monoidlab.models.REGISTRY
     model_kwargs: dict = field(default_factory=dict)  # e.g. {d = 64, dropout = 0.25}
+    recipe: str = "default"  # "authors": the papers' settings for every key not set (RECIPES)
     # --- data (one length per batch, drawn uniformly from train_lengths)
     train_lengths: Lengths = Lengths(1, 40)
     test_lengths: Lengths = Lengths(41, 500)
@@ -58,7 +59,7 @@ class TrainConfig:
     offset_buffer: int | None = None  # buffer bound for random offsets (default: next 2^k >= 2L)
     # --- optimisation
     steps: int = 1000  # CPU scale: parity, cycle navigation within ~10 min (docs/benchmarks.md)
-    optimizer: str = "adam"  # adam | adamw | amsgrad
+    optimizer: str = "adam"  # adam | adamw | amsgrad (torch's) | amsgrad-optax (the authors')
     lr: float = 1e-3
     weight_decay: float = 0.0
     clip: float = 1.0  # gradient-norm clipping (0 = off)
@@ -97,6 +98,7 @@ class TrainConfig:
         if self.model not in REGISTRY:
             raise ConfigError(f"{source}: key 'model': unknown model {self.model!r}; known: "
                               f"{', '.join(sorted(REGISTRY))}")
+        self._apply_recipe(source)
         for key in _LENGTH_KEYS:  # a dataclass built directly may hold text or ranges
             value = getattr(self, key)
             if value is not None and not isinstance(value, Lengths):
@@ -121,7 +123,7 @@ class TrainConfig:
             ("checkpoint_every", self.checkpoint_every >= 1, "must be >= 1"),
             ("log_every", self.log_every >= 1, "must be >= 1"),
             ("threads", self.threads >= 0, "must be >= 0 (0: torch default)"),
-            ("optimizer", self.optimizer in ("adam", "adamw", "amsgrad"), "adam, adamw or amsgrad"),
+            ("optimizer", self.optimizer in OPTIMIZERS, " | ".join(OPTIMIZERS)),
             ("lr_schedule", self.lr_schedule in ("constant", "cosine"), "constant or cosine"),
             ("sampler", self.sampler in SAMPLERS, " | ".join(SAMPLERS)),
             ("test_sampler", self.test_sampler is None or self.test_sampler in SAMPLERS,
@@ -153,6 +155,30 @@ class TrainConfig:
                 raise ConfigError(f"{source}: key {key!r}: {msg} (got {getattr(self, key)!r})")
         self._check_capabilities(source)
         return self
+
+    def _apply_recipe(self, source: str) -> None:
+        """Set the recipe's value of every key the user did not set (idempotent).
+
+        Which keys were set: those of the file / dict / overrides the config came from
+        (:func:`config_from_dict`); for a dataclass built directly, those that differ from the
+        defaults. ``model_kwargs`` counts per option (``model_kwargs.dropout``)."""
+        if self.recipe not in RECIPES:
+            raise ConfigError(f"{source}: key 'recipe': unknown recipe {self.recipe!r}; known: "
+                              f"{', '.join(RECIPES)}")
+        explicit = getattr(self, "_explicit", None)
+        if explicit is None:
+            explicit = {k for k, f in _FIELDS.items()
+                        if k != "model_kwargs" and getattr(self, k) != _default(f)}
+            explicit |= {f"model_kwargs.{k}" for k in self.model_kwargs}
+        self._explicit = explicit
+        if self.recipe == "default":
+            return
+        keys, kwargs = recipe_settings(self.recipe, self.model, self.language, self.task, source)
+        for key, value in keys.items():
+            if key not in explicit:
+                setattr(self, key, value)
+        own = {k: v for k, v in self.model_kwargs.items() if f"model_kwargs.{k}" in explicit}
+        self.model_kwargs = {**kwargs, **own}
 
     def _check_capabilities(self, source: str) -> None:
         """Options that need a model capability fail here, before any work (never at step 1)."""
@@ -193,6 +219,66 @@ def _is_tape_task(name: str | None) -> bool:
     return name in TASKS and TASKS[name].problem_kind == "tape"
 
 
+OPTIMIZERS = ("adam", "adamw", "amsgrad", "amsgrad-optax")
+RECIPES = ("default", "authors")
+
+# The Delétang et al. regular tasks, for which the MLP-LDRU authors used dropout 0.1
+_DELETANG_LANGUAGES = {"parity", "even-pairs", "cycle-navigation", "modular-arithmetic",
+                       "modular-arithmetic-precedence"}
+
+
+def recipe_settings(recipe: str, model: str, language: str | None, task: str | None,
+                    source: str = "config") -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(keys, model_kwargs)`` of a recipe for a model and a language or task.
+
+    ``"authors"``, per model family (steps, lengths and evaluation are never set: a recipe says
+    how to train, not for how long):
+
+    * mlp-ldru (the MLP-LDRU authors' code): ``amsgrad-optax``, lr 1e-3 (1e-4 for D_n),
+      20% linear warm-up from 1e-8 then constant, clip 1.0, gradient centralisation, no
+      weight decay, batch 256, the ``ldru`` sampler for D_n and Tomita (uniform otherwise),
+      ``init = "haiku"``, d 64, dropout 0.25 (0.1 for the Delétang tasks).
+    * pr-lstm, pr-rnn (the PR-LSTM authors, on Delétang's harness): Adam, lr 1e-3, clip 1.0,
+      batch 128, no warm-up, uniform strings, ``init = "haiku"``, H 256; PR-RNN with a ReLU
+      cell and a linear leaf.
+    * rnn, lstm, transformer (Delétang's harness): Adam, lr 1e-3, clip 1.0, batch 128, uniform.
+
+    >>> keys, kw = recipe_settings("authors", "mlp-ldru", "dyck-4", None)
+    >>> keys["lr"], keys["sampler"], kw["dropout"], kw["init"]
+    (0.0001, 'ldru', 0.25, 'haiku')
+    """
+    if recipe == "default":
+        return {}, {}
+    name = Path(language).stem if language else None
+    uniform = {"sampler": "uniform"} if language else {}
+    if model == "mlp-ldru":
+        dyck = bool(name and name.startswith("dyck-"))
+        walk = dyck or bool(name and name.startswith("tomita-"))
+        deletang = task is not None or name in _DELETANG_LANGUAGES
+        keys = {"optimizer": "amsgrad-optax", "lr": 1e-4 if dyck else 1e-3, "warmup": 0.2,
+                "lr_schedule": "constant", "clip": 1.0, "weight_decay": 0.0,
+                "grad_centralisation": True, "batch_size": 256}
+        if language:
+            keys["sampler"] = "ldru" if walk else "uniform"
+        return keys, {"d": 64, "dropout": 0.1 if deletang else 0.25, "init": "haiku"}
+    keys = {"optimizer": "adam", "lr": 1e-3, "warmup": 0.0, "lr_schedule": "constant",
+            "clip": 1.0, "weight_decay": 0.0, "grad_centralisation": False, "batch_size": 128,
+            **uniform}
+    if model == "pr-lstm":
+        return keys, {"hidden": 256, "init": "haiku"}
+    if model == "pr-rnn":
+        return keys, {"hidden": 256, "init": "haiku", "activation": "relu",
+                      "leaf_activation": False}
+    if model in ("rnn", "lstm", "transformer"):
+        return keys, {}
+    raise ConfigError(f"{source}: key 'recipe': recipe {recipe!r} has no settings for model "
+                      f"{model!r}; it has for mlp-ldru, pr-lstm, pr-rnn, rnn, lstm, transformer")
+
+
+def _default(f: dataclasses.Field) -> Any:
+    return f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+
+
 _FIELDS = {f.name: f for f in dataclasses.fields(TrainConfig)}
 _LENGTH_KEYS = [k for k, f in _FIELDS.items() if "Lengths" in str(f.type)]
 
@@ -224,8 +310,12 @@ def _check_type(key: str, value: Any, source: str) -> Any:
                       f"{type(value).__name__} {value!r}")
 
 
-def config_from_dict(data: dict, source: str = "config") -> TrainConfig:
-    """A validated :class:`TrainConfig` from plain data (deprecated keys are renamed)."""
+def config_from_dict(data: dict, source: str = "config",
+                     explicit: set[str] | None = None) -> TrainConfig:
+    """A validated :class:`TrainConfig` from plain data (deprecated keys are renamed).
+
+    The keys of ``data`` (and the options of its ``model_kwargs``) count as set by the user,
+    so a ``recipe`` leaves them alone; ``explicit`` replaces that set (overrides)."""
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: expected a table of config keys, got {type(data).__name__}")
     data = dict(data)
@@ -240,7 +330,12 @@ def config_from_dict(data: dict, source: str = "config") -> TrainConfig:
         raise ConfigError(f"{source}: unknown key(s) {sorted(unknown)}; known keys: "
                           f"{', '.join(sorted(_FIELDS))}")
     kwargs = {k: _check_type(k, v, source) for k, v in data.items()}
-    return TrainConfig(**kwargs).validate(source)
+    if explicit is None:
+        explicit = set(data) - {"model_kwargs"}
+        explicit |= {f"model_kwargs.{k}" for k in data.get("model_kwargs") or {}}
+    cfg = TrainConfig(**kwargs)
+    cfg._explicit = set(explicit)
+    return cfg.validate(source)
 
 
 def read_toml(path: str | Path) -> dict:
@@ -283,6 +378,8 @@ def _parse_value(text: str) -> Any:
 def apply_overrides(cfg: TrainConfig, overrides: list[str], source: str = "override") -> TrainConfig:
     """Apply ``key=value`` (or ``--key=value``; ``model_kwargs.d=32`` for nested tables)."""
     data = cfg.as_dict()
+    cfg.validate(source)  # settles which keys the user set (a directly built config)
+    explicit = set(cfg._explicit)
     for item in overrides:
         item = item[2:] if item.startswith("--") else item
         if "=" not in item:
@@ -300,6 +397,7 @@ def apply_overrides(cfg: TrainConfig, overrides: list[str], source: str = "overr
                 raise ConfigError(f"{source}: key {key!r}: only model_kwargs.X and task_kwargs.X "
                                   "take a dotted name")
             data[top] = {**data[top], sub: value}
+            explicit.add(key)
         else:
             if key not in _FIELDS:
                 raise ConfigError(f"{source}: unknown key {key!r}; known keys: "
@@ -308,4 +406,9 @@ def apply_overrides(cfg: TrainConfig, overrides: list[str], source: str = "overr
                                        and not isinstance(value, str) and value is not None):
                 value = text  # train_lengths=40 or 1:40: the text is the value
             data[key] = value
-    return config_from_dict(data, source)
+            if key in ("model_kwargs", "task_kwargs") and isinstance(value, dict):
+                explicit = {k for k in explicit if not k.startswith(f"{key}.")}
+                explicit |= {f"{key}.{k}" for k in value}
+            else:
+                explicit.add(key)
+    return config_from_dict(data, source, explicit)

@@ -75,12 +75,17 @@ def lr_at(cfg: TrainConfig, step: int) -> float:
 
 
 def _optimizer(cfg: TrainConfig, params: Iterable[Any]) -> torch.optim.Optimizer:
+    """The optimiser of a config. ``amsgrad`` is torch's (the maximum of the raw second moment);
+    ``amsgrad-optax`` is optax's (the maximum of the bias-corrected one: the MLP-LDRU authors',
+    :class:`~monoidlab.training.optim.AMSGradOptax`)."""
     import torch
 
     if cfg.optimizer == "adamw":
         return torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
-    # "amsgrad": torch's Adam(amsgrad=True) keeps the max of the raw second moment; optax's
-    # amsgrad keeps the max of the bias-corrected one. Close after warm-up; documented deviation.
+    if cfg.optimizer == "amsgrad-optax":
+        from monoidlab.training.optim import AMSGradOptax
+
+        return AMSGradOptax(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
     return torch.optim.Adam(params, lr=cfg.lr, weight_decay=cfg.weight_decay,
                             amsgrad=cfg.optimizer == "amsgrad")
 
@@ -388,10 +393,17 @@ def _kept(ckpt_path: Path | None) -> str:
 
 
 def _centralise(model: nn.Module) -> None:
-    """Gradient centralisation: subtract each weight matrix's gradient mean over the output axis."""
+    """Gradient centralisation as the MLP-LDRU authors do it: every weight matrix's gradient
+    minus its mean over the output axis. A torch Linear weight is (out, in): the mean over dim
+    0; an embedding table (``nn.Embedding``, MLP-LDRU's ``embedding``) is (in, out) like a haiku
+    weight: the mean over dim 1."""
+    from torch import nn
+
+    tables = {id(m.weight) for m in model.modules() if isinstance(m, nn.Embedding)}
     for name, p in model.named_parameters():
-        if p.grad is not None and p.ndim == 2 and "embed" not in name:
-            p.grad -= p.grad.mean(dim=0, keepdim=True)
+        if p.grad is not None and p.ndim == 2:
+            table = id(p) in tables or name == "embedding"
+            p.grad -= p.grad.mean(dim=1 if table else 0, keepdim=True)
 
 
 def _truncate_metrics(path: Path, step0: int) -> None:

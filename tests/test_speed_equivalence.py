@@ -1,0 +1,209 @@
+"""The fast paths of issues 14 and 17 compute what the previous implementations computed.
+
+* PR-LSTM / PR-RNN: ``forward`` (final-prefix reduction, shared distinct blocks, fused cells)
+  and ``forward_all`` (the scan with a preallocated interleave) against the previous code kept
+  in tests/references.py, on lengths sampled from 1..4096, within 1e-5 (float32).
+* MLP-LDRU: outputs and gradients (relative to each gradient's scale) of the new step (input block on V + 1 rows, pair view, one
+  V_x/V_y linear, constant padding subtrees, shared blocks) against the previous step, in
+  training mode (same dropout masks from the same seed) and in eval mode, with offsets.
+* ``SyntacticMonoid.element_of``: the compiled labeller against the numpy lock-step path, on
+  mixed lengths and several token dtypes, serial and parallel; bad ids still raise.
+"""
+
+import numpy as np
+import pytest
+import torch
+from references import (
+    old_mlp_ldru_forward,
+    old_scan_forward,
+    old_scan_forward_all,
+)
+
+import monoidlab as ml
+from monoidlab.errors import InputError
+from monoidlab.models.mlp_ldru import MLPLDRU
+from monoidlab.models.pr_lstm import PRLSTM, PRRNN
+
+TOL = dict(atol=1e-5, rtol=1e-5)
+# lengths 1..4096: the small ones exhaustively-ish, powers of two and their neighbours, random
+LENGTHS = [1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 33, 63, 64, 65, 100, 127, 129, 255, 256, 257,
+           511, 513, 1000, 1023, 1025, 2047, 2049, 3001, 4095, 4096]
+
+
+def batch(V, B, T, seed, full=True):
+    g = torch.Generator().manual_seed(seed)
+    tokens = torch.randint(0, V, (B, T), generator=g)
+    lengths = torch.randint(1, T + 1, (B,), generator=g)
+    if full:
+        lengths[0] = T
+    return tokens, lengths
+
+
+@pytest.mark.parametrize("make", [
+    lambda: PRLSTM(3, 4, hidden=8),
+    lambda: PRLSTM(2, 3, hidden=8, num_layers=3, init="haiku"),
+    lambda: PRRNN(2, 3, hidden=8, num_layers=2),
+    lambda: PRRNN(3, 3, hidden=8, activation="relu", leaf_activation=False, init="haiku"),
+], ids=["pr-lstm", "pr-lstm-2R-haiku", "pr-rnn", "pr-rnn-authors"])
+def test_prefix_scan_models_equal_previous_implementation(make):
+    torch.manual_seed(0)
+    model = make().eval()
+    new_cell = isinstance(model, PRRNN) and model.activation == "relu"  # no previous version:
+    # compared with the new scan here, and with the per-node reference in test_models_tree.py
+    for i, T in enumerate(LENGTHS):
+        tokens, lengths = batch(model.vocab_size, 3, T, seed=i)
+        with torch.no_grad():
+            if new_cell:
+                ref = model.head(torch.relu(gather_scan(model, tokens, lengths)))
+            else:
+                ref = old_scan_forward(model, tokens, lengths)
+            for memo in (4096, 0):
+                model.memo_limit = memo
+                torch.testing.assert_close(model(tokens, lengths), ref, **TOL)
+            if T <= 257 and not new_cell:  # every prefix: the old scan is the cost here
+                mask = torch.arange(T) < lengths[:, None]
+                torch.testing.assert_close(model.forward_all(tokens, lengths)[mask],
+                                           old_scan_forward_all(model, tokens, lengths)[mask],
+                                           **TOL)
+
+
+def gather_scan(model, tokens, lengths):
+    """The final states through the (new) scan: forward's reduction must agree with it."""
+    from monoidlab.models.common import gather_last
+
+    with torch.no_grad():
+        return gather_last(model._scan(tokens[:, : int(lengths.max())])[0], lengths)
+
+
+def test_pr_lstm_gradients_equal_previous_implementation():
+    torch.manual_seed(0)
+    model = PRLSTM(3, 4, hidden=8).train()
+    for T in (1, 5, 40, 129):
+        tokens, lengths = batch(3, 6, T, seed=T)
+        grads = []
+        for fn in (model, lambda t, n: old_scan_forward(model, t, n)):
+            model.zero_grad()
+            step_loss(fn(tokens, lengths)).backward()
+            grads.append([None if p.grad is None else p.grad.clone() for p in model.parameters()])
+        for a, b in zip(*grads):
+            assert (a is None) == (b is None)  # length 1: no cell, no cell gradient
+            if a is not None:
+                assert_grad_close(a, b)
+
+
+def assert_grad_close(a, b):
+    """Within 1e-5 of the gradient's own scale (1 at least): the ablation operators' gradients
+    reach 1e16 at length 129 from their identity init, where float32 keeps ~7 digits."""
+    scale = max(1.0, float(b.abs().max()))
+    err = float((a - b).abs().max())
+    assert err <= 1e-5 * scale, f"gradient differs by {err:.3g} (scale {scale:.3g})"
+
+
+def test_pr_lstm_old_checkpoint_loads_unchanged():
+    """The state_dict layout did not change: a model saved before loads and computes alike."""
+    torch.manual_seed(0)
+    old = PRLSTM(2, 2, hidden=8)
+    keys = {"embed.weight": (24, 2), "embed.bias": (24,), "binary.weight": (40, 16),
+            "binary.bias": (40,), "refine.0.weight": (32, 8), "refine.0.bias": (32,),
+            "head.weight": (2, 8), "head.bias": (2,)}
+    assert {k: tuple(v.shape) for k, v in old.state_dict().items()} == keys
+    new = PRLSTM(2, 2, hidden=8)
+    new.load_state_dict(old.state_dict())
+    tokens, lengths = batch(2, 4, 37, seed=0)
+    torch.testing.assert_close(new(tokens, lengths), old_scan_forward(old, tokens, lengths),
+                               **TOL)
+
+
+def step_loss(logits):
+    """A training step's loss: cross-entropy, mean over the batch, against fixed targets."""
+    targets = torch.arange(logits.shape[0]) % logits.shape[1]
+    return torch.nn.functional.cross_entropy(logits, targets)
+
+
+def grads_of(model):
+    return [p.grad.clone() for p in model.parameters() if p.grad is not None]
+
+
+@pytest.mark.parametrize("operator", ["mlp", "sum", "linear", "gated-sum"])
+def test_mlp_ldru_step_equals_previous_step(operator):
+    """Outputs and gradients of the new step equal the old step's (float32, within 1e-5), with
+    dropout (the same masks from the same seed), in eval mode, with and without offsets."""
+    torch.manual_seed(0)
+    model = MLPLDRU(3, 4, d=16, operator=operator, dropout=0.25)
+    # (the ablations' gradients grow to 1e16 by length 129 from their identity init: shorter)
+    for i, T in enumerate([1, 2, 3, 8, 13, 40] + ([129] if operator == "mlp" else [])):
+        tokens, lengths = batch(3, 8, T, seed=i, full=True)
+        offsets = torch.randint(0, 6, (8,), generator=torch.Generator().manual_seed(i))
+        for offs in (None, offsets):
+            for train, memo in [(True, 4096), (False, 4096), (False, 0)]:
+                if True:
+                    model.train(train)
+                    model.memo_limit = memo
+                    outs, grads = [], []
+                    for fn in (model, lambda t, n, o: old_mlp_ldru_forward(model, t, n, o)):
+                        torch.manual_seed(7)
+                        model.zero_grad()
+                        out = fn(tokens, lengths, offs)
+                        step_loss(out).backward()
+                        outs.append(out.detach())
+                        grads.append(grads_of(model))
+                    torch.testing.assert_close(outs[0], outs[1], **TOL)
+                    assert len(grads[0]) == len(grads[1])
+                    for a, b in zip(*grads):
+                        assert_grad_close(a, b)
+
+
+@pytest.mark.parametrize("T", [511, 512, 513, 1025, 4096])
+def test_mlp_ldru_eval_skips_padding_with_the_same_outputs(T):
+    """Lengths just above a power of two: padding subtrees as constants, the same logits."""
+    torch.manual_seed(0)
+    model = MLPLDRU(2, 2, d=8).eval()
+    tokens, lengths = batch(2, 3, T, seed=T)
+    with torch.no_grad():
+        for memo in (4096, 0):
+            model.memo_limit = memo
+            torch.testing.assert_close(model(tokens, lengths),
+                                       old_mlp_ldru_forward(model, tokens, lengths), **TOL)
+
+
+@pytest.fixture(scope="module")
+def monoids():
+    return [ml.load_language(n).monoid() for n in ("parity", "dyck-6", "cycle-navigation")]
+
+
+def numpy_labels(m, tokens, lengths):
+    """The lock-step numpy path of element_of (what runs without numba)."""
+    cols, _ = m._padded_columns(tokens, lengths)
+    flat = m.identity_letter_right.ravel()
+    e = np.zeros(tokens.shape[0], np.int64)
+    for col in cols:
+        e = flat[e * (m.n_symbols + 1) + col]
+    return e
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int8])
+def test_compiled_labeller_equals_numpy_path(monoids, dtype):
+    rng = np.random.default_rng(0)
+    for m in monoids:
+        for B, T in [(1, 1), (7, 5), (9, 33), (1500, 70)]:
+            tokens = rng.integers(0, m.n_symbols, (B, T)).astype(dtype)
+            lengths = rng.integers(0, T + 1, B)
+            want = numpy_labels(m, tokens.astype(np.int64), lengths)
+            assert m.element_of(tokens, lengths).tolist() == want.tolist()
+            if dtype == np.int64:
+                assert m.element_of(tokens, lengths, threads=2).tolist() == want.tolist()
+
+
+def test_labeller_refuses_bad_ids_anywhere(monoids):
+    m = monoids[1]
+    tokens = np.zeros((20, 6), np.int64)
+    lengths = np.full(20, 4)
+    for row, col, value in [(3, 1, 2), (17, 2, -1), (12, 5, 9)]:  # inside, inside, padding
+        bad = tokens.copy()
+        bad[row, col] = value
+        with pytest.raises(InputError, match="token ids"):
+            m.element_of(bad, lengths)
+    with pytest.raises(InputError, match="lengths"):
+        m.element_of(tokens, np.full(20, 7))
+    with pytest.raises(InputError, match="shapes"):
+        m.element_of(tokens, lengths[:3])

@@ -1,5 +1,14 @@
-"""Inference scaling (the PR-LSTM paper's experiment) and training speed, per model.
+"""Speed of the tree models: the ratio table of issues 14/17, inference scaling, training speed.
 
+0. Ratios (one run, one thread, same-run ratios, every variant timed in turn in each round):
+   forward of PR-LSTM (H 256, "1R") and MLP-LDRU (d 64, the paper's sizes) against a bare
+   ``nn.LSTM`` with embedding input (``nn.Embedding(V, 256)`` then ``nn.LSTM(256, 256)``, the
+   last state) and against the previous implementations (tests/references.py), batch 64,
+   lengths 512, 513 (just above a power of two) and 4096, parity inputs (V = 2), eval mode,
+   no_grad; "shared" = distinct subtrees computed once (the default), "unshared" =
+   ``memo_limit = 0`` (what a large alphabet gets). PR-LSTM's every-prefix ``forward_all``
+   too. Training steps (forward, backward, clip, optimiser) at length 40 against the previous
+   step. Labelling: ``element_of`` against automata-lib's ``DFA.accepts_input`` per symbol.
 1. Forward time and peak memory against length: MLP-LDRU, PR-LSTM, LSTM (torch ``nn.LSTM``)
    and the Transformer encoder at equal hidden size (64), batch 64, parity inputs, lengths
    1, 4, 16, ..., 4096. A model is not run at longer lengths once one call takes more than
@@ -23,7 +32,8 @@ The device is chosen automatically (CUDA when present) and recorded; CPU runs us
 thread unless ``--threads`` says otherwise (the cores are shared: MACHINE.md). Output: a
 markdown table on stdout, ``<out>/speed-<device>.json`` and ``<out>/speed-<device>.png``.
 
-    python bench/bench_speed.py                       # about 3-5 minutes on one CPU core
+    python bench/bench_speed.py                       # about 10 minutes on one CPU core
+    python bench/bench_speed.py --sections ratios     # the ratio table only (about 5 minutes)
     python bench/bench_speed.py --quick               # lengths up to 256, fewer repeats
 """
 
@@ -39,6 +49,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from monoidlab._util import atomic_write_text
+
 MODELS = {  # equal hidden size 64; everything else at each model's default (docs/models.md)
     "mlp-ldru": {"d": 64},
     "pr-lstm": {"hidden": 64},
@@ -48,6 +60,200 @@ MODELS = {  # equal hidden size 64; everything else at each model's default (doc
 TRAIN_MODELS = {**MODELS, "rnn": {"hidden": 64}, "pr-rnn": {"hidden": 64}}
 LENGTHS = [1, 4, 16, 64, 256, 1024, 4096]
 CUTOFF_S = 0.5
+
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+class BareLSTM(torch.nn.Module):
+    """The peer of the ratio table: embedding input, one nn.LSTM layer, the last state."""
+
+    def __init__(self, vocab: int, hidden: int):
+        super().__init__()
+        self.embed = torch.nn.Embedding(vocab, hidden)
+        self.core = torch.nn.LSTM(hidden, hidden, batch_first=True)
+
+    def forward(self, tokens, lengths=None):
+        return self.core(self.embed(tokens))[0][:, -1]
+
+
+def round_robin(fns: dict, rounds: int, device) -> dict:
+    """Best seconds per call of each function, timing each once per round in turn (so that a
+    change of load hits every variant alike); one warm-up call each first."""
+    for fn in fns.values():
+        fn()
+    best = {k: float("inf") for k in fns}
+    for _ in range(rounds):
+        for k, fn in fns.items():
+            sync(device)
+            t = time.perf_counter()
+            fn()
+            sync(device)
+            best[k] = min(best[k], time.perf_counter() - t)
+    return best
+
+
+def ratio_table(device, batch: int, lengths: list[int], rounds: int, quick: bool) -> dict:
+    """The issue-17 table: forward times, same-run ratios; training steps; labelling."""
+    sys.path.insert(0, str(REPO / "tests"))
+    from references import old_mlp_ldru_forward, old_scan_forward, old_scan_forward_all
+
+    from monoidlab.models.mlp_ldru import MLPLDRU
+    from monoidlab.models.pr_lstm import PRLSTM
+
+    torch.manual_seed(0)
+    pr = PRLSTM(2, 2, hidden=256).to(device).eval()
+    ldru = MLPLDRU(2, 2, d=64).to(device).eval()
+    lstm = BareLSTM(2, 256).to(device).eval()
+
+    def shared(model, limit):
+        def call(t, n):
+            model.memo_limit = limit
+            return model(t, n)
+        return call
+
+    rows = []
+    for L in lengths:
+        g = torch.Generator().manual_seed(L)
+        tokens = torch.randint(0, 2, (batch, L), generator=g).to(device)
+        n = torch.full((batch,), L, dtype=torch.long)
+        variants = {
+            "lstm": lambda t=tokens: lstm(t),
+            "pr-lstm": lambda t=tokens, n=n: shared(pr, 4096)(t, n),
+            "pr-lstm unshared": lambda t=tokens, n=n: shared(pr, 0)(t, n),
+            "pr-lstm previous": lambda t=tokens, n=n: old_scan_forward(pr, t, n),
+            "pr-lstm forward_all": lambda t=tokens, n=n: pr.forward_all(t, n),
+            "pr-lstm forward_all previous": lambda t=tokens, n=n: old_scan_forward_all(pr, t, n),
+            "mlp-ldru": lambda t=tokens, n=n: shared(ldru, 4096)(t, n),
+            "mlp-ldru unshared": lambda t=tokens, n=n: shared(ldru, 0)(t, n),
+            "mlp-ldru previous": lambda t=tokens, n=n: old_mlp_ldru_forward(ldru, t, n),
+        }
+        with torch.no_grad():
+            # equal outputs first (the table compares equal functions)
+            for a, b in [("pr-lstm", "pr-lstm previous"), ("pr-lstm unshared", "pr-lstm"),
+                         ("mlp-ldru", "mlp-ldru previous"), ("mlp-ldru unshared", "mlp-ldru")]:
+                err = float((variants[a]() - variants[b]()).abs().max())
+                assert err < 1e-5, (L, a, b, err)
+            best = round_robin(variants, 1 if L > 1024 else rounds, device)
+        row = {"length": L, **{k: 1e3 * v for k, v in best.items()}}
+        rows.append(row)
+        print(f"  L={L}: " + ", ".join(f"{k} {v:.0f} ms" for k, v in row.items()
+                                       if k != "length"), file=sys.stderr, flush=True)
+    train = train_step_ratios(device, rounds, old_mlp_ldru_forward, old_scan_forward)
+    label = labelling_ratios(2_000 if quick else 20_000)
+    return {"forward": rows, "train": train, "labelling": label}
+
+
+def train_step_ratios(device, rounds: int, old_ldru, old_scan) -> list[dict]:
+    """One training step at length 40 (forward, cross-entropy, backward, clip 1, optimiser)
+    of the new and the previous implementation, same weights, same batch, same seed."""
+    from monoidlab.models.mlp_ldru import MLPLDRU
+    from monoidlab.models.pr_lstm import PRLSTM
+    from monoidlab.training.optim import AMSGradOptax
+
+    out = []
+    for name, model, B, old, opt_cls in [
+        ("mlp-ldru (d 64, dropout 0.25, batch 256, amsgrad-optax)",
+         MLPLDRU(2, 2, d=64), 256, old_ldru, AMSGradOptax),
+        ("pr-lstm (H 256, batch 128, adam)", PRLSTM(2, 2, hidden=256), 128, old_scan,
+         torch.optim.Adam),
+    ]:
+        torch.manual_seed(0)
+        model = model.to(device).train()
+        best = _time_steps(model, opt_cls(model.parameters(), lr=1e-3), B, old, device,
+                           3 * rounds)
+        out.append({"model": name, "new_ms": 1e3 * best["new"],
+                    "previous_ms": 1e3 * best["previous"],
+                    "ratio": best["new"] / best["previous"]})
+        print(f"  train {name}: {out[-1]['new_ms']:.1f} ms vs {out[-1]['previous_ms']:.1f} ms",
+              file=sys.stderr, flush=True)
+    return out
+
+
+def _time_steps(model, opt, B: int, old, device, rounds: int) -> dict:
+    g = torch.Generator().manual_seed(1)
+    tokens = torch.randint(0, 2, (B, 40), generator=g).to(device)
+    n = torch.full((B,), 40, dtype=torch.long)
+    y = torch.randint(0, 2, (B,), generator=g).to(device)
+
+    def step(fwd):
+        torch.manual_seed(3)
+        loss = torch.nn.functional.cross_entropy(fwd(), y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+
+    return round_robin({"new": lambda: step(lambda: model(tokens, n)),
+                        "previous": lambda: step(lambda: old(model, tokens, n))}, rounds, device)
+
+
+def labelling_ratios(n_strings: int) -> list[dict]:
+    """Symbols per second of ``element_of`` (1 and 2 threads) and automata-lib."""
+    import monoidlab as ml
+
+    rng = np.random.default_rng(0)
+    out = []
+    for name in ("parity", "dyck-6"):
+        a = ml.load_language(name)
+        m = a.monoid()
+        tokens = rng.integers(0, a.n_symbols, size=(n_strings, 500))
+        lengths = np.full(n_strings, 500)
+        m.element_of(tokens[:2048], lengths[:2048], threads=2)  # compile / load the cache
+        rates = {}
+        for threads in (1, 2):
+            best = float("inf")
+            for _ in range(5):
+                t = time.perf_counter()
+                ecs = m.element_of(tokens, lengths, threads=threads)
+                best = min(best, time.perf_counter() - t)
+            rates[threads] = tokens.size / best
+        dfa = a.to_automata_lib()
+        strings = a.decode(tokens[:400], lengths[:400])
+        t = time.perf_counter()
+        accepted = [dfa.accepts_input(s) for s in strings]
+        theirs = 400 * 500 / (time.perf_counter() - t)
+        assert [int(x) for x in accepted] == m.outputs[ecs[:400]].tolist()
+        out.append({"language": name, "ours_1_Msym_s": rates[1] / 1e6,
+                    "ours_2_Msym_s": rates[2] / 1e6, "automata_lib_Msym_s": theirs / 1e6,
+                    "ratio_1": rates[1] / theirs, "ratio_2": rates[2] / theirs})
+    return out
+
+
+def ratio_markdown(info: str, table: dict, batch: int) -> str:
+    rows = table["forward"]
+    out = [f"Device: {info}. Batch {batch}, parity inputs (V = 2), fp32, eval, no_grad; best of "
+           "the rounds, every variant timed once per round in turn.", "",
+           "Forward, ms per call, and same-run ratios:", "",
+           "| length | nn.LSTM | PR-LSTM | unshared | previous | MLP-LDRU | unshared | previous "
+           "| PR-LSTM / LSTM (unshared) | PR-LSTM / previous (unshared) | MLP-LDRU / LSTM "
+           "(unshared) | MLP-LDRU / previous (unshared) | forward_all / previous |",
+           "|---:|" + "---:|" * 12]
+    for r in rows:
+        def rat(a, b, r=r):
+            return f"{r[a] / r[b]:.2f}"
+
+        out.append(
+            f"| {r['length']} | {r['lstm']:.0f} | {r['pr-lstm']:.0f} | {r['pr-lstm unshared']:.0f}"
+            f" | {r['pr-lstm previous']:.0f} | {r['mlp-ldru']:.0f} | {r['mlp-ldru unshared']:.0f}"
+            f" | {r['mlp-ldru previous']:.0f} | {rat('pr-lstm', 'lstm')} "
+            f"({rat('pr-lstm unshared', 'lstm')}) | {rat('pr-lstm', 'pr-lstm previous')} "
+            f"({rat('pr-lstm unshared', 'pr-lstm previous')}) | {rat('mlp-ldru', 'lstm')} "
+            f"({rat('mlp-ldru unshared', 'lstm')}) | {rat('mlp-ldru', 'mlp-ldru previous')} "
+            f"({rat('mlp-ldru unshared', 'mlp-ldru previous')}) | "
+            f"{rat('pr-lstm forward_all', 'pr-lstm forward_all previous')} |")
+    out += ["", "Training step at length 40 (forward, backward, clip, optimiser step):", "",
+            "| model | new (ms) | previous (ms) | new / previous |", "|---|---:|---:|---:|"]
+    for r in table["train"]:
+        out.append(f"| {r['model']} | {r['new_ms']:.1f} | {r['previous_ms']:.1f} | "
+                   f"{r['ratio']:.2f} |")
+    out += ["", "Labelling, M symbols/s (strings of length 500; automata-lib on 400 of them):", "",
+            "| language | element_of, 1 thread | 2 threads | automata-lib accepts_input | "
+            "ratio (1 thread) | ratio (2 threads) |", "|---|---:|---:|---:|---:|---:|"]
+    for r in table["labelling"]:
+        out.append(f"| {r['language']} | {r['ours_1_Msym_s']:.0f} | {r['ours_2_Msym_s']:.0f} | "
+                   f"{r['automata_lib_Msym_s']:.2f} | {r['ratio_1']:.0f} | {r['ratio_2']:.0f} |")
+    return "\n".join(out) + "\n"
 
 
 def device_info(device: torch.device) -> str:
@@ -281,6 +487,9 @@ def main(argv=None) -> int:
     ap.add_argument("--budget", type=float, default=1.0, help="seconds of timed calls per point")
     ap.add_argument("--quick", action="store_true", help="lengths <= 256, 0.3 s per point")
     ap.add_argument("--no-train", action="store_true", help="skip the training-speed table")
+    ap.add_argument("--sections", default="ratios,scaling",
+                    help="comma list of: ratios (the issue-17 table), scaling (+ training)")
+    ap.add_argument("--rounds", type=int, default=3, help="timing rounds of the ratio table")
     ap.add_argument("--out", default=str(Path(__file__).resolve().parent.parent / "docs" /
                                          "figures"))
     args = ap.parse_args(argv)
@@ -295,14 +504,25 @@ def main(argv=None) -> int:
     info = device_info(device)
     print(f"# {info}", file=sys.stderr, flush=True)
     t0 = time.time()
+    sections = set(args.sections.split(","))
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    tag = device.type
+    if "ratios" in sections:
+        table = ratio_table(device, args.batch, [512, 513] if args.quick else [512, 513, 4096],
+                            1 if args.quick else args.rounds, args.quick)
+        md = ratio_markdown(info, table, args.batch)
+        print(md)
+        atomic_write_text(out / f"speed-ratios-{tag}.json", json.dumps(
+            {"device": info, "threads": torch.get_num_threads(), **table, "markdown": md,
+             "seconds": round(time.time() - t0, 1)}, indent=1))
+    if "scaling" not in sections:
+        return 0
     rows = inference_scaling(device, lengths, args.batch, budget)
     train_rows = [] if args.no_train else train_speed(device, 40, 256, 2 * budget)
     md = markdown(info, rows, train_rows, args.batch)
     print(md)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    tag = device.type
-    (out / f"speed-{tag}.json").write_text(json.dumps(
+    atomic_write_text(out / f"speed-{tag}.json", json.dumps(
         {"device": info, "batch": args.batch, "threads": torch.get_num_threads(),
          "inference": rows, "train": train_rows, "markdown": md,
          "seconds": round(time.time() - t0, 1)}, indent=1))

@@ -35,6 +35,8 @@ Example
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 from torch import Tensor, nn
 
@@ -43,7 +45,6 @@ from monoidlab.errors import InputError
 from monoidlab.models.common import (
     NodeStates,
     State,
-    associative_scan,
     check_init,
     collect_nodes,
     haiku_linear_,
@@ -57,6 +58,22 @@ def _g_last(n_chunks: int, hidden: int) -> Tensor:
     """Row order that moves chunk 1 (the candidate g) of [i; g; o; ...] to the end."""
     H = hidden
     return torch.cat([torch.arange(0, H), torch.arange(2 * H, n_chunks * H), torch.arange(H, 2 * H)])
+
+
+@dataclass
+class _Level:
+    """Level k of the block reduction: ``dense`` (a state of (B, n, ·) tensors) or ``table``
+    (a state of (rows, ·) tensors) with ``ids`` (B, n), each block's row."""
+
+    dense: State | None = None
+    table: State | None = None
+    ids: Tensor | None = None
+
+    def values(self, cols: slice = slice(None)) -> State:
+        if self.dense is not None:
+            return tuple(x[:, cols] for x in self.dense)
+        ids = self.ids[:, cols]
+        return tuple(t[ids] for t in self.table)
 
 
 def _rows(x: Tensor) -> Tensor:
@@ -91,7 +108,8 @@ class _PrefixScanModel(nn.Module):
     def _pairs(self, W: dict, state: State) -> State:
         raise NotImplementedError
 
-    def _combine(self, W: dict, a: State, b: State) -> State:
+    def _combine(self, W: dict, a: State, b: State, zb: Tensor | None = None) -> State:
+        """Combine two states; ``zb`` (optional) = W₂h₂ of ``b``, already computed."""
         raise NotImplementedError
 
     # ------------------------------------------------------------------ building blocks
@@ -106,61 +124,104 @@ class _PrefixScanModel(nn.Module):
         out = self._combine(W, tuple(map(_rows, a)), tuple(map(_rows, b)))
         return tuple(x.view(*shape, x.shape[-1]) for x in out)
 
+    def _levels(self, W: dict, tokens: Tensor, dense: bool = False) -> list:
+        """Level k = the balanced tree of every aligned block of 2^k tokens, k = 0 (the leaves)
+        .. log2 T, each a :class:`_Level`.
+
+        A block has at most V^(2^k) distinct states: while that is at most ``memo_limit`` and
+        a quarter of the level's nodes (and not ``dense``), the level is a table of every
+        possible block plus each block's row in it (the same values, computed once each)."""
+        B, T = tokens.shape
+        level = _Level(table=self._leaf_table(W), ids=tokens)
+        levels = [level]
+        for k in range(1, T.bit_length()):
+            n = T >> k
+            if level.table is not None:
+                V = level.table[0].shape[0]
+                if not dense and V * V <= min(self.memo_limit, B * n // 4):
+                    ab = torch.arange(V * V, device=tokens.device)
+                    a, b = ab.div(V, rounding_mode="floor"), ab % V
+                    pairs = tuple(torch.cat([t[a], t[b]], dim=-1) for t in level.table)
+                    ids = level.ids[:, 0 : 2 * n : 2] * V + level.ids[:, 1 : 2 * n : 2]
+                    level = _Level(table=self._pairs(W, pairs), ids=ids)
+                    levels.append(level)
+                    continue
+            x = level.values()
+            pairs = tuple(_rows(t[:, : 2 * n].reshape(B, n, 2 * t.shape[-1])) for t in x)
+            level = _Level(dense=tuple(t.view(B, n, -1) for t in self._pairs(W, pairs)))
+            levels.append(level)
+        if dense:
+            levels[0] = _Level(dense=levels[0].values())
+        return levels
+
     def _scan(self, tokens: Tensor, record: list | None = None) -> State:
+        """Every prefix state, by ``jax.lax.associative_scan``'s recursion (as
+        :func:`~monoidlab.models.common.associative_scan`): at depth k the recursion's elements
+        are the blocks of level k, so the first call of each step is :meth:`_levels`; the
+        second combines each prefix of depth k + 1 with a block of level k (its W₂h₂ gathered
+        from the level's table when there is one). ``record`` gets every node's state in the
+        schedule's node order."""
         W = self._weights()
-        leaves = tuple(t[tokens] for t in self._leaf_table(W))
+        B, T = tokens.shape
+        levels = self._levels(W, tokens, dense=record is not None)
+        if record is not None:
+            record.extend(lv.dense for lv in levels[1:])
 
-        def fn(a: State, b: State) -> State:
-            shape = a[0].shape[:-1]
-            out = self._combine(W, tuple(map(_rows, a)), tuple(map(_rows, b)))
-            return tuple(x.view(*shape, x.shape[-1]) for x in out)
+        def prefixes(k: int) -> State:
+            lv = levels[k]
+            n = T >> k
+            if n < 2:
+                return lv.values()
+            odd = prefixes(k + 1)  # prefix states of the pairs: positions 1, 3, 5, ...
+            m = (n - 1) // 2  # even positions 2, 4, ... that combine a prefix with a block
+            if m:
+                even = self._combine_right(W, tuple(_rows(o[:, :m]) for o in odd), lv,
+                                           slice(2, 2 * m + 1, 2))
+                even = tuple(x.view(B, m, -1) for x in even)
+                if record is not None:
+                    record.append(even)
+            out = []
+            first = lv.values(slice(0, 1))
+            for j, o in enumerate(odd):
+                buf = o.new_empty((B, n, o.shape[-1]))
+                buf[:, :1] = first[j]
+                buf[:, 1::2] = o
+                if m:
+                    buf[:, 2::2] = even[j]
+                out.append(buf)
+            return tuple(out)
 
-        def pairs(ab: State) -> State:
-            shape = ab[0].shape[:-1]
-            return tuple(x.view(*shape, x.shape[-1]) for x in self._pairs(W, tuple(map(_rows, ab))))
+        return prefixes(0)
 
-        return associative_scan(fn, leaves, record, pairs)
+    def _combine_right(self, W: dict, a: State, lv: _Level, cols: slice) -> State:
+        """Combine states ``a`` (N, ·) with the blocks ``cols`` of level ``lv`` (row-major)."""
+        if lv.table is None:
+            return self._combine(W, a, tuple(_rows(x[:, cols]) for x in lv.dense))
+        ids = lv.ids[:, cols].reshape(-1)
+        zb = (lv.table[0] @ W["binary"][2])[ids]  # W₂h₂ of every table row, gathered
+        return self._combine(W, a, tuple(t[ids] for t in lv.table), zb)
 
     def _final_state(self, tokens: Tensor, lengths: Tensor) -> State:
         """The state of each string's whole prefix (tensors (B, H)), as the scan defines it: the
         left fold, most significant block first, over the balanced trees of the aligned blocks
-        of length's binary expansion (``schedules.schedule("scan", L)``, last prefix).
-
-        Level k holds the balanced tree of every aligned block of 2^k tokens. Such a block has
-        at most V^(2^k) distinct states: while that is at most ``memo_limit`` and a quarter of
-        the level's nodes, the level is a table of every possible block plus each block's row
-        in it (exactly the same values, computed once each)."""
+        of length's binary expansion (``schedules.schedule("scan", L)``, last prefix), over the
+        blocks of :meth:`_levels`."""
         W = self._weights()
         B, T = tokens.shape
-        table, ids, dense = self._leaf_table(W), tokens, None
-        levels: list = [(table, ids)]  # (table, ids), or a state of (B, n, ·) tensors
-        for k in range(1, T.bit_length()):
-            n = T >> k
-            if dense is None:
-                V = table[0].shape[0]
-                if V * V <= min(self.memo_limit, B * n // 4):
-                    ab = torch.arange(V * V, device=tokens.device)
-                    a, b = ab.div(V, rounding_mode="floor"), ab % V
-                    table = self._pairs(W, tuple(torch.cat([t[a], t[b]], dim=-1) for t in table))
-                    ids = ids[:, 0 : 2 * n : 2] * V + ids[:, 1 : 2 * n : 2]
-                    levels.append((table, ids))
-                    continue
-                dense = tuple(t[ids] for t in table)
-            pairs = tuple(_rows(x[:, : 2 * n].reshape(B, n, 2 * x.shape[-1])) for x in dense)
-            dense = tuple(x.view(B, n, -1) for x in self._pairs(W, pairs))
-            levels.append(dense)
+        levels = self._levels(W, tokens)
         acc: State | None = None
         start = torch.zeros_like(lengths)  # tokens consumed by the blocks folded so far
         have = torch.zeros_like(lengths, dtype=torch.bool)
         for k in reversed(range(len(levels))):
             bit = (lengths >> k) & 1
             idx = (start >> k).clamp(max=(T >> k) - 1)[:, None]
-            if isinstance(levels[k][0], tuple):  # (table, ids)
-                row = levels[k][1].gather(1, idx)[:, 0]
-                block = tuple(t[row] for t in levels[k][0])
+            lv = levels[k]
+            if lv.table is not None:
+                row = lv.ids.gather(1, idx)[:, 0]
+                block = tuple(t[row] for t in lv.table)
             else:
                 block = tuple(x.gather(1, idx[..., None].expand(B, 1, x.shape[-1]))[:, 0]
-                              for x in levels[k])
+                              for x in lv.dense)
             if acc is None:
                 acc = block
             else:
@@ -307,11 +368,14 @@ class PRLSTM(_PrefixScanModel):
         h, c = _lstm_tail(_addmm(b, h12, w), [c12[:, :H], c12[:, H:]], H)
         return self._refine(W, h, c)
 
-    def _combine(self, W: dict, a: State, b: State) -> State:
+    def _combine(self, W: dict, a: State, b: State, zb: Tensor | None = None) -> State:
         (h1, c1), (h2, c2) = a, b
         _, w1, w2, bias = W["binary"]
         z = _addmm(bias, h1, w1)
-        z = torch.addmm(z, h2, w2) if torch.is_grad_enabled() else z.addmm_(h2, w2)
+        if zb is not None:
+            z = z + zb if torch.is_grad_enabled() else z.add_(zb)
+        else:
+            z = torch.addmm(z, h2, w2) if torch.is_grad_enabled() else z.addmm_(h2, w2)
         h, c = _lstm_tail(z, [c1, c2], self.hidden)
         return self._refine(W, h, c)
 
@@ -368,8 +432,11 @@ class PRRNN(_PrefixScanModel):
         w, _, _, b = W["binary"]
         return self._refine(W, self._act(_addmm(b, state[0], w)))
 
-    def _combine(self, W: dict, a: State, b: State) -> State:
+    def _combine(self, W: dict, a: State, b: State, zb: Tensor | None = None) -> State:
         _, w1, w2, bias = W["binary"]
         z = _addmm(bias, a[0], w1)
-        z = torch.addmm(z, b[0], w2) if torch.is_grad_enabled() else z.addmm_(b[0], w2)
+        if zb is not None:
+            z = z + zb if torch.is_grad_enabled() else z.add_(zb)
+        else:
+            z = torch.addmm(z, b[0], w2) if torch.is_grad_enabled() else z.addmm_(b[0], w2)
         return self._refine(W, self._act(z))

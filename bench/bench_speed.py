@@ -112,6 +112,10 @@ def ratio_table(device, batch: int, lengths: list[int], rounds: int, quick: bool
             return model(t, n)
         return call
 
+    def shared_all(model, t, n):
+        model.memo_limit = 4096
+        return model.forward_all(t, n)
+
     rows = []
     for L in lengths:
         g = torch.Generator().manual_seed(L)
@@ -122,7 +126,7 @@ def ratio_table(device, batch: int, lengths: list[int], rounds: int, quick: bool
             "pr-lstm": lambda t=tokens, n=n: shared(pr, 4096)(t, n),
             "pr-lstm unshared": lambda t=tokens, n=n: shared(pr, 0)(t, n),
             "pr-lstm previous": lambda t=tokens, n=n: old_scan_forward(pr, t, n),
-            "pr-lstm forward_all": lambda t=tokens, n=n: pr.forward_all(t, n),
+            "pr-lstm forward_all": lambda t=tokens, n=n: shared_all(pr, t, n),
             "pr-lstm forward_all previous": lambda t=tokens, n=n: old_scan_forward_all(pr, t, n),
             "mlp-ldru": lambda t=tokens, n=n: shared(ldru, 4096)(t, n),
             "mlp-ldru unshared": lambda t=tokens, n=n: shared(ldru, 0)(t, n),

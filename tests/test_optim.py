@@ -11,6 +11,8 @@ from monoidlab.training.config import TrainConfig, apply_overrides, config_from_
 from monoidlab.training.optim import AMSGradOptax
 from monoidlab.training.trainer import _centralise, _optimizer
 
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
 
 def run(opt_cls, grads, **kw):
     p = torch.nn.Parameter(torch.tensor([1.0]))

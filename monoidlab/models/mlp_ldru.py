@@ -18,9 +18,11 @@ V tokens and the zero padding vector) and is gathered (dropout stays per positio
 operator pairs are a reshape (B, n, 2d) of the level, with one linear for V_x and V_y. When
 padding is a constant (eval mode, or dropout 0), a node made only of padding is one constant
 per level, computed once: each level is computed only up to the last node that holds a token.
-And a block of 2^k leaves has at most (V + 1)^(2^k) distinct values: while that is at most
-``memo_limit`` and a quarter of the level's nodes, the level is a table of every possible
-block plus each node's row in it (the same values, each computed once).
+And in an eval forward every distinct subtree is computed once (hash-consing): a level is a
+table of distinct blocks plus each node's row in it, the table holding every possible pair of
+the level below while that is at most ``memo_limit`` rows and a quarter of the level's nodes,
+else the pairs present (``torch.unique``) while they are at most half the nodes; above that
+the levels are plain (the same values either way; ``memo_limit = 0``: never shared).
 
 Example
 -------
@@ -72,7 +74,7 @@ class _Level:
     table: Tensor | None = None
     ids: Tensor | None = None
     pad: Tensor | None = None
-    pad_id: int = -1
+    pad_id: Tensor | None = None
 
     @property
     def width(self) -> int:
@@ -224,6 +226,7 @@ class MLPLDRU(nn.Module):
         offsets and the buffer size M."""
         B, T = tokens.shape
         device = tokens.device
+        given_offsets = offsets
         if offsets is None:
             offsets, end = torch.zeros_like(lengths), longest
         else:
@@ -242,23 +245,26 @@ class MLPLDRU(nn.Module):
         V = self.vocab_size
         # padding is a constant unless dropout draws a different mask per position
         constant = not (self.training and self.drop.p > 0)
+        # distinct blocks shared (eval forward without offsets; offsets, which only training
+        # uses, keep the level-by-level reduction)
+        share = constant and given_offsets is None and self.memo_limit > 0
         width = end if constant else M
         src = torch.arange(width, device=device) - offsets[:, None]
         valid = (src >= 0) & (src < lengths[:, None])
         ids = torch.where(valid, tokens.gather(1, src.clamp(0, T - 1)), V)
         table = self._leaf_table()
         if constant:
-            level = _Level(table=table, ids=ids, pad=table[V], pad_id=V)
+            level = _Level(table=table, ids=ids, pad=table[V], pad_id=ids.new_tensor(V))
         else:
             level = _Level(dense=self.drop(table[ids]))
         levels = [level]
         for k in range(1, M.bit_length()):
-            levels.append(level := self._next_level(level, k, first, last, M, constant))
+            levels.append(level := self._next_level(level, k, first, last, constant, share))
         return levels, top, offsets, M
 
-    def _next_level(self, level: _Level, k: int, first: Tensor, last: Tensor, M: int,
-                    constant: bool) -> _Level:
-        """Level k from level k - 1."""
+    def _next_level(self, level: _Level, k: int, first: Tensor, last: Tensor,
+                    constant: bool, share: bool) -> _Level:
+        """Level k from level k - 1 (``share``: as a table of distinct blocks when it pays)."""
         B = first.shape[0]
         w = level.width
         n = (w + 1) // 2
@@ -266,18 +272,26 @@ class MLPLDRU(nn.Module):
         if constant:
             pad_pair = torch.cat([level.pad, level.pad])
             pad = self._node(pad_pair, True, True, dropout=False)
-        if level.table is not None:
+        if level.table is not None and share:
             rows = level.table.shape[0]
-            if constant and rows * rows <= min(self.memo_limit, B * n // 4):
-                ab = torch.arange(rows * rows, device=first.device)
+            ids = level.ids
+            if w % 2:
+                ids = torch.cat([ids, level.pad_id.expand(B, 1)], dim=1)
+            key = ids[:, 0::2] * rows + ids[:, 1::2]
+            pad_key = level.pad_id * rows + level.pad_id
+            if rows * rows <= min(self.memo_limit, B * n // 4):  # every pair: no sort needed
+                ab, new_ids, pad_id = torch.arange(rows * rows, device=key.device), key, pad_key
+            else:  # the pairs present (and the all-padding one), each once
+                ab, inverse = torch.unique(torch.cat([key.flatten(), pad_key.view(1)]),
+                                           return_inverse=True)
+                new_ids, pad_id = inverse[:-1].view(B, n), inverse[-1]
+                if len(ab) > B * n // 2:  # mostly distinct: plain levels from here on
+                    ab = None
+            if ab is not None:
                 a, b = ab.div(rows, rounding_mode="floor"), ab % rows
                 pairs = torch.cat([level.table[a], level.table[b]], dim=-1)
                 table = self._node(pairs, a == level.pad_id, b == level.pad_id, dropout=False)
-                ids = level.ids
-                if w % 2:
-                    ids = torch.cat([ids, ids.new_full((B, 1), level.pad_id)], dim=1)
-                ids = ids[:, 0::2] * rows + ids[:, 1::2]
-                return _Level(table=table, ids=ids, pad=pad, pad_id=level.pad_id * (rows + 1))
+                return _Level(table=table, ids=new_ids, pad=pad, pad_id=pad_id)
         h = level.values()
         if w % 2:
             h = torch.cat([h, level.pad.expand(B, 1, -1)], dim=1)

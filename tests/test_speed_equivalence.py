@@ -219,3 +219,21 @@ def test_labeller_refuses_bad_ids_anywhere(monoids):
         m.element_of(tokens, np.full(20, 7))
     with pytest.raises(InputError, match="shapes"):
         m.element_of(tokens, lengths[:3])
+
+
+def test_pr_lstm_shares_repeated_blocks_exactly():
+    """Rows that repeat (a test batch of a small language does): the pairs present are
+    computed once (``torch.unique``), with the same outputs, forward and forward_all."""
+    torch.manual_seed(0)
+    model = PRLSTM(3, 4, hidden=8).eval()
+    tokens, lengths = batch(3, 2, 300, seed=4, full=True)
+    tokens, lengths = tokens.repeat(8, 1), lengths.repeat(8)
+    model.memo_limit = 1  # no all-pairs tables: the pairs present only
+    with torch.no_grad():
+        levels = model._levels(model._weights(), tokens)
+        assert levels[5].table is not None and levels[5].table[0].shape[0] <= 2 * (300 >> 5)
+        torch.testing.assert_close(model(tokens, lengths), old_scan_forward(model, tokens, lengths),
+                                   **TOL)
+        mask = torch.arange(300) < lengths[:, None]
+        torch.testing.assert_close(model.forward_all(tokens, lengths)[mask],
+                                   old_scan_forward_all(model, tokens, lengths)[mask], **TOL)

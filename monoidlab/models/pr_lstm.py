@@ -128,21 +128,26 @@ class _PrefixScanModel(nn.Module):
         """Level k = the balanced tree of every aligned block of 2^k tokens, k = 0 (the leaves)
         .. log2 T, each a :class:`_Level`.
 
-        A block has at most V^(2^k) distinct states: while that is at most ``memo_limit`` and
-        a quarter of the level's nodes (and not ``dense``), the level is a table of every
-        possible block plus each block's row in it (the same values, computed once each)."""
+        Unless ``dense``, a level is a table of distinct blocks plus each block's row in it
+        (the same values, each computed once): every pair of the level below while that is at
+        most ``memo_limit`` rows and a quarter of the nodes, else the pairs present
+        (``torch.unique``) while they are at most half the nodes; then plain levels."""
         B, T = tokens.shape
         level = _Level(table=self._leaf_table(W), ids=tokens)
         levels = [level]
         for k in range(1, T.bit_length()):
             n = T >> k
-            if level.table is not None:
+            if level.table is not None and not dense and self.memo_limit > 0:
                 V = level.table[0].shape[0]
-                if not dense and V * V <= min(self.memo_limit, B * n // 4):
-                    ab = torch.arange(V * V, device=tokens.device)
+                key = level.ids[:, 0 : 2 * n : 2] * V + level.ids[:, 1 : 2 * n : 2]
+                if V * V <= min(self.memo_limit, B * n // 4):  # every pair: no sort needed
+                    ab, ids = torch.arange(V * V, device=tokens.device), key
+                else:  # the pairs present, each once, while they are at most half the nodes
+                    ab, ids = torch.unique(key, return_inverse=True)
+                    ab = ab if len(ab) <= B * n // 2 else None
+                if ab is not None:
                     a, b = ab.div(V, rounding_mode="floor"), ab % V
                     pairs = tuple(torch.cat([t[a], t[b]], dim=-1) for t in level.table)
-                    ids = level.ids[:, 0 : 2 * n : 2] * V + level.ids[:, 1 : 2 * n : 2]
                     level = _Level(table=self._pairs(W, pairs), ids=ids)
                     levels.append(level)
                     continue

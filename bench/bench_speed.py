@@ -112,8 +112,8 @@ def ratio_table(device, batch: int, lengths: list[int], rounds: int, quick: bool
             return model(t, n)
         return call
 
-    def shared_all(model, t, n):
-        model.memo_limit = 4096
+    def shared_all(model, t, n, limit):
+        model.memo_limit = limit
         return model.forward_all(t, n)
 
     rows = []
@@ -126,7 +126,8 @@ def ratio_table(device, batch: int, lengths: list[int], rounds: int, quick: bool
             "pr-lstm": lambda t=tokens, n=n: shared(pr, 4096)(t, n),
             "pr-lstm unshared": lambda t=tokens, n=n: shared(pr, 0)(t, n),
             "pr-lstm previous": lambda t=tokens, n=n: old_scan_forward(pr, t, n),
-            "pr-lstm forward_all": lambda t=tokens, n=n: shared_all(pr, t, n),
+            "pr-lstm forward_all": lambda t=tokens, n=n: shared_all(pr, t, n, 4096),
+            "pr-lstm forward_all unshared": lambda t=tokens, n=n: shared_all(pr, t, n, 0),
             "pr-lstm forward_all previous": lambda t=tokens, n=n: old_scan_forward_all(pr, t, n),
             "mlp-ldru": lambda t=tokens, n=n: shared(ldru, 4096)(t, n),
             "mlp-ldru unshared": lambda t=tokens, n=n: shared(ldru, 0)(t, n),
@@ -258,7 +259,7 @@ def ratio_markdown(info: str, table: dict, batch: int) -> str:
            "Forward, ms per call, and same-run ratios:", "",
            "| length | nn.LSTM | PR-LSTM | unshared | previous | MLP-LDRU | unshared | previous "
            "| PR-LSTM / LSTM (unshared) | PR-LSTM / previous (unshared) | MLP-LDRU / LSTM "
-           "(unshared) | MLP-LDRU / previous (unshared) | forward_all / previous |",
+           "(unshared) | MLP-LDRU / previous (unshared) | forward_all / previous (unshared) |",
            "|---:|" + "---:|" * 12]
     for r in rows:
         def rat(a, b, r=r):
@@ -272,7 +273,8 @@ def ratio_markdown(info: str, table: dict, batch: int) -> str:
             f"({rat('pr-lstm unshared', 'pr-lstm previous')}) | {rat('mlp-ldru', 'lstm')} "
             f"({rat('mlp-ldru unshared', 'lstm')}) | {rat('mlp-ldru', 'mlp-ldru previous')} "
             f"({rat('mlp-ldru unshared', 'mlp-ldru previous')}) | "
-            f"{rat('pr-lstm forward_all', 'pr-lstm forward_all previous')} |")
+            f"{rat('pr-lstm forward_all', 'pr-lstm forward_all previous')} "
+            f"({rat('pr-lstm forward_all unshared', 'pr-lstm forward_all previous')}) |")
     out += ["", "Training step at length 40 (forward, backward, clip, optimiser step):", "",
             "| model | new (ms) | previous (ms) | new / previous |", "|---|---:|---:|---:|"]
     for r in table["train"]:

@@ -94,6 +94,8 @@ def test_recipe_through_overrides_and_round_trip():
     assert (pr.optimizer, pr.model_kwargs, pr.batch_size, pr.grad_centralisation) == (
         "adam", {"hidden": 256, "init": "haiku"}, 64, False)
     assert config_from_dict(pr.as_dict()) == pr  # a checkpoint's config reloads unchanged
+    bare = apply_overrides(TrainConfig(), ["language=dyck-4", "recipe=authors"])  # as the CLI
+    assert (bare.lr, bare.optimizer, bare.sampler) == (1e-4, "amsgrad-optax", "ldru")
     rnn = config_from_dict({"language": "parity", "model": "pr-rnn", "recipe": "authors"})
     assert rnn.model_kwargs["activation"] == "relu" and not rnn.model_kwargs["leaf_activation"]
     with pytest.raises(ConfigError, match="recipe"):

@@ -165,12 +165,7 @@ class TrainConfig:
         if self.recipe not in RECIPES:
             raise ConfigError(f"{source}: key 'recipe': unknown recipe {self.recipe!r}; known: "
                               f"{', '.join(RECIPES)}")
-        explicit = getattr(self, "_explicit", None)
-        if explicit is None:
-            explicit = {k for k, f in _FIELDS.items()
-                        if k != "model_kwargs" and getattr(self, k) != _default(f)}
-            explicit |= {f"model_kwargs.{k}" for k in self.model_kwargs}
-        self._explicit = explicit
+        explicit = self._explicit = _explicit_keys(self)
         if self.recipe == "default":
             return
         keys, kwargs = recipe_settings(self.recipe, self.model, self.language, self.task, source)
@@ -273,6 +268,17 @@ def recipe_settings(recipe: str, model: str, language: str | None, task: str | N
         return keys, {}
     raise ConfigError(f"{source}: key 'recipe': recipe {recipe!r} has no settings for model "
                       f"{model!r}; it has for mlp-ldru, pr-lstm, pr-rnn, rnn, lstm, transformer")
+
+
+def _explicit_keys(cfg: TrainConfig) -> set[str]:
+    """The keys the user set: those recorded by :func:`config_from_dict`, or, for a dataclass
+    built directly, those that differ from the defaults (``model_kwargs`` option by option)."""
+    explicit = getattr(cfg, "_explicit", None)
+    if explicit is None:
+        explicit = {k for k, f in _FIELDS.items()
+                    if k != "model_kwargs" and getattr(cfg, k) != _default(f)}
+        explicit |= {f"model_kwargs.{k}" for k in cfg.model_kwargs}
+    return set(explicit)
 
 
 def _default(f: dataclasses.Field) -> Any:
@@ -378,8 +384,7 @@ def _parse_value(text: str) -> Any:
 def apply_overrides(cfg: TrainConfig, overrides: list[str], source: str = "override") -> TrainConfig:
     """Apply ``key=value`` (or ``--key=value``; ``model_kwargs.d=32`` for nested tables)."""
     data = cfg.as_dict()
-    cfg.validate(source)  # settles which keys the user set (a directly built config)
-    explicit = set(cfg._explicit)
+    explicit = _explicit_keys(cfg)
     for item in overrides:
         item = item[2:] if item.startswith("--") else item
         if "=" not in item:

@@ -27,10 +27,10 @@ def test_eval_forward_equals_the_plain_reduction(vocab, operator):
         torch.testing.assert_close(shared, old_mlp_ldru_forward(model, tokens, lengths),
                                    atol=1e-5, rtol=1e-5)
         levels = model._tree(tokens, lengths, 300, None)[0]
-        assert levels[1].table is not None and levels[-1].table is None  # shared, then plain
-        assert all(lv.table is None for lv in model._tree(tokens, lengths, 300, lengths * 0)[0][1:])
+        assert levels[1].ids is not None and levels[-1].ids is None  # shared, then plain
+        assert all(lv.ids is None for lv in model._tree(tokens, lengths, 300, lengths * 0)[0][1:])
     model.train()  # dropout differs per node: never shared
-    assert all(lv.dense is not None for lv in model._tree(tokens, lengths, 300, None)[0])
+    assert all(lv.ids is None for lv in model._tree(tokens, lengths, 300, None)[0])
 
 
 def test_distinct_subtrees_only():

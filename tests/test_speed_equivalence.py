@@ -231,7 +231,7 @@ def test_pr_lstm_shares_repeated_blocks_exactly():
     model.memo_limit = 1  # no all-pairs tables: the pairs present only
     with torch.no_grad():
         levels = model._levels(model._weights(), tokens)
-        assert levels[5].table is not None and levels[5].table[0].shape[0] <= 2 * (300 >> 5)
+        assert levels[5].ids is not None and levels[5].state[0].shape[0] <= 2 * (300 >> 5)
         torch.testing.assert_close(model(tokens, lengths), old_scan_forward(model, tokens, lengths),
                                    **TOL)
         mask = torch.arange(300) < lengths[:, None]

@@ -65,29 +65,32 @@ PADDINGS = ("learned", "identity")
 
 @dataclass
 class _Level:
-    """One level of the reduction. Either ``dense`` (B, w, d), or ``table`` (n, d) with ``ids``
-    (B, w) rows into it. Nodes at index >= w hold only padding; their value is ``pad`` (d,)
-    (None when the level is computed over the whole buffer). ``pad_id``: the row of the
-    all-padding block in ``table``."""
+    """One level of the reduction: ``h`` is dense, (B, w, d), when ``ids`` is None; else a
+    table (rows, d) and ``ids`` (B, w) holds each node's row in it. Nodes at index >= w hold
+    only padding; their value is ``pad`` (d,) (None when the level covers the whole buffer).
+    ``pad_id``: the row of the all-padding block in a table."""
 
-    dense: Tensor | None = None
-    table: Tensor | None = None
+    h: Tensor
     ids: Tensor | None = None
     pad: Tensor | None = None
     pad_id: Tensor | None = None
 
     @property
     def width(self) -> int:
-        return (self.dense if self.dense is not None else self.ids).shape[1]
+        return (self.h if self.ids is None else self.ids).shape[1]
 
     def values(self) -> Tensor:
-        return self.dense if self.dense is not None else self.table[self.ids]
+        return self.h if self.ids is None else self.h[self.ids]
+
+    def column0(self) -> Tensor:
+        return self.h[:, 0] if self.ids is None else self.h[self.ids[:, 0]]
 
     def full(self, width: int) -> Tensor:
         """The level over ``width`` nodes, padding nodes included."""
         h = self.values()
         if h.shape[1] == width:
             return h
+        assert self.pad is not None  # narrower than the buffer only when padding is constant
         B, w, d = h.shape
         return torch.cat([h, self.pad.expand(B, width - w, d)], dim=1)
 
@@ -123,7 +126,7 @@ class MLPLDRU(nn.Module):
 
     def __init__(self, vocab_size: int, n_classes: int, d: int = 64, dropout: float = 0.25,
                  operator: str = "mlp", post_block: bool = True, init: str = "default",
-                 padding: str = "learned"):
+                 padding: str = "learned") -> None:
         super().__init__()
         if operator not in OPERATORS:
             raise InputError(f"unknown operator {operator!r}; expected one of {OPERATORS}")
@@ -159,8 +162,9 @@ class MLPLDRU(nn.Module):
             self.post_norm = nn.LayerNorm(d)
         self.head = linear(d, n_classes)
         if haiku:
-            for layer in (self.in_ffn[0], self.in_ffn[2], self.head):
-                haiku_linear_(layer)
+            for layer in (*self.in_ffn, self.head):
+                if isinstance(layer, nn.Linear):
+                    haiku_linear_(layer)
 
     # ------------------------------------------------------------------ building blocks
 
@@ -216,9 +220,9 @@ class MLPLDRU(nn.Module):
         if self.padding != "identity":
             return h
         x, y = xy[..., : self.d], xy[..., self.d:]
-        if isinstance(lpad, bool):
-            return y if lpad else x if rpad else h
-        return torch.where(lpad[..., None], y, torch.where(rpad[..., None], x, h))
+        if isinstance(lpad, Tensor) and isinstance(rpad, Tensor):
+            return torch.where(lpad[..., None], y, torch.where(rpad[..., None], x, h))
+        return y if lpad else x if rpad else h
 
     def _tree(self, tokens: Tensor, lengths: Tensor, longest: int,
               offsets: Tensor | None) -> tuple[list[_Level], Tensor, Tensor, int]:
@@ -254,9 +258,9 @@ class MLPLDRU(nn.Module):
         ids = torch.where(valid, tokens.gather(1, src.clamp(0, T - 1)), V)
         table = self._leaf_table()
         if constant:
-            level = _Level(table=table, ids=ids, pad=table[V], pad_id=ids.new_tensor(V))
+            level = _Level(table, ids=ids, pad=table[V], pad_id=ids.new_tensor(V))
         else:
-            level = _Level(dense=self.drop(table[ids]))
+            level = _Level(self.drop(table[ids]))
         levels = [level]
         for k in range(1, M.bit_length()):
             levels.append(level := self._next_level(level, k, first, last, constant, share))
@@ -270,10 +274,11 @@ class MLPLDRU(nn.Module):
         n = (w + 1) // 2
         pad = None
         if constant:
-            pad_pair = torch.cat([level.pad, level.pad])
-            pad = self._node(pad_pair, True, True, dropout=False)
-        if level.table is not None and share:
-            rows = level.table.shape[0]
+            assert level.pad is not None
+            pad = self._node(torch.cat([level.pad, level.pad]), True, True, dropout=False)
+        if level.ids is not None and share:
+            assert level.pad_id is not None
+            rows = level.h.shape[0]
             ids = level.ids
             if w % 2:
                 ids = torch.cat([ids, level.pad_id.expand(B, 1)], dim=1)
@@ -285,23 +290,23 @@ class MLPLDRU(nn.Module):
                 ab, inverse = torch.unique(torch.cat([key.flatten(), pad_key.view(1)]),
                                            return_inverse=True)
                 new_ids, pad_id = inverse[:-1].view(B, n), inverse[-1]
-                if len(ab) > B * n // 2:  # mostly distinct: plain levels from here on
-                    ab = None
-            if ab is not None:
+            if len(ab) <= B * n // 2:  # else mostly distinct: plain levels from here on
                 a, b = ab.div(rows, rounding_mode="floor"), ab % rows
-                pairs = torch.cat([level.table[a], level.table[b]], dim=-1)
+                pairs = torch.cat([level.h[a], level.h[b]], dim=-1)
                 table = self._node(pairs, a == level.pad_id, b == level.pad_id, dropout=False)
-                return _Level(table=table, ids=new_ids, pad=pad, pad_id=pad_id)
+                return _Level(table, ids=new_ids, pad=pad, pad_id=pad_id)
         h = level.values()
         if w % 2:
+            assert level.pad is not None  # an odd width only when padding is constant
             h = torch.cat([h, level.pad.expand(B, 1, -1)], dim=1)
-        lpad = rpad = False
+        lpad: Tensor | bool = False
+        rpad: Tensor | bool = False
         if self.padding == "identity":  # child j of level k - 1 is real iff first <= j <= last
             j = torch.arange(0, 2 * n, 2, device=first.device)
             fk, lk = (first >> (k - 1))[:, None], (last >> (k - 1))[:, None]
             lpad, rpad = (j < fk) | (j > lk), (j + 1 < fk) | (j + 1 > lk)
         dense = self._node(h.view(B, n, 2 * self.d), lpad, rpad, dropout=not constant)
-        return _Level(dense=dense, pad=pad)
+        return _Level(dense, pad=pad)
 
     # ------------------------------------------------------------------ public API
 
@@ -323,10 +328,9 @@ class MLPLDRU(nn.Module):
     def _roots(self, tokens: Tensor, lengths: Tensor | None, offsets: Tensor | None) -> Tensor:
         tokens, lengths, longest = read_inputs(tokens, lengths)
         levels, top, _, _ = self._tree(tokens, lengths, longest, offsets)
-        root = None
-        for k, level in enumerate(levels):
-            h = level.dense[:, 0] if level.dense is not None else level.table[level.ids[:, 0]]
-            root = h if root is None else torch.where((top == k)[:, None], h, root)
+        root = levels[0].column0()  # strings of length 1 (no offset) are their own root
+        for k, level in enumerate(levels[1:], start=1):
+            root = torch.where((top == k)[:, None], level.column0(), root)
         return root
 
     # ------------------------------------------------------------------ OperatorModel

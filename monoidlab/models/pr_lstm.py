@@ -62,18 +62,22 @@ def _g_last(n_chunks: int, hidden: int) -> Tensor:
 
 @dataclass
 class _Level:
-    """Level k of the block reduction: ``dense`` (a state of (B, n, ·) tensors) or ``table``
-    (a state of (rows, ·) tensors) with ``ids`` (B, n), each block's row."""
+    """Level k of the block reduction: ``state`` is dense (tensors (B, n, ·)) when ``ids`` is
+    None, else a table (tensors (rows, ·)) and ``ids`` (B, n) holds each block's row."""
 
-    dense: State | None = None
-    table: State | None = None
+    state: State
     ids: Tensor | None = None
 
     def values(self, cols: slice = slice(None)) -> State:
-        if self.dense is not None:
-            return tuple(x[:, cols] for x in self.dense)
+        if self.ids is None:
+            return tuple(x[:, cols] for x in self.state)
         ids = self.ids[:, cols]
-        return tuple(t[ids] for t in self.table)
+        return tuple(t[ids] for t in self.state)
+
+
+def _linears(model: _PrefixScanModel) -> list[nn.Linear]:
+    """The refinement cells' Linears (typed)."""
+    return [r for r in model.refine if isinstance(r, nn.Linear)]
 
 
 def _rows(x: Tensor) -> Tensor:
@@ -92,8 +96,9 @@ class _PrefixScanModel(nn.Module):
     """
 
     memo_limit = 4096  # most rows of a table of distinct blocks (0: never share; benchmarks)
+    refine: nn.ModuleList  # the unary refinement cells (subclasses)
 
-    def __init__(self, vocab_size: int, n_classes: int, hidden: int):
+    def __init__(self, vocab_size: int, n_classes: int, hidden: int) -> None:
         super().__init__()
         self.vocab_size, self.n_classes, self.hidden = vocab_size, n_classes, hidden
         self.head = nn.Linear(hidden, n_classes)
@@ -133,30 +138,30 @@ class _PrefixScanModel(nn.Module):
         most ``memo_limit`` rows and a quarter of the nodes, else the pairs present
         (``torch.unique``) while they are at most half the nodes; then plain levels."""
         B, T = tokens.shape
-        level = _Level(table=self._leaf_table(W), ids=tokens)
+        level = _Level(self._leaf_table(W), ids=tokens)
         levels = [level]
         for k in range(1, T.bit_length()):
             n = T >> k
-            if level.table is not None and not dense and self.memo_limit > 0:
-                V = level.table[0].shape[0]
+            if level.ids is not None and not dense and self.memo_limit > 0:
+                V = level.state[0].shape[0]
                 key = level.ids[:, 0 : 2 * n : 2] * V + level.ids[:, 1 : 2 * n : 2]
                 if V * V <= min(self.memo_limit, B * n // 4):  # every pair: no sort needed
-                    ab, ids = torch.arange(V * V, device=tokens.device), key
+                    ab, ids, share = torch.arange(V * V, device=tokens.device), key, True
                 else:  # the pairs present, each once, while they are at most half the nodes
                     ab, ids = torch.unique(key, return_inverse=True)
-                    ab = ab if len(ab) <= B * n // 2 else None
-                if ab is not None:
+                    share = len(ab) <= B * n // 2
+                if share:
                     a, b = ab.div(V, rounding_mode="floor"), ab % V
-                    pairs = tuple(torch.cat([t[a], t[b]], dim=-1) for t in level.table)
-                    level = _Level(table=self._pairs(W, pairs), ids=ids)
+                    pairs = tuple(torch.cat([t[a], t[b]], dim=-1) for t in level.state)
+                    level = _Level(self._pairs(W, pairs), ids=ids)
                     levels.append(level)
                     continue
             x = level.values()
             pairs = tuple(_rows(t[:, : 2 * n].reshape(B, n, 2 * t.shape[-1])) for t in x)
-            level = _Level(dense=tuple(t.view(B, n, -1) for t in self._pairs(W, pairs)))
+            level = _Level(tuple(t.view(B, n, -1) for t in self._pairs(W, pairs)))
             levels.append(level)
         if dense:
-            levels[0] = _Level(dense=levels[0].values())
+            levels[0] = _Level(levels[0].values())
         return levels
 
     def _scan(self, tokens: Tensor, record: list | None = None) -> State:
@@ -170,7 +175,7 @@ class _PrefixScanModel(nn.Module):
         B, T = tokens.shape
         levels = self._levels(W, tokens, dense=record is not None)
         if record is not None:
-            record.extend(lv.dense for lv in levels[1:])
+            record.extend(lv.state for lv in levels[1:])
 
         def prefixes(k: int) -> State:
             lv = levels[k]
@@ -200,11 +205,11 @@ class _PrefixScanModel(nn.Module):
 
     def _combine_right(self, W: dict, a: State, lv: _Level, cols: slice) -> State:
         """Combine states ``a`` (N, ·) with the blocks ``cols`` of level ``lv`` (row-major)."""
-        if lv.table is None:
-            return self._combine(W, a, tuple(_rows(x[:, cols]) for x in lv.dense))
+        if lv.ids is None:
+            return self._combine(W, a, tuple(_rows(x[:, cols]) for x in lv.state))
         ids = lv.ids[:, cols].reshape(-1)
-        zb = (lv.table[0] @ W["binary"][2])[ids]  # W₂h₂ of every table row, gathered
-        return self._combine(W, a, tuple(t[ids] for t in lv.table), zb)
+        zb = (lv.state[0] @ W["binary"][2])[ids]  # W₂h₂ of every table row, gathered
+        return self._combine(W, a, tuple(t[ids] for t in lv.state), zb)
 
     def _final_state(self, tokens: Tensor, lengths: Tensor) -> State:
         """The state of each string's whole prefix (tensors (B, H)), as the scan defines it: the
@@ -221,12 +226,12 @@ class _PrefixScanModel(nn.Module):
             bit = (lengths >> k) & 1
             idx = (start >> k).clamp(max=(T >> k) - 1)[:, None]
             lv = levels[k]
-            if lv.table is not None:
+            if lv.ids is not None:
                 row = lv.ids.gather(1, idx)[:, 0]
-                block = tuple(t[row] for t in lv.table)
+                block = tuple(t[row] for t in lv.state)
             else:
                 block = tuple(x.gather(1, idx[..., None].expand(B, 1, x.shape[-1]))[:, 0]
-                              for x in lv.dense)
+                              for x in lv.state)
             if acc is None:
                 acc = block
             else:
@@ -236,6 +241,7 @@ class _PrefixScanModel(nn.Module):
                             for f, b, a in zip(folded, block, acc))
             have = have | bit.bool()
             start = start + (bit << k)
+        assert acc is not None  # T >= 1: there is a level 0
         return acc
 
     # ------------------------------------------------------------------ public API
@@ -334,7 +340,7 @@ class PRLSTM(_PrefixScanModel):
     """
 
     def __init__(self, vocab_size: int, n_classes: int, hidden: int = 256,
-                 num_layers: int = 2, init: str = "default"):
+                 num_layers: int = 2, init: str = "default") -> None:
         super().__init__(vocab_size, n_classes, hidden)
         if num_layers < 1:
             raise InputError(f"num_layers must be >= 1, got {num_layers}")
@@ -346,7 +352,11 @@ class PRLSTM(_PrefixScanModel):
         if init == "haiku":
             for layer in (self.embed, self.binary, *self.refine, self.head):
                 haiku_linear_(layer)
-        for name, n in (("_perm3", 3), ("_perm4", 4), ("_perm5", 5)):  # not in the state_dict
+        # row orders with g last, as buffers (they follow .to(device)), not in the state_dict
+        self._perm3: Tensor
+        self._perm4: Tensor
+        self._perm5: Tensor
+        for name, n in (("_perm3", 3), ("_perm4", 4), ("_perm5", 5)):
             self.register_buffer(name, _g_last(n, hidden), persistent=False)
 
     def _weights(self) -> dict:
@@ -355,7 +365,7 @@ class PRLSTM(_PrefixScanModel):
         return {
             "embed": (self.embed.weight.t()[:, self._perm3], self.embed.bias[self._perm3]),
             "binary": (wb.t(), wb[:, :H].t(), wb[:, H:].t(), self.binary.bias[self._perm5]),
-            "refine": [(r.weight[self._perm4].t(), r.bias[self._perm4]) for r in self.refine],
+            "refine": [(r.weight[self._perm4].t(), r.bias[self._perm4]) for r in _linears(self)],
         }
 
     def _leaf_table(self, W: dict) -> State:
@@ -397,7 +407,7 @@ class PRRNN(_PrefixScanModel):
 
     def __init__(self, vocab_size: int, n_classes: int, hidden: int = 256,
                  num_layers: int = 1, init: str = "default", activation: str = "tanh",
-                 leaf_activation: bool = True):
+                 leaf_activation: bool = True) -> None:
         super().__init__(vocab_size, n_classes, hidden)
         if num_layers < 1:
             raise InputError(f"num_layers must be >= 1, got {num_layers}")
@@ -422,7 +432,7 @@ class PRRNN(_PrefixScanModel):
         w = self.binary.weight
         return {"embed": (self.embed.weight.t(), self.embed.bias),
                 "binary": (w.t(), w[:, :H].t(), w[:, H:].t(), self.binary.bias),
-                "refine": [(r.weight.t(), r.bias) for r in self.refine]}
+                "refine": [(r.weight.t(), r.bias) for r in _linears(self)]}
 
     def _leaf_table(self, W: dict) -> State:
         w, b = W["embed"]

@@ -25,6 +25,9 @@ Example
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+from typing import Any
+
 import torch
 
 __all__ = ["AMSGradOptax"]
@@ -42,8 +45,9 @@ class AMSGradOptax(torch.optim.Optimizer):
     weight_decay : decoupled-from-nothing L2 term added to the gradient (default 0).
     """
 
-    def __init__(self, params, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
-                 eps: float = 1e-8, eps_root: float = 0.0, weight_decay: float = 0.0):
+    def __init__(self, params: Iterable[Any], lr: float = 1e-3,
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 eps_root: float = 0.0, weight_decay: float = 0.0) -> None:
         if lr < 0 or eps < 0 or eps_root < 0 or weight_decay < 0:
             raise ValueError("lr, eps, eps_root and weight_decay must be >= 0")
         if not all(0.0 <= b < 1.0 for b in betas):
@@ -52,7 +56,7 @@ class AMSGradOptax(torch.optim.Optimizer):
                                       weight_decay=weight_decay))
 
     @torch.no_grad()
-    def step(self, closure=None):
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """One update of every parameter that has a gradient."""
         loss = None
         if closure is not None:

@@ -125,6 +125,10 @@ cmd_train.accepts_overrides = True  # unknown --key=value options become config 
 def cmd_evaluate(args: argparse.Namespace) -> None:
     from monoidlab.training import evaluate_kinds, load_checkpoint, pick_device
 
+    import torch
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
     device = pick_device(args.device)
     model, cfg, problem, _ = load_checkpoint(args.checkpoint, device)
     if args.splits:
@@ -171,6 +175,8 @@ cmd_evaluate.configure = lambda p: (
                    help="solved = accuracy >= THRESHOLD at every scored length of every kind "
                         "(default: the config's solved_threshold, 0.99)"),
     p.add_argument("--device", default="auto"),
+    p.add_argument("--threads", type=int, default=1,
+                   help="torch CPU threads (0: torch's default)"),
     p.add_argument("--json", action="store_true"))
 
 

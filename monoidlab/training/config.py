@@ -78,7 +78,7 @@ class TrainConfig:
     checkpoint_every: int = 500
     log_every: int = 50
     solved_threshold: float = 0.99  # solved: accuracy >= this at every scored length and kind
-    threads: int = 0  # torch CPU threads (0: torch default)
+    threads: int = 1  # torch CPU threads per run (0: torch default); one run per core is fastest
 
     def as_dict(self) -> dict[str, Any]:
         """Plain data (JSON, TOML, checkpoints): lengths as their text ``"41:500"``."""

@@ -123,9 +123,9 @@ cmd_train.accepts_overrides = True  # unknown --key=value options become config 
 @command("evaluate", "strict evaluation of a checkpoint: accuracy per length and test kind "
                      "beside trivial baselines, and the solved verdict")
 def cmd_evaluate(args: argparse.Namespace) -> None:
-    from monoidlab.training import evaluate_kinds, load_checkpoint, pick_device
-
     import torch
+
+    from monoidlab.training import evaluate_kinds, load_checkpoint, pick_device
 
     if args.threads:
         torch.set_num_threads(args.threads)

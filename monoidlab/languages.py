@@ -24,9 +24,10 @@ __all__ = ["languages_dir", "load_language", "language_names", "suite", "suite_n
 
 
 def languages_dir() -> Path:
-    """``$MONOIDLAB_LANGUAGES`` if set, else the repository's ``languages/`` folder."""
+    """``$MONOIDLAB_LANGUAGES`` if set, else the suite shipped with the package
+    (``monoidlab/suite/``, the repository's top-level ``languages/`` link points there)."""
     env = os.environ.get("MONOIDLAB_LANGUAGES")
-    path = Path(env) if env else Path(__file__).resolve().parent.parent / "languages"
+    path = Path(env) if env else Path(__file__).resolve().parent / "suite"
     if not path.is_dir():
         raise SpecError(str(path), "<folder>", "language folder not found; set MONOIDLAB_LANGUAGES "
                         "to the folder holding the *.toml specs")

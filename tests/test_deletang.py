@@ -417,7 +417,7 @@ def test_summarise_writes_results_md_with_notes(tmp_path):
     md_path = tmp_path / "results.md"
     res = summarise({"out": str(tmp_path / "out"), "title": "T", "runs": runs,
                      "source": "x.toml", "results_md": str(md_path), "notes": "Caveat here."},
-                    rows)
+                    rows, write_docs=True)
     text = md_path.read_text()
     assert res["solved"] == {"rnn": 1, "lstm": 0} and "| tasks solved | 1/2 | 0/2 |" in text
     assert "Caveat here." in text and "`rnn`" in text and "**1/1: 0.990 (1.000)**" in text

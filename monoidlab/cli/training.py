@@ -187,7 +187,7 @@ def cmd_sweep(args: argparse.Namespace) -> None:
     if args.workers is not None and args.workers < 1:
         raise UsageError(f"--workers must be >= 1, got {args.workers}")
     res = run_sweep(args.file, ray_address=args.ray, progress=not args.json,
-                    workers=args.workers)
+                    workers=args.workers, write_docs=args.write_docs)
     emit(args, {k: v for k, v in res.items() if k != "summary_md"},
          res["summary_md"] + f"\nwrote {res['out']}/results.csv and summary.md")
 
@@ -195,6 +195,9 @@ def cmd_sweep(args: argparse.Namespace) -> None:
 cmd_sweep.configure = lambda p: (
     p.add_argument("file", help="sweep TOML (see docs/training.md)"),
     p.add_argument("--ray", default=None, help="'local' or a Ray cluster address"),
+    p.add_argument("--write-docs", action="store_true",
+                   help="also write the table into the sweep file's results_md (e.g. "
+                        "docs/results.md); without it only the sweep's folder is written"),
     p.add_argument("--workers", type=int, default=None,
                    help="local runs side by side, one torch thread each (default: the sweep "
                         "file's workers, else 1)"),

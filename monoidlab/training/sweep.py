@@ -130,7 +130,7 @@ def _reevaluate(cfg: TrainConfig, out: Path, res: dict[str, Any],
 
 
 def run_sweep(path: str | os.PathLike, ray_address: str | None = None, progress: bool = True,
-              workers: int | None = None) -> dict[str, Any]:
+              workers: int | None = None, write_docs: bool = False) -> dict[str, Any]:
     """Run every run of the sweep (skipping finished ones); returns the summary dict.
 
     ``workers`` local processes run side by side (default: the sweep file's ``workers``, else
@@ -154,7 +154,7 @@ def run_sweep(path: str | os.PathLike, ray_address: str | None = None, progress:
                 for r in sweep["runs"]]
         with ProcessPoolExecutor(workers) as pool:  # rows come back in the sweep's order
             rows = list(pool.map(_run_one, runs, [str(out)] * len(runs), [False] * len(runs)))
-    return summarise(sweep, rows)
+    return summarise(sweep, rows, write_docs)
 
 
 # A local Ray instance binds every server to the machine's network address and writes an auth
@@ -226,8 +226,10 @@ def _run_ray(sweep: dict, address: str) -> list[dict]:
             shutil.rmtree(temp_dir, ignore_errors=True)
 
 
-def summarise(sweep: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Write results.csv and summary.md (and ``results_md`` if the sweep names one)."""
+def summarise(sweep: dict[str, Any], rows: list[dict[str, Any]],
+              write_docs: bool = False) -> dict[str, Any]:
+    """Write results.csv and summary.md in the sweep's folder, and, only with ``write_docs``,
+    the sweep's section of ``results_md`` (a page of the repository's docs)."""
     out = Path(sweep["out"])
     buf = io.StringIO()
     kinds = list(dict.fromkeys(k for r in rows for k in r["evaluation"]["kinds"]))
@@ -288,7 +290,7 @@ def summarise(sweep: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, An
     lines += ["", _disagreements(rows)] if measures else []
     md = "\n".join(lines) + "\n"
     atomic_write_text(out / "summary.md", md)
-    if sweep.get("results_md"):  # e.g. docs/results.md, with the settings used
+    if write_docs and sweep.get("results_md"):  # e.g. docs/results.md, with the settings used
         settings = json.dumps(sweep["runs"][0]["config"], indent=1) if sweep["runs"] else "{}"
         per_model: dict[str, dict[str, Any]] = {}  # what differs between models: their kwargs and optimisation keys
         for r in sweep["runs"]:

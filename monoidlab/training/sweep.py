@@ -111,6 +111,8 @@ def _run_one(run: dict[str, Any], out_root: str, progress: bool) -> dict[str, An
             "score_balanced": res["score_balanced"],
             **{f"min_{k}": v for k, v in res["min_accuracy"].items()},
             "train_seconds": res["train_seconds"], "steps": res["steps"],
+            "first_solved_step": res.get("first_solved_step"),
+            "stopped_early": res.get("stopped_early", False),
             "device": res["device"], "evaluation": res["evaluation"]}
 
 

@@ -75,6 +75,7 @@ class TrainConfig:
     eval_every: int = 0  # steps between validation evals (0: only at the end)
     early_stop: int = 0  # stop after this many solved validations in a row (0: off; needs eval_every)
     val_lengths: Lengths | None = None  # quick validation lengths (default: test lengths)
+    val_samples: int = 16  # validation strings per length and kind
     checkpoint_every: int = 500
     log_every: int = 50
     solved_threshold: float = 0.99  # solved: accuracy >= this at every scored length and kind
@@ -118,6 +119,7 @@ class TrainConfig:
             ("test_samples", self.test_samples >= 1, "must be >= 1"),
             ("eval_every", self.eval_every >= 0, "must be >= 0 (0: only at the end)"),
             ("early_stop", self.early_stop >= 0, "must be >= 0 (0: off)"),
+            ("val_samples", self.val_samples >= 1, "must be >= 1"),
             ("early_stop", not self.early_stop or self.eval_every > 0,
              "needs eval_every > 0 (early stopping watches the validation)"),
             ("checkpoint_every", self.checkpoint_every >= 1, "must be >= 1"),

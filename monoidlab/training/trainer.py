@@ -244,7 +244,7 @@ def train(cfg: TrainConfig, out_dir: str | os.PathLike | None = None, resume: bo
             # 2. periodic validation and checkpoint (of the weights *before* this step)
             if cfg.eval_every and step > step0 and step % cfg.eval_every == 0:
                 val = cfg.val_lengths or test_lengths
-                ev = evaluate_kinds(model, problem, val, 16, cfg.seed, cfg.eval_kinds,
+                ev = evaluate_kinds(model, problem, val, cfg.val_samples, cfg.seed, cfg.eval_kinds,
                                     cfg.solved_threshold, device=device)
                 _log(log_fh, writer, step, _val_metrics(ev))
                 if watch.update(step, ev, model, out):  # solved at K validations in a row

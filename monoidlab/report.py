@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
     from monoidlab.automaton import Automaton
+    from monoidlab.training.evaluate import Evaluation
 
 __all__ = ["build_report"]
 
@@ -82,7 +83,12 @@ def build_report(language: str | Automaton, out_dir: str | os.PathLike, *,
                  test_lengths: Sequence[int] = range(41, 501), schedule: str = "balanced",
                  probe: bool = True, umap: bool = True, n_probe: int = 200,
                  progress: bool = False) -> Path:
-    """Write ``OUT/<language>.html`` and return its path."""
+    """Write ``OUT/<language>.html`` and return its path.
+
+    Beside it, ``OUT/<language>.json`` holds the key figures (monoid size, support lengths,
+    and with a checkpoint the strict verdict, accuracy per kind beside the baselines, probing
+    and associativity, trained vs initialisation): what ``monoidlab demo`` prints.
+    """
     import monoidlab as ml
     from monoidlab import viz
     from monoidlab.coverage import compare, exact_coverage
@@ -93,6 +99,7 @@ def build_report(language: str | Automaton, out_dir: str | os.PathLike, *,
     lang = ml.load_language(language) if isinstance(language, str) else language
     monoid = lang.monoid()
     within = resolve_within(lang, "auto")
+    key: dict[str, Any] = {"language": lang.name, "monoid_size": monoid.size}
     parts = [f"<h1>monoidlab report: {html.escape(lang.name)}</h1>",
              f"<p>{html.escape(lang.description)}</p>"]
     steps = ["language", "monoid", "coverage", "min-length"] + (["model"] if checkpoint else [])
@@ -147,6 +154,7 @@ def build_report(language: str | Automaton, out_dir: str | os.PathLike, *,
                                 offsets=off, delta=0.01,
                                 sample_ranges=[train_lengths])
         n = next(iter(r.samples_needed.values()))
+        key.setdefault("support_length", {})[off or "none"] = r.support_length
         rows.append({"training offsets": off or "0", "needed": r.needed,
                      "support length": r.support_length or "never (search limit)",
                      f"samples for P(all seen) ≥ 0.99 at {_rng(train_lengths)}":
@@ -158,7 +166,7 @@ def build_report(language: str | Automaton, out_dir: str | os.PathLike, *,
     tick()
     # --- model
     if checkpoint:
-        parts += _model_section(checkpoint, lang, test_lengths, probe, umap, n_probe)
+        parts += _model_section(checkpoint, lang, test_lengths, probe, umap, n_probe, key)
         tick()
     if bar:
         bar.close()
@@ -171,6 +179,8 @@ def build_report(language: str | Automaton, out_dir: str | os.PathLike, *,
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"{lang.name}.html"
     atomic_write_text(path, page)
+    key["seconds"] = round(time.time() - t0, 1)
+    atomic_write_text(path.with_suffix(".json"), json.dumps(key, indent=2, default=float))
     return path
 
 
@@ -179,24 +189,64 @@ def _rng(r: Iterable[int]) -> str:
     return f"{r[0]}..{r[-1]}"
 
 
+def _run_evaluation(checkpoint: str | os.PathLike, test_lengths: Sequence[int]
+                    ) -> Evaluation | None:
+    """The strict evaluation a run folder's ``results.json`` holds, when it covers exactly
+    ``test_lengths`` (its weights are the ones ``load_checkpoint`` loads from the folder)."""
+    from monoidlab.training.evaluate import Evaluation
+
+    res = Path(checkpoint) / "results.json"
+    if not res.is_file():
+        return None
+    try:
+        ev = Evaluation.from_dict(json.loads(res.read_text())["evaluation"])
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None  # an older or partial results.json: evaluate afresh
+    seen = {L for per in (ev.accuracy, ev.single_class) for k in per for L in per[k]}
+    seen |= {L for v in ev.unavailable.values() for L in v}
+    return ev if seen == set(test_lengths) else None
+
+
 def _model_section(checkpoint: str | os.PathLike, lang: Automaton, test_lengths: Sequence[int],
-                   probe: bool, umap: bool, n_probe: int) -> list[str]:
+                   probe: bool, umap: bool, n_probe: int, key: dict[str, Any]) -> list[str]:
     from monoidlab import viz
+    from monoidlab.min_length import min_training_length
+    from monoidlab.sublanguage import resolve_within
     from monoidlab.training import evaluate_kinds, load_checkpoint
 
     model, cfg, problem, ckpt = load_checkpoint(checkpoint)
+    padding = cfg.model_kwargs.get("padding", "learned")
+    offsets = None if cfg.offsets == "none" else cfg.offsets
+    support = min_training_length(lang, test_lengths, within=resolve_within(lang, "auto"),
+                                  padding=padding, offsets=offsets).support_length
+    max_train = max(cfg.train_lengths)
+    key["model"] = {"model": cfg.model, "steps": ckpt["step"], "padding": padding,
+                    "offsets": cfg.offsets, "max_train_length": max_train,
+                    "support_length": support}
     parts = [f"<h2>Trained model: {html.escape(cfg.model)}</h2>",
              _table([{"checkpoint": str(checkpoint), "steps": ckpt["step"],
                       "train lengths": str(cfg.train_lengths), "sampler": cfg.sampler,
-                      "model_kwargs": json.dumps(cfg.model_kwargs)}],
-                    ["checkpoint", "steps", "train lengths", "sampler", "model_kwargs"])]
-    lengths = list(test_lengths)
-    if len(lengths) > 60:  # a readable curve at report speed: both parities, evenly spread
-        lengths = sorted(set(np.linspace(lengths[0], lengths[-1], 48).astype(int).tolist()))
-    ev = evaluate_kinds(model, problem, lengths, min(cfg.test_samples, 64), cfg.seed,
-                        cfg.eval_kinds, cfg.solved_threshold)
+                      "model_kwargs": json.dumps(cfg.model_kwargs),
+                      "support length (this model's padding and offsets)":
+                          support or "never (search limit)"}],
+                    ["checkpoint", "steps", "train lengths", "sampler", "model_kwargs",
+                     "support length (this model's padding and offsets)"])]
+    ev = _run_evaluation(checkpoint, test_lengths)
+    if ev is None:
+        lengths = list(test_lengths)
+        if len(lengths) > 60:  # a readable curve at report speed: both parities, evenly spread
+            lengths = sorted(set(np.linspace(lengths[0], lengths[-1], 48).astype(int).tolist()))
+        ev = evaluate_kinds(model, problem, lengths, min(cfg.test_samples, 64), cfg.seed,
+                            cfg.eval_kinds, cfg.solved_threshold)
+        source = f"evaluated now on {len(lengths)} of the test lengths"
+    else:
+        source = "the run's own final evaluation (results.json), every test length"
     verdict = ev.verdict()
+    key["model"].update(solved=ev.solved, verdict=verdict, score_balanced=ev.score_balanced,
+                        kinds=ev.summary_rows(), evaluation_source=source)
     parts.append(f"<p><b>{html.escape(verdict)}</b></p>")
+    parts.append(f"<p class=note>Source: {html.escape(source)}, {ev.n_per_length} strings per "
+                 "length and kind.</p>")
     parts.append("<p class=note>Strict evaluation: per test length, three kinds of strings "
                  "drawn exactly from the automaton (balanced = the papers' protocol, near_miss = "
                  "one edit away from another class, ec_stratified = every reachable equivalence "
@@ -209,11 +259,12 @@ def _model_section(checkpoint: str | os.PathLike, lang: Automaton, test_lengths:
                       "(dashed: majority-class baseline; hollow: single-class lengths, not "
                       "scored; dotted: the solved threshold)"))
     if probe and problem.language is not None:
-        parts += _probe_section(checkpoint, umap, n_probe)
+        parts += _probe_section(checkpoint, umap, n_probe, key)
     return parts
 
 
-def _probe_section(checkpoint: str | os.PathLike, umap: bool, n_probe: int) -> list[str]:
+def _probe_section(checkpoint: str | os.PathLike, umap: bool, n_probe: int,
+                   key: dict[str, Any]) -> list[str]:
     """Cluster agreement, linear probe, UMAP and associativity, trained vs initialisation."""
     from monoidlab.probing import probe_checkpoint, summary_tables
     from monoidlab.viz import probing as viz_probing
@@ -224,6 +275,8 @@ def _probe_section(checkpoint: str | os.PathLike, umap: bool, n_probe: int) -> l
              f"<p class=note>Held-out strings: {html.escape(str(m['heldout']['description']))}"
              "</p>"]
     tables = summary_tables(m)
+    key["probing"] = {"agreement": tables["agreement"], "probe": tables["probe"],
+                      "associativity": tables["associativity"]}
     parts.append(_table(tables["agreement"], ["model", "clustering", "ARI", "NMI", "V",
                                               "purity", "nodes"]))
     parts.append("<p class=note>Linear probe: the EC predicted from a node's embedding (fit on "

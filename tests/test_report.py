@@ -111,3 +111,79 @@ def test_report_renders_in_headless_chromium(dyck2_report, tmp_path):
     assert res["images"] == res["rendered"] and res["images"] >= 6
     assert res["console_errors"] == []
     assert res["screenshot"] and Path(res["screenshot"]).stat().st_size > 10_000
+
+
+@pytest.fixture(scope="module")
+def parity_run(tmp_path_factory):
+    """A tiny parity run with early stopping: a run folder with best.pt and results.json."""
+    from monoidlab.training import TrainConfig, train
+
+    run = tmp_path_factory.mktemp("run") / "parity"
+    cfg = TrainConfig(language="parity", model="mlp-ldru", steps=120, batch_size=32, lr=3e-3,
+                      model_kwargs={"d": 16, "dropout": 0.0, "padding": "identity"},
+                      train_lengths="1:8", test_lengths="9:16", test_samples=16,
+                      sampler="near_miss", eval_every=30, val_lengths="9:12", early_stop=2,
+                      checkpoint_every=1000, log_every=1000, seed=0)
+    return run, train(cfg, run, progress=False)
+
+
+def test_run_folder_loads_the_evaluated_weights(parity_run):
+    """A run folder loads best.pt (the weights results.json was measured on); the file
+    checkpoint.pt loads the last weights."""
+    from monoidlab.training import load_checkpoint
+
+    run, res = parity_run
+    assert (run / "best.pt").is_file() and res["best_step"] is not None
+    _, _, _, ck_dir = load_checkpoint(run)
+    _, _, _, ck_file = load_checkpoint(run / "checkpoint.pt")
+    assert ck_dir["step"] == res["best_step"] and ck_dir["last_step"] == res["steps"]
+    assert ck_file["step"] == res["steps"]
+
+
+def test_report_of_a_run_reuses_its_evaluation_and_writes_key_figures(parity_run, tmp_path):
+    import json
+
+    import monoidlab as ml
+    from monoidlab.cli.report import key_figures_text
+
+    run, res = parity_run
+    path = build_report("parity", tmp_path, checkpoint=run, train_lengths=range(1, 9),
+                        test_lengths=range(9, 17), umap=False, n_probe=40)
+    key = json.loads(path.with_suffix(".json").read_text())
+    m = key["model"]
+    assert m["verdict"] == res["verdict"] and m["score_balanced"] == res["score_balanced"]
+    assert "results.json" in m["evaluation_source"]
+    assert {r["kind"]: r["min"] for r in m["kinds"]} == res["min_accuracy"]
+    want = ml.min_training_length(ml.load_language("parity"), range(9, 17), within="auto",
+                                  padding="identity").support_length
+    assert m["support_length"] == want and m["padding"] == "identity"
+    assert key["monoid_size"] == ml.load_language("parity").monoid().size
+    models = [r["model"] for r in key["probing"]["agreement"]]
+    assert "trained" in models and "init" in models
+    text = key_figures_text(key)
+    assert res["verdict"] in text and f"length {want} for this padding" in text
+    # other test lengths than the run's: evaluated afresh, and said so
+    key2 = build_report("parity", tmp_path / "b", checkpoint=run, train_lengths=range(1, 9),
+                        test_lengths=range(9, 13), probe=False)
+    m2 = json.loads(key2.with_suffix(".json").read_text())["model"]
+    assert "evaluated now" in m2["evaluation_source"]
+
+
+def test_demo_cli_trains_reports_and_prints_the_verdict(tmp_path, capsys, monkeypatch):
+    from monoidlab._util import Lengths
+    from monoidlab.cli import report as cli_report
+
+    small = dict(cli_report.DEMO_TRAINING, steps=60, eval_every=20, val_lengths=Lengths(9, 12),
+                 test_lengths=Lengths(9, 16), test_samples=8, model_kwargs={"d": 8})
+    monkeypatch.setattr(cli_report, "DEMO_TRAINING", small)
+    args = ["demo", "--language", "parity", "--out", str(tmp_path), "--train", "1:8",
+            "--test", "9:16", "--no-umap"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    res = __import__("json").loads((tmp_path / "parity-mlp-ldru" / "results.json").read_text())
+    assert res["verdict"] in out and "support  length" in out and "KMeans ARI" in out
+    assert "report written to" in out
+    # a second call reuses the finished run (no training: same results.json)
+    stamp = (tmp_path / "parity-mlp-ldru" / "results.json").stat().st_mtime_ns
+    assert main(args) == 0
+    assert (tmp_path / "parity-mlp-ldru" / "results.json").stat().st_mtime_ns == stamp

@@ -118,17 +118,27 @@ def _seed_torch(cfg: TrainConfig, step: int) -> None:
 
 def load_checkpoint(path: str | os.PathLike, device: torch.device | str = "cpu"
                     ) -> tuple[nn.Module, TrainConfig, Problem, dict[str, Any]]:
-    """``(model, config, problem, checkpoint dict)`` from a checkpoint file (weights_only)."""
+    """``(model, config, problem, checkpoint dict)`` from a checkpoint file (weights_only).
+
+    Given a run folder, the weights are those the run's results were measured on: ``best.pt``
+    when early stopping kept one (``ckpt["step"]`` is then its step, ``ckpt["last_step"]``
+    the checkpoint's), else ``checkpoint.pt``. A file path loads exactly that file.
+    """
 
     from monoidlab.training.config import config_from_dict
     from monoidlab.training.problems import make_problem
 
     path = Path(path)
+    best = None
     if path.is_dir():
+        best = path / "best.pt"
         path = path / "checkpoint.pt"
     if not path.is_file():
         raise CheckpointError(f"no checkpoint at {path}")
     ckpt = read_checkpoint(path, device)
+    if best is not None and best.is_file():
+        kept = read_best(best, device)
+        ckpt = {**ckpt, "model": kept["model"], "step": kept["step"], "last_step": ckpt["step"]}
     cfg = config_from_dict(ckpt["config"], str(path))
     problem = make_problem(cfg)
     model = build_for(cfg, problem).to(device)
@@ -362,14 +372,21 @@ class _Validation:
                 "stopped_early": self.stopped}
 
 
-def read_checkpoint_weights(path: Path) -> dict:
-    """The weights of a ``best.pt`` file (weights only)."""
+def read_best(path: Path, device: torch.device | str = "cpu") -> dict:
+    """A ``best.pt`` file: ``{"model": weights, "step": int}`` (weights only)."""
     import torch
 
     try:
-        return torch.load(path, map_location="cpu", weights_only=True)["model"]
+        kept = torch.load(path, map_location=device, weights_only=True)
+        kept["model"], kept["step"]  # noqa: B018 - both keys must be there
     except Exception as exc:  # noqa: BLE001 - any unreadable file is one error
         raise CheckpointError(f"{path}: not a readable weights file ({type(exc).__name__})") from None
+    return kept
+
+
+def read_checkpoint_weights(path: Path) -> dict:
+    """The weights of a ``best.pt`` file (weights only)."""
+    return read_best(path)["model"]
 
 
 def results_of(ev: Evaluation) -> dict[str, Any]:

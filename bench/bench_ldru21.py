@@ -101,7 +101,10 @@ def main(argv=None) -> int:
                      f"{first} ({x['steps']}) | {acc(f, 'balanced')} | {acc(f, 'near_miss')} | "
                      f"{acc(f, 'ec_stratified')} | {x['score']:.3f} | {x['secs']:.0f} | "
                      f"{x['where']} | {paper} |")
-    lines += ["", f"**Strictly solved: {solved} of {len(rows)} runs.**"]
+    total = sum(x["secs"] for x in rows)
+    lines += ["", f"**Strictly solved: {solved} of {len(rows)} runs.** Training time over all "
+              f"runs: {total / 60:.0f} min of one core each (the *train s* column; evaluation "
+              "comes on top)."]
     if "mlp-ldru" in {x["model"] for x in rows}:
         lines += ["The MLP-LDRU paper: 18 of 21 at 100% (training lengths 1..40, 100k-1M steps "
                   "on a GPU; its evaluation is the balanced protocol)."]

@@ -1,13 +1,15 @@
 # The two commands of the README:
 #   make demo   -- set up (venv, torch 2.13.0 CPU, the package) and run the main job
 #   make test   -- set up, lint (ruff), type-check the package (mypy) and run the whole test suite
+#                  (and, first, install Debian's chromium for the browser test when it is missing
+#                  and the machine allows it: see `browser`)
 # Setup is idempotent: a stamp file is rebuilt only when pyproject.toml changes.
 PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.monoidlab-installed
 
-.PHONY: setup demo test bench clean
+.PHONY: setup browser demo test bench clean
 
 setup: $(STAMP)
 
@@ -22,8 +24,32 @@ $(STAMP): pyproject.toml
 demo: setup
 	$(BIN)/monoidlab demo
 
+# The browser test (tests/test_report.py::test_report_renders_in_headless_chromium) opens the
+# HTML report in headless Chromium. When no chromium is on PATH and this is root with apt-get
+# (CI, containers), Debian's `chromium` is installed; otherwise nothing is installed and the
+# test is skipped, saying why (pytest prints skip reasons). BROWSER=0 never installs.
+BROWSER ?= 1
+CHROMIUM := $(shell command -v chromium || command -v chromium-browser || command -v google-chrome)
+
+browser:
+ifneq ($(CHROMIUM),)
+	@echo "browser: $(CHROMIUM) (the browser test runs)"
+else ifeq ($(BROWSER),0)
+	@echo "browser: no chromium and BROWSER=0: the browser test will be skipped"
+else
+	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "browser: installing Debian's chromium (apt-get) for the browser test"; \
+	  if (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	      --no-install-recommends chromium) >/tmp/monoidlab-apt-chromium.log 2>&1; then \
+	    echo "browser: $$(command -v chromium) (the browser test runs)"; \
+	  else echo "browser: apt-get install chromium failed (log: /tmp/monoidlab-apt-chromium.log):" \
+	       "the browser test will be skipped"; fi; \
+	else echo "browser: no chromium on PATH and no root apt-get to install it: the browser test" \
+	  "will be skipped (install Debian's chromium to run it)"; fi
+endif
+
 # mypy checks what [tool.mypy] in pyproject.toml names: the package
-test: setup
+test: setup browser
 	$(BIN)/ruff check monoidlab tests bench
 	$(BIN)/python -m mypy
 	$(BIN)/python -m pytest tests

@@ -1,7 +1,9 @@
 """Open a monoidlab HTML report in real headless Chromium: screenshot, console errors, images.
 
-The report holds no script of its own; a copy gets a tiny probe script appended that records,
-after load, how many ``<img>`` elements decoded (naturalWidth > 0). Chromium runs with
+The report holds no script of its own; a copy gets two tiny scripts: one first in ``<head>``
+that records console errors and warnings, uncaught exceptions and resources that failed to
+load, and one appended that records, after load, how many ``<img>`` elements decoded
+(naturalWidth > 0) and what the first saw. Chromium runs with
 ``--dump-dom`` (the probe's verdict) and ``--screenshot`` (a PNG to look at), console messages
 go to stderr through ``--enable-logging=stderr``.
 
@@ -16,6 +18,7 @@ Exit status 0 when every image rendered and the console shows no error. Needs De
 from __future__ import annotations
 
 import argparse
+import html as html_lib
 import json
 import re
 import shutil
@@ -24,6 +27,27 @@ import sys
 import tempfile
 from pathlib import Path
 
+# First in <head>, before anything of the page runs: record console.error / console.warn calls,
+# uncaught exceptions, rejected promises and resources that failed to load (Chromium's own
+# log prints every console message at the same level, so the level is taken here).
+WATCH = """<script>
+window.__monoidlab_errors = [];
+(function () {
+  const seen = window.__monoidlab_errors;
+  for (const level of ['error', 'warn']) {
+    const orig = console[level].bind(console);
+    console[level] = (...args) => { seen.push(level + ': ' + args.join(' ')); orig(...args); };
+  }
+  window.addEventListener('error', e => {
+    const t = e.target;
+    seen.push(t && t !== window ? 'failed to load: <' + t.tagName.toLowerCase() + '>'
+                                : 'uncaught: ' + e.message);
+  }, true);
+  window.addEventListener('unhandledrejection', e => seen.push('unhandled rejection: ' + e.reason));
+})();
+</script>"""
+
+# Last in <body>: after load, how many images decoded, and what WATCH saw.
 PROBE = """<script>
 window.addEventListener('load', () => {
   const imgs = Array.from(document.images);
@@ -31,7 +55,8 @@ window.addEventListener('load', () => {
   const out = document.createElement('pre');
   out.id = 'monoidlab-probe';
   out.textContent = JSON.stringify({images: imgs.length, rendered: ok,
-                                    height: document.body.scrollHeight});
+                                    height: document.body.scrollHeight,
+                                    errors: window.__monoidlab_errors});
   document.body.appendChild(out);
 });
 </script>"""
@@ -54,7 +79,10 @@ def check(report: Path, screenshot: Path | None = None, timeout: int = 120) -> d
     html = report.read_text(encoding="utf-8")
     with tempfile.TemporaryDirectory() as tmp:
         probe_page = Path(tmp) / "page.html"
-        probe_page.write_text(html.replace("</body>", PROBE + "</body>"), encoding="utf-8")
+        head = html.find("<head>")
+        at = head + len("<head>") if head >= 0 else 0
+        page = html[:at] + WATCH + html[at:]
+        probe_page.write_text(page.replace("</body>", PROBE + "</body>"), encoding="utf-8")
         base = [browser, *FLAGS, f"--user-data-dir={tmp}/profile"]
         dom = subprocess.run([*base, "--dump-dom", probe_page.as_uri()], capture_output=True,
                              text=True, timeout=timeout)
@@ -64,10 +92,12 @@ def check(report: Path, screenshot: Path | None = None, timeout: int = 120) -> d
                                    "--window-size=1200,2400", report.resolve().as_uri()],
                                   capture_output=True, text=True, timeout=timeout)
     m = re.search(r'<pre id="monoidlab-probe">(.*?)</pre>', dom.stdout, re.S)
-    verdict = json.loads(m.group(1).replace("&quot;", '"')) if m else {}
+    verdict = json.loads(html_lib.unescape(m.group(1))) if m else {}
     logs = dom.stderr + (shot.stderr if shot else "")
     console = [ln for ln in logs.splitlines() if "CONSOLE" in ln]
-    errors = [ln for ln in console if re.search(r"error|uncaught", ln, re.I)]
+    errors = list(verdict.get("errors", []))  # console.error/warn, exceptions, failed loads
+    errors += [ln for ln in console if re.search(r"error|uncaught", ln, re.I)
+               and not any(e.split(": ", 1)[-1] in ln for e in errors)]
     return {"report": str(report), "images": verdict.get("images"),
             "rendered": verdict.get("rendered"), "page_height": verdict.get("height"),
             "console_messages": len(console), "console_errors": errors,

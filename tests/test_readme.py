@@ -65,3 +65,21 @@ def test_every_shell_command_of_the_page_is_in_the_tour_or_a_known_long_run(page
     tour = {" ".join(c) for c in shell_commands()}
     for line in re.findall(r"^(monoidlab [^#\n]*)", text, re.M):
         assert line.strip() in tour, f"{page}: untested command {line.strip()!r}"
+
+
+def test_ci_runs_the_readme_test_command_with_the_browser_step():
+    """CI (.ci/run) runs exactly the README's test command, and that command first installs
+    chromium when it can (the `browser` target), so the headless-browser test runs in CI."""
+    (two,) = [b for b in blocks("bash") if "make test" in b]
+    readme_cmd = next(ln.split("#", 1)[0].strip() for ln in two.splitlines()
+                      if ln.startswith("make test"))
+    ci = (ROOT / ".ci" / "run").read_text()
+    commands = [ln.strip() for ln in ci.splitlines()
+                if ln.strip() and not ln.lstrip().startswith("#")
+                and not ln.startswith(("set ", "cd "))]
+    assert commands == [readme_cmd] == ["make test"]
+    makefile = (ROOT / "Makefile").read_text()
+    deps = re.search(r"^test:(.*)$", makefile, re.M).group(1).split()
+    assert "browser" in deps
+    recipe = makefile.split("\nbrowser:", 1)[1].split("\n\n", 1)[0]
+    assert "apt-get install" in recipe and "chromium" in recipe and 'id -u' in recipe

@@ -7,7 +7,6 @@ import html
 import importlib.util
 import io
 import re
-import shutil
 from pathlib import Path
 
 import pytest
@@ -101,16 +100,51 @@ def test_report_cli_rejects_checkpoint_and_train_together(tmp_path, capsys):
     assert "either --checkpoint or --train" in capsys.readouterr().err
 
 
-@pytest.mark.skipif(not (shutil.which("chromium") or shutil.which("chromium-browser")),
-                    reason="Debian's chromium is not installed")
-def test_report_renders_in_headless_chromium(dyck2_report, tmp_path):
+def _browser_check():
+    """bench/check_report_browser.py as a module (it is a script, not part of the package)."""
     spec = importlib.util.spec_from_file_location("crb", ROOT / "bench" / "check_report_browser.py")
     crb = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(crb)
-    res = crb.check(dyck2_report, tmp_path / "shot.png")
+    return crb
+
+
+CRB = _browser_check()
+
+
+@pytest.mark.skipif(CRB.find_chromium() is None,
+                    reason="no chromium on PATH: the HTML report was not opened in a browser "
+                           "(`make test` installs Debian's chromium as root; else "
+                           "apt-get install chromium)")
+def test_report_renders_in_headless_chromium(dyck2_report, tmp_path):
+    """Real headless Chromium: every image decodes, the console shows no error, and the
+    screenshot is a page with content (not blank: many colours, few pixels of the background)."""
+    from PIL import Image
+
+    res = CRB.check(dyck2_report, tmp_path / "shot.png")
     assert res["images"] == res["rendered"] and res["images"] >= 6
     assert res["console_errors"] == []
+    assert res["ok"]
     assert res["screenshot"] and Path(res["screenshot"]).stat().st_size > 10_000
+    shot = Image.open(res["screenshot"]).convert("RGB")
+    assert shot.size == (1200, 2400)
+    pixels = list(shot.resize((300, 600)).getdata())
+    background = max(set(pixels), key=pixels.count)
+    assert len(set(pixels)) > 200  # figures, not a blank page
+    assert sum(p != background for p in pixels) > 0.1 * len(pixels)
+
+
+@pytest.mark.skipif(CRB.find_chromium() is None, reason="no chromium on PATH (see above)")
+def test_browser_check_sees_broken_images_and_console_errors(dyck2_report, tmp_path):
+    """The check itself: a report with an undecodable image and a console.error fails it."""
+    page = dyck2_report.read_text().replace(
+        "</body>", '<img src="data:image/png;base64,iVBORw0KGgoAAAA">'
+                   "<script>console.error('boom')</script></body>")
+    bad = tmp_path / "bad.html"
+    bad.write_text(page)
+    res = CRB.check(bad)
+    assert not res["ok"]
+    assert res["rendered"] == res["images"] - 1
+    assert any("boom" in e for e in res["console_errors"])
 
 
 @pytest.fixture(scope="module")

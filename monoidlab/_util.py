@@ -7,6 +7,7 @@
   :func:`write_section`: files written through a temporary file and ``os.replace``.
 * :func:`check_batch`: the one validator of ``(tokens (B, T), lengths (B,))`` numpy batches.
 * :func:`eval_mode`: a context manager for "this model, in eval mode, without gradients".
+* :func:`progress_bar`: a ``tqdm.auto`` bar (a widget in Jupyter, text in a terminal).
 
 Example
 -------
@@ -29,7 +30,7 @@ import numpy as np
 from monoidlab.errors import InputError
 
 __all__ = ["Lengths", "LengthsLike", "length_array", "range_text", "atomic_write_bytes", "atomic_write_text",
-           "atomic_torch_save", "write_section", "check_batch", "eval_mode"]
+           "atomic_torch_save", "write_section", "check_batch", "eval_mode", "progress_bar"]
 
 
 # ------------------------------------------------------------------------------ lengths
@@ -262,3 +263,19 @@ def eval_mode(model: Any) -> Iterator[Any]:
             yield model
     finally:
         model.train(was_training)
+
+
+# ------------------------------------------------------------------------------ progress
+def progress_bar(iterable: Iterable[Any] | None = None, **kwargs: Any) -> Any:
+    """A ``tqdm.auto`` bar: a widget in Jupyter (with ipywidgets, which the ``dev`` extra
+    installs), text in a terminal. In a Jupyter kernel without ipywidgets tqdm falls back to
+    the text bar with a ``TqdmWarning`` ("IProgress not found"); the fallback is kept and the
+    warning silenced, so a notebook shows a text bar and no warning."""
+    import warnings
+
+    from tqdm import TqdmWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TqdmWarning)
+        from tqdm.auto import tqdm
+    return tqdm(iterable, **kwargs)

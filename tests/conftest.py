@@ -58,3 +58,19 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The wall time of every executed notebook beside its budget (tests/test_notebooks.py)."""
+    rows = []
+    for outcome in ("passed", "failed"):
+        for rep in terminalreporter.stats.get(outcome, []):
+            props = dict(getattr(rep, "user_properties", []))
+            if rep.when == "call" and "notebook_seconds" in props:
+                name = rep.nodeid.split("[", 1)[-1].rstrip("]")
+                rows.append(f"{name}: {props['notebook_seconds']:.0f} s "
+                            f"(budget {props['notebook_budget']:.0f} s)")
+    if rows:
+        terminalreporter.write_sep("-", "notebook wall times")
+        for row in sorted(rows):
+            terminalreporter.write_line(row)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from monoidlab._util import LengthsLike
+from monoidlab._util import LengthsLike, progress_bar
 from monoidlab.errors import InputError
 from monoidlab.models.protocols import OperatorModel
 from monoidlab.probing.associativity import associativity, summarise_associativity
@@ -117,9 +117,7 @@ def probe_checkpoint(path: str | os.PathLike, n_strings: int = 200,
     steps = int(ckpt.get("step", cfg.steps))
     bar = None
     if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=1 + 4 * (1 + bool(compare_init)), desc="probe")
+        bar = progress_bar(total=1 + 4 * (1 + bool(compare_init)), desc="probe")
     held = heldout_strings(cfg, problem, n_strings, lengths, mode, seed, steps=steps)
     metrics: dict[str, Any] = {"checkpoint": str(path), "model": cfg.model,
                                "language": problem.name, "steps": steps, "seed": seed,

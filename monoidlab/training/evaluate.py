@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from monoidlab._util import eval_mode, range_text
+from monoidlab._util import eval_mode, progress_bar, range_text
 
 if TYPE_CHECKING:
     import torch
@@ -239,9 +239,7 @@ def evaluate_kinds(model: Any, problem: Any, lengths: Any, n_per_length: int = 6
     single = check_test_lengths(problem, lens)
     it = [(k, int(L)) for L in lens for k in kinds]
     if progress:
-        from tqdm.auto import tqdm
-
-        it = tqdm(it, desc="evaluate", leave=False)
+        it = progress_bar(it, desc="evaluate", leave=False)
     with eval_mode(model):
         for kind, L in it:
             rng = problem.eval_rng(seed, kind, L)

@@ -32,7 +32,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 
-from monoidlab._util import atomic_torch_save, atomic_write_text
+from monoidlab._util import atomic_torch_save, atomic_write_text, progress_bar
 from monoidlab.errors import CheckpointError, ConfigError, InputError, TrainingDiverged
 from monoidlab.models.protocols import RegularisedModel
 from monoidlab.training.config import TrainConfig
@@ -235,9 +235,7 @@ def train(cfg: TrainConfig, out_dir: str | os.PathLike | None = None, resume: bo
 
     bar: Any = range(step0, cfg.steps)  # or its tqdm
     if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(bar, initial=step0, total=cfg.steps, desc=f"{cfg.model} on {problem.name}",
+        bar = progress_bar(bar, initial=step0, total=cfg.steps, desc=f"{cfg.model} on {problem.name}",
                    dynamic_ncols=True)
     model.train()
     t0, ema_loss, ema_acc = time.time(), None, None

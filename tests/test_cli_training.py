@@ -212,3 +212,54 @@ def test_installed_entry_point(tmp_path):
                           capture_output=True, text=True, timeout=300, env=env)
     assert done.returncode == 0, done.stderr
     assert set(json.loads(done.stdout)["accuracy"]["balanced"]) == {"41", "42"}
+
+
+def test_train_help_lists_every_config_key(capsys):
+    """`monoidlab train --help` names every TrainConfig key as --KEY=DEFAULT with its type and
+    meaning, and the model names."""
+    import dataclasses
+
+    from monoidlab.models import REGISTRY
+    from monoidlab.training.config import TrainConfig, config_keys
+
+    with pytest.raises(SystemExit) as done:
+        main(["train", "--help"])
+    assert done.value.code == 0
+    out = capsys.readouterr().out
+    flat = " ".join(out.split())  # meanings are wrapped over lines
+    keys = [f.name for f in dataclasses.fields(TrainConfig)]
+    assert [r["key"] for r in config_keys()] == keys
+    for row in config_keys():
+        assert f"--{row['key']}={row['default']} ({row['type']}) " in flat, row["key"]
+        assert " ".join(row["meaning"].replace("`", "").split()) in flat, row["key"]
+    assert "--steps=1000 (integer) optimiser steps" in flat
+    assert "--sampler=balanced (text) training strings" in flat
+    assert "--train_lengths=1:40 (lengths)" in flat and "--bf16=true (true/false)" in flat
+    assert all(name in out for name in REGISTRY)
+    assert "--model_kwargs.d=32" in out
+
+
+def test_config_keys_have_meanings_and_true_defaults():
+    from monoidlab.training.config import TrainConfig, config_keys
+
+    cfg = TrainConfig()
+    for row in config_keys():
+        assert len(row["meaning"]) > 10 and "\n" not in row["meaning"], row["key"]
+        value = getattr(cfg, row["key"])
+        assert row["default"] == ("none" if value is None else
+                                  str(value).lower() if isinstance(value, bool) else
+                                  "{}" if value == {} else str(value)), row["key"]
+
+
+def test_training_md_config_table_is_fresh():
+    """docs/training.md's table of config keys is generated from TrainConfig; regenerate it
+    when a key, default or meaning changes."""
+    from monoidlab.training.config import config_table_markdown
+
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "training.md").read_text()
+    start = doc.index("<!-- config keys:")
+    start = doc.index("-->\n", start) + len("-->\n")
+    end = doc.index("<!-- end config keys -->", start)
+    assert doc[start:end] == config_table_markdown() + "\n", (
+        "docs/training.md's config table is stale: python -c \"from monoidlab.training.config "
+        "import config_table_markdown as t; print(t())\" and paste it between the markers")

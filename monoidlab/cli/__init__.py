@@ -86,6 +86,10 @@ def _markdown(parser: argparse.ArgumentParser) -> str:
             rows.append(f"| `{flag}` | {(a.help or '').replace('|', '/')}{default} |")
         if rows:
             lines += ["| option | meaning |", "|---|---|", *rows, ""]
+        if getattr(COMMANDS[name], "accepts_overrides", False):
+            lines += ["Every config key is also an option `--KEY=VALUE` (`monoidlab "
+                      f"{name} --help` lists them with their types, defaults and meanings; the "
+                      "same table is in [training.md](training.md#configs)).", ""]
     return "\n".join(lines)
 
 

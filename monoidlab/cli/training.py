@@ -107,16 +107,47 @@ def cmd_train(args: argparse.Namespace) -> None:
     _train(args, args.extra)
 
 
-cmd_train.configure = lambda p: (
-    p.add_argument("--language", default=None, help="suite name or TOML spec"),
-    p.add_argument("--task", default=None, help="a Delétang task name, 'listops' or 'addition'"),
-    p.add_argument("--model", default=None),
-    p.add_argument("--steps", type=int, default=None),
-    p.add_argument("--seed", type=int, default=None),
-    p.add_argument("--config", default=None, help="TOML config file"),
-    p.add_argument("--out", default=None, help="run folder (checkpoint.pt, metrics.jsonl, ...)"),
-    p.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint.pt"),
-    p.add_argument("--json", action="store_true"))
+def config_keys_help(width: int = 100) -> str:
+    """The epilog of ``monoidlab train --help``: every config key as ``--key=DEFAULT``, its type
+    and its one-line meaning, generated from :class:`TrainConfig` (as docs/training.md's
+    table)."""
+    import textwrap
+
+    from monoidlab.training.config import config_keys
+
+    rows = config_keys()
+    col = max(len(f"--{r['key']}={r['default']}") for r in rows) + 4
+    lines = ["config keys: each one can be set as --KEY=VALUE after the options above (shown",
+             "with its default; dashes work too: --batch-size=64; nested tables as",
+             "--model_kwargs.d=32; a value is read as a TOML literal, else as text). Order:",
+             "--config FILE, then --language/--task/--model/--steps/--seed, then --KEY=VALUE.", ""]
+    for r in rows:
+        text = f"({r['type']}) {r['meaning']}".replace("`", "")
+        wrapped = textwrap.wrap(text, width - col, break_on_hyphens=False) or [""]
+        flag = f"--{r['key']}={r['default']}"
+        lines.append(f"  {flag:<{col - 2}}{wrapped[0]}")
+        lines += [" " * col + w for w in wrapped[1:]]
+    lines += ["", "Tasks: docs/tasks.md; models and their model_kwargs: docs/training.md."]
+    return "\n".join(lines)
+
+
+def _configure_train(p: argparse.ArgumentParser) -> None:
+    from monoidlab.models import REGISTRY
+
+    p.formatter_class = argparse.RawDescriptionHelpFormatter  # the epilog is laid out already
+    p.epilog = config_keys_help()
+    p.add_argument("--language", default=None, help="suite name or TOML spec")
+    p.add_argument("--task", default=None, help="a Delétang task name, 'listops' or 'addition'")
+    p.add_argument("--model", default=None, help=f"one of {', '.join(REGISTRY)}")
+    p.add_argument("--steps", type=int, default=None, help="the config key steps")
+    p.add_argument("--seed", type=int, default=None, help="the config key seed")
+    p.add_argument("--config", default=None, help="TOML config file")
+    p.add_argument("--out", default=None, help="run folder (checkpoint.pt, metrics.jsonl, ...)")
+    p.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint.pt")
+    p.add_argument("--json", action="store_true")
+
+
+cmd_train.configure = _configure_train
 cmd_train.accepts_overrides = True  # unknown --key=value options become config overrides
 
 

@@ -18,6 +18,7 @@ import dataclasses
 import json
 import tomllib
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,60 +27,101 @@ from monoidlab._util import Lengths
 from monoidlab.errors import ConfigError, InputError
 
 __all__ = ["TrainConfig", "ConfigError", "load_config", "apply_overrides", "config_from_dict",
-           "read_toml", "DEPRECATED_KEYS"]
+           "read_toml", "DEPRECATED_KEYS", "config_keys", "config_table_markdown"]
 
 # Old key -> new key (accepted for one release, with a DeprecationWarning).
 DEPRECATED_KEYS = {"pad_offset": "offsets"}
 
 
+def _key(default: Any = dataclasses.MISSING, meaning: str = "", *,
+         factory: Callable[[], Any] | None = None) -> Any:
+    """A config key: its default and its one-line meaning, the single source of
+    ``monoidlab train --help`` and of the key table of docs/training.md (:func:`config_keys`)."""
+    if factory is not None:
+        return field(default_factory=factory, metadata={"meaning": meaning})
+    return field(default=default, metadata={"meaning": meaning})
+
+
 @dataclass
 class TrainConfig:
+    """Every setting of a training run (the table of keys: :func:`config_keys`, docs/training.md).
+
+    Each key's default and meaning are given here, next to its type."""
+
     # --- what to learn (exactly one of language / task)
-    language: str | None = None  # a suite name or a TOML spec path
-    task: str | None = None  # a task of monoidlab.tasks ("reverse_string", "listops", "addition")
-    task_kwargs: dict = field(default_factory=dict)
-    # "paper": a tape task as Delétang et al. ran it (docs/deletang.md): pooled token accuracy
-    # decides, unmasked loss, the released code's task options (odds_first order, placeholders)
-    protocol: str = "monoidlab"
+    language: str | None = _key(None, "a suite name (`parity`, `dyck-6`, ...) or a TOML spec "
+                                      "path; exactly one of `language` / `task`")
+    task: str | None = _key(None, "a Delétang task (`reverse_string`, ...), `listops` or "
+                                  "`addition`")
+    task_kwargs: dict = _key(meaning="options of the task", factory=dict)
+    protocol: str = _key("monoidlab", "tape tasks: `paper` runs them as Delétang et al.'s "
+                                      "released code (pooled token accuracy decides, unmasked "
+                                      "loss, the released task options; see deletang.md)")
     # --- model
-    model: str = "mlp-ldru"  # a name of monoidlab.models.REGISTRY
-    model_kwargs: dict = field(default_factory=dict)  # e.g. {d = 64, dropout = 0.25}
-    recipe: str = "default"  # "authors": the papers' settings for every key not set (RECIPES)
+    model: str = _key("mlp-ldru", "the model: {models}")
+    model_kwargs: dict = _key(meaning="the model's hyper-parameters, e.g. `{d = 64, dropout = "
+                                      "0.25}` (each model's options: docs/training.md)", factory=dict)
+    recipe: str = _key("default", "`authors`: the papers' training settings for every key (and "
+                                  "model option) not set")
     # --- data (one length per batch, drawn uniformly from train_lengths)
-    train_lengths: Lengths = Lengths(1, 40)
-    test_lengths: Lengths = Lengths(41, 500)
-    test_samples: int = 64  # strings per test length and kind (the papers use 512)
-    eval_kinds: list | str = "all"  # test kinds: balanced, near_miss, ec_stratified ("all")
-    batch_size: int = 128  # PR-LSTM's authors: 128 (MLP-LDRU's: 256); CPU-friendly
-    sampler: str = "balanced"  # uniform | balanced | ec_stratified | ldru | near_miss (languages)
-    near_miss_mix: dict | None = None  # near_miss sampler: {members, near_miss, uniform} shares
-    test_sampler: str | None = None  # default: the training sampler
-    within: list | str | None = "auto"  # sub-language (monoidlab.sublanguage); "auto": well-formed
-    offsets: str = "none"  # "random": balanced-tree models see strings at random left offsets
-    offset_buffer: int | None = None  # buffer bound for random offsets (default: next 2^k >= 2L)
+    train_lengths: Lengths = _key(Lengths(1, 40), "training lengths `A:B` (inclusive) or "
+                                                  "`A:B:STEP`; each batch has one length, drawn "
+                                                  "uniformly (lengths without strings skipped)")
+    test_lengths: Lengths = _key(Lengths(41, 500), "lengths of the final evaluation")
+    test_samples: int = _key(64, "strings per test length and test kind (the papers: 512)")
+    eval_kinds: list | str = _key("all", "test kinds of a language: `balanced` (the papers' "
+                                         "protocol), `near_miss`, `ec_stratified`, or `all`; a "
+                                         "task has one kind, `task`")
+    batch_size: int = _key(128, "strings per training batch (PR-LSTM's authors: 128, MLP-LDRU's: "
+                                "256)")
+    sampler: str = _key("balanced", "training strings: `uniform`, `balanced` (every class "
+                                    "equally often), `ec_stratified`, `ldru` (the MLP-LDRU "
+                                    "authors' half-positive random walks), `near_miss` (members, "
+                                    "near misses and uniform strings)")
+    near_miss_mix: dict | None = _key(None, "the `near_miss` sampler's shares (none: `{members = "
+                                            "0.5, near_miss = 0.25, uniform = 0.25}`)")
+    test_sampler: str | None = _key(None, "sampler of probing's held-out strings (none: "
+                                          "`sampler`); the test sets are the evaluation kinds")
+    within: list | str | None = _key("auto", "a sub-language: `auto` (the well-formed strings "
+                                             "where the language has an `incomplete` class), "
+                                             "`none`, `all-but:A,B` or a list of classes")
+    offsets: str = _key("none", "`random`: a balanced-tree model (mlp-ldru) sees each training "
+                                "string at a random left offset (coverage.md); test strings "
+                                "at offset 0")
+    offset_buffer: int | None = _key(None, "random offsets: buffer length B, offset uniform in "
+                                           "0..B-L (none: the next power of two >= 2L)")
     # --- optimisation
-    steps: int = 1000  # CPU scale: parity, cycle navigation within ~10 min (docs/benchmarks.md)
-    optimizer: str = "adam"  # adam | adamw | amsgrad (torch's) | amsgrad-optax (the authors')
-    lr: float = 1e-3
-    weight_decay: float = 0.0
-    clip: float = 1.0  # gradient-norm clipping (0 = off)
-    warmup: float = 0.0  # fraction of steps of linear warm-up (the MLP-LDRU authors: 0.2)
-    lr_schedule: str = "constant"  # constant | cosine (after warm-up)
-    assoc_weight: float = 0.0  # weight of the model's regulariser (MLP-LDRU: associativity)
-    grad_centralisation: bool = False  # the MLP-LDRU authors' gradient centralisation
+    steps: int = _key(1000, "optimiser steps (CPU scale: parity, cycle navigation solved within "
+                            "~10 min)")
+    optimizer: str = _key("adam", "`adam`, `adamw`, `amsgrad` (torch's), `amsgrad-optax` (the "
+                                  "MLP-LDRU authors')")
+    lr: float = _key(1e-3, "peak learning rate")
+    weight_decay: float = _key(0.0, "Adam(W) weight decay")
+    clip: float = _key(1.0, "global gradient-norm clipping (0: off)")
+    warmup: float = _key(0.0, "fraction of the steps of linear warm-up from 1e-8 (the MLP-LDRU "
+                              "authors: 0.2)")
+    lr_schedule: str = _key("constant", "after warm-up: `constant` or `cosine` (to 0 at the "
+                                        "last step)")
+    assoc_weight: float = _key(0.0, "weight of the model's regulariser, added to every step's "
+                                    "loss (MLP-LDRU: associativity); models without one reject it")
+    grad_centralisation: bool = _key(False, "subtract each weight matrix's gradient mean over "
+                                            "its output axis (the MLP-LDRU authors')")
     # --- bookkeeping
-    seed: int = 0
-    device: str = "auto"  # auto | cpu | cuda | cuda:N
-    bf16: bool = True  # bf16 autocast on CUDA (ignored on CPU)
-    compile: bool = False  # torch.compile the model
-    eval_every: int = 0  # steps between validation evals (0: only at the end)
-    early_stop: int = 0  # stop after this many solved validations in a row (0: off; needs eval_every)
-    val_lengths: Lengths | None = None  # quick validation lengths (default: test lengths)
-    val_samples: int = 16  # validation strings per length and kind
-    checkpoint_every: int = 500
-    log_every: int = 50
-    solved_threshold: float = 0.99  # solved: accuracy >= this at every scored length and kind
-    threads: int = 1  # torch CPU threads per run (0: torch default); one run per core is fastest
+    seed: int = _key(0, "initial weights, every batch, dropout, the test sets")
+    device: str = _key("auto", "`auto` (CUDA when present), `cpu`, `cuda`, `cuda:N`")
+    bf16: bool = _key(True, "bf16 autocast for training on CUDA (ignored on CPU)")
+    compile: bool = _key(False, "`torch.compile` the training forward")
+    eval_every: int = _key(0, "steps between validations (0: only the final evaluation)")
+    early_stop: int = _key(0, "stop after this many strictly solved validations in a row (0: "
+                              "off; needs `eval_every`)")
+    val_lengths: Lengths | None = _key(None, "validation lengths (none: the test lengths)")
+    val_samples: int = _key(16, "validation strings per length and kind")
+    checkpoint_every: int = _key(500, "steps between checkpoints (and one at the end)")
+    log_every: int = _key(50, "steps between `metrics.jsonl` lines")
+    solved_threshold: float = _key(0.99, "strictly solved: accuracy >= this at every scored test "
+                                         "length of every test kind")
+    threads: int = _key(1, "torch CPU threads of the run (0: torch's default); one run per "
+                           "core is fastest")
 
     def as_dict(self) -> dict[str, Any]:
         """Plain data (JSON, TOML, checkpoints): lengths as their text ``"41:500"``."""
@@ -289,6 +331,49 @@ def _default(f: dataclasses.Field) -> Any:
 
 _FIELDS = {f.name: f for f in dataclasses.fields(TrainConfig)}
 _LENGTH_KEYS = [k for k, f in _FIELDS.items() if "Lengths" in str(f.type)]
+
+_TYPE_NAMES = {"str": "text", "int": "integer", "float": "number", "bool": "true/false",
+               "dict": "table", "list": "list", "Lengths": "lengths", "None": "none"}
+
+
+def _value_text(value: Any) -> str:
+    """A default as it is written in a TOML config or an override."""
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k} = {_value_text(v)}" for k, v in value.items()) + "}"
+    return str(value)
+
+
+def config_keys() -> list[dict[str, str]]:
+    """Every key of :class:`TrainConfig`, in order: ``{"key", "type", "default", "meaning"}``
+    (text). The one source of ``monoidlab train --help`` and of docs/training.md's table.
+
+    >>> row = next(r for r in config_keys() if r["key"] == "steps")
+    >>> row["type"], row["default"], row["meaning"].split(" (")[0]
+    ('integer', '1000', 'optimiser steps')
+    """
+    from monoidlab.models import REGISTRY  # names only: no model module is imported
+
+    rows = []
+    for f in dataclasses.fields(TrainConfig):
+        types = [_TYPE_NAMES.get(t.strip(), t.strip()) for t in str(f.type).split("|")]
+        rows.append({"key": f.name, "type": " or ".join(types),
+                     "default": _value_text(_default(f)),
+                     "meaning": f.metadata["meaning"].replace("{models}", ", ".join(REGISTRY))})
+    return rows
+
+
+def config_table_markdown() -> str:
+    """docs/training.md's table of config keys, generated from :func:`config_keys`."""
+    lines = ["| key | type | default | meaning |", "|---|---|---|---|"]
+    for r in config_keys():
+        lines.append(f"| `{r['key']}` | {r['type']} | `{r['default']}` | "
+                     f"{r['meaning'].replace('|', '/')} |")
+    return "\n".join(lines)
+
 
 _CHECKS = {  # annotation text -> (test, description)
     "bool": (lambda v: isinstance(v, bool), "true or false"),

@@ -90,9 +90,36 @@ def test_coverage_train_offsets_random(capsys):
         off = run_json(capsys, "coverage", "dyck-2", "--train", "1:6", "--test", "30:34",
                        "--exact", "--offsets", flag)
         assert off["offsets"] == flag and off["needed"] == base["needed"]
-        want = compare(exact_coverage(lang, range(1, 7), offsets=offsets), test).summary()
+        want = compare(exact_coverage(lang, range(1, 7), offsets=offsets, sampler="balanced"),
+                       exact_coverage(lang, range(30, 35), sampler="balanced")).summary()
         assert off["missing"] == want["missing"] == missing < base["missing"]
         assert off["missing_list"] == want["missing_list"]
+
+
+def test_coverage_defaults_to_the_training_sampler(capsys):
+    """Without --sampler, coverage uses the sampler training uses by default (TrainConfig's
+    `balanced`, not uniform strings) and says so; --sampler still chooses."""
+    from monoidlab.training.config import TrainConfig
+
+    assert TrainConfig().sampler == "balanced"
+    lang = ml.load_language("dyck-2")
+    argv = ["coverage", "dyck-2", "--train", "1:5", "--test", "30:34", "--exact"]
+    default = run_json(capsys, *argv)
+    assert (default["sampler"], default["sampler_from"]) == ("balanced", "training's default")
+    want = {s: compare(exact_coverage(lang, range(1, 6), sampler=s),
+                       exact_coverage(lang, range(30, 35), sampler=s)).summary()
+            for s in ("balanced", "uniform")}
+    assert default["missing_list"] == want["balanced"]["missing_list"]
+    assert default["missing_list"] != want["uniform"]["missing_list"]  # the law matters
+    uniform = run_json(capsys, *argv, "--sampler", "uniform")
+    assert (uniform["sampler"], uniform["sampler_from"]) == ("uniform", "--sampler")
+    assert uniform["missing_list"] == want["uniform"]["missing_list"]
+    code, out, _ = run(capsys, *argv)
+    assert code == 0
+    assert "sampler balanced (training's default; --sampler to choose)" in out.splitlines()[1]
+    sampled = run_json(capsys, "coverage", "dyck-2", "--train", "1:8", "--test", "30:34",
+                       "--n-train", "300", "--n-test", "60")
+    assert (sampled["exact"], sampled["sampler"]) == (False, "balanced")
 
 
 def test_coverage_within_modular_arithmetic(capsys):

@@ -113,3 +113,17 @@ def test_docs_use_the_new_vocabulary():
             if OLD_SPELLINGS.search(line) and not re.search(r"deprecated|old name", line):
                 bad.append(f"{p.relative_to(ROOT)}:{n}: {line.strip()[:100]}")
     assert not bad, "\n".join(bad)
+
+
+def test_coverage_md_d6_output_is_what_the_command_prints(capsys):
+    """docs/coverage.md's D_6 example is the command's output (the lines shown; the table is
+    cut after a few rows and the `wrote` line needs --out)."""
+    from monoidlab.cli import main
+
+    text = (DOCS / "coverage.md").read_text(encoding="utf-8")
+    cmd = "$ monoidlab coverage dyck-6 --train 10:40 --test 480:500 --exact --out out/d6\n"
+    shown = text.split(cmd, 1)[1].split("\n...\n", 1)[0].splitlines()
+    assert main(["coverage", "dyck-6", "--train", "10:40", "--test", "480:500", "--exact"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert len(shown) >= 8
+    assert printed[:len(shown)] == shown

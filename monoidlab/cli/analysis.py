@@ -58,6 +58,8 @@ def cmd_coverage(args: argparse.Namespace) -> None:
     train_l, test_l = parse_range(args.train, "--train"), parse_range(args.test, "--test")
     within = resolve_within(lang, args.within)
     offsets = _offsets(args.offsets)
+    chosen = args.sampler is not None
+    args.sampler = args.sampler or training_sampler()
     if args.exact:
         if args.sampler not in EXACT_SAMPLERS:
             raise UsageError(f"--exact computes --sampler {' or '.join(EXACT_SAMPLERS)}, not "
@@ -78,6 +80,7 @@ def cmd_coverage(args: argparse.Namespace) -> None:
     gap = compare(train, test)
     summary = gap.summary()
     summary.update(language=lang.name, exact=bool(args.exact), sampler=args.sampler,
+                   sampler_from="--sampler" if chosen else "training's default",
                    within=within, offsets=args.offsets or "0", padding=args.padding)
     if args.out:
         out = Path(args.out)
@@ -91,8 +94,10 @@ def cmd_coverage(args: argparse.Namespace) -> None:
             fig.savefig(out / name, dpi=110)
         atomic_write_text(out / "coverage.json", json.dumps(summary, indent=2))
         summary["files"] = sorted(str(out / n) for n in [*figs, "coverage.json"])
-    text = (f"{lang.name} ({args.schedule}, {'exact' if args.exact else 'sampled'}, sampler "
-            f"{args.sampler}): train {summary['train_lengths']}, test {summary['test_lengths']}\n"
+    origin = "" if chosen else " (training's default; --sampler to choose)"
+    text = (f"{lang.name} ({args.schedule} schedule, {'exact' if args.exact else 'sampled'}): "
+            f"train {summary['train_lengths']}, test {summary['test_lengths']}\n"
+            f"strings: sampler {args.sampler}{origin}\n"
             f"needed {summary['needed']}, covered {summary['covered']}, "
             f"missing {summary['missing']}")
     if summary["missing"]:
@@ -104,14 +109,23 @@ def cmd_coverage(args: argparse.Namespace) -> None:
     emit(args, summary, text)
 
 
+def training_sampler() -> str:
+    """The sampler training uses by default (``TrainConfig.sampler``): coverage's default too,
+    so that the coverage of a default run is what the command shows."""
+    from monoidlab.training.config import TrainConfig
+
+    return str(TrainConfig.__dataclass_fields__["sampler"].default)
+
+
 cmd_coverage.configure = lambda p: (
     p.add_argument("language"),
     p.add_argument("--train", default="1:40", help="training lengths A:B (inclusive)"),
     p.add_argument("--test", default="41:500", help="test lengths A:B (inclusive)"),
     p.add_argument("--schedule", default="balanced", choices=["balanced", "scan", "chain"]),
-    p.add_argument("--sampler", default="uniform",
+    p.add_argument("--sampler", default=None,
                    choices=["uniform", "balanced", "ec_stratified", "ldru"],
-                   help="the string law"),
+                   help="the string law, exact or sampled (default: training's default, "
+                        f"{training_sampler()}; --exact computes uniform and balanced)"),
     p.add_argument("--exact", action="store_true", help="exact coverage (no sampling)"),
     p.add_argument("--within", default="auto", help=WITHIN_HELP),
     _add_offsets(p),

@@ -1,0 +1,548 @@
+"""Issue 18: does a trained MLP-LDRU follow the coverage prediction? Identity padding and random
+offsets against the Dyck support lengths, under strict evaluation, in one command.
+
+Usage::
+
+    python bench/bench_identity_padding.py [--steps N] [--workers 2] [--seeds 3]
+        [--tasks dyck-4,dyck-6,dyck-8,dyck-12] [--write-docs]
+
+Tasks dyck-4 (the control: every condition covers), dyck-6, dyck-8, dyck-12; five conditions:
+
+* ``standard``: training lengths 1..40, learned padding, strings at offset 0;
+* ``offsets``: 1..40, random left offsets (``offsets = "random"``);
+* ``identity``: 1..40, ``padding = "identity"`` (a node with an all-padding child is its other
+  child: compositions (x, ε) are neither needed nor seen);
+* ``both``: 1..40, identity padding and random offsets;
+* ``support``: no trick, training lengths 1..S with S the task's predicted support length.
+
+Per run: the predicted support length of the condition
+(:func:`monoidlab.min_length.min_training_length`, test lengths 41..500), whether training
+lengths 1..L of the condition cover the test compositions, the strict outcome
+(:func:`monoidlab.training.evaluate.evaluate_kinds`: accuracy >= 0.99 at every scored length
+of every kind), the minimum accuracy per kind, and for failing runs the failing lengths next
+to the lengths that need compositions training never shows (exact supports of
+:mod:`monoidlab.coverage`; per length, the exact list is in ``RUNS/coverage.json`` or from
+``monoidlab coverage TASK --train 1:40 --test L:L --exact --padding ... --json``). Failing
+runs of uncovered conditions also get a per-string check at up to ``--string-lengths`` failing
+lengths: how many wrong strings contain an uncovered composition.
+
+Every run has the same step budget (``--steps``; early stopping on the strict validation may
+end it sooner), one torch thread, ``--workers`` runs side by side. Finished runs in ``--runs``
+are reused when their settings match (rerun the command to resume). Prints the table and the
+wall time; ``--write-docs`` writes the section "identity padding" of docs/results.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+
+TASKS = ("dyck-4", "dyck-6", "dyck-8", "dyck-12")
+TRAIN_MAX = 40
+TEST = range(41, 501)  # the lengths the predicted support length covers
+#: condition -> (padding, offsets); ``support`` trains without tricks at the predicted length
+CONDITIONS = {"standard": ("learned", "none"), "offsets": ("learned", "random"),
+              "identity": ("identity", "none"), "both": ("identity", "random"),
+              "support": ("learned", "none")}
+LABELS = {"standard": "standard", "offsets": "random offsets", "identity": "identity padding",
+          "both": "identity padding + random offsets", "support": "standard at L = support"}
+# The step budget that fits the 60 runs in about 35 minutes on two free cores, from CPU times
+# measured on this machine (one torch thread): a training step costs 13-18 ms (standard,
+# identity, support), 25-29 ms (random offsets), 38 ms (both); the final evaluation 20 s
+# (dyck-4, dyck-6), 30 s (dyck-8), 48 s (dyck-12); a validation 1-3 s. 60 runs at 1200 steps:
+# ~1600 s of training + ~1750 s of evaluation + start-up, coverage and per-string checks
+# ~400 s, over two workers: ~34 min.
+DEFAULT_STEPS = 1200
+DOC_LIST_LIMIT = 100  # uncovered compositions listed in full in the docs up to this many
+JSON_LIST_LIMIT = 5000  # ... and in coverage.json
+
+
+# ------------------------------------------------------------------------------ settings
+def train_settings(recipe: str) -> dict[str, Any]:
+    """The training keys shared by every run (besides task, lengths, padding, offsets, seed).
+
+    ``cpu``: the settings of configs/ldru21-cpu.toml (Adam, lr 3e-3 with a cosine decay, batch
+    64, d 32, no dropout); ``authors``: ``recipe = "authors"`` (optax AMSGrad, lr 1e-4 for D_n,
+    20% warm-up, gradient centralisation, batch 256, haiku init, d 64, dropout 0.25). Both use
+    the ``near_miss`` sampler: trained on members and uniform strings, MLP-LDRU does not
+    separate members from near misses (docs/results.md, strict evaluation).
+    """
+    if recipe == "cpu":
+        return {"optimizer": "adam", "lr": 3e-3, "lr_schedule": "cosine", "clip": 1.0,
+                "batch_size": 64, "model_kwargs": {"d": 32, "dropout": 0.0}}
+    if recipe == "authors":
+        return {"recipe": "authors", "model_kwargs": {}}
+    raise ValueError(f"unknown recipe {recipe!r}: cpu or authors")
+
+
+def run_config(task: str, condition: str, seed: int, steps: int, train_max: int,
+               recipe: str = "cpu", test_lengths: str = "42:500:2", test_samples: int = 32,
+               eval_every: int = 500, val_lengths: str = "42:294:12", val_samples: int = 32,
+               early_stop: int = 3, device: str = "cpu") -> dict[str, Any]:
+    """The TrainConfig data of one run (plain data: it travels to a worker and into JSON)."""
+    padding, offsets = CONDITIONS[condition]
+    base = train_settings(recipe)
+    return {**base, "language": task, "model": "mlp-ldru",
+            "model_kwargs": {**base["model_kwargs"], "padding": padding},
+            "offsets": offsets, "sampler": "near_miss", "train_lengths": f"1:{train_max}",
+            "test_lengths": test_lengths, "test_samples": test_samples, "steps": steps,
+            "seed": seed, "eval_every": eval_every if eval_every < steps else 0,
+            "val_lengths": val_lengths, "val_samples": val_samples,
+            "early_stop": early_stop if eval_every < steps else 0,
+            "checkpoint_every": 10 ** 9, "log_every": 250, "threads": 1, "device": device}
+
+
+# ------------------------------------------------------------------------------ coverage
+def predicted_support(lang: Any, condition: str) -> int | None:
+    """The predicted support length of a condition (test lengths 41..500, ``within="auto"``)."""
+    from monoidlab.min_length import min_training_length
+
+    padding, offsets = CONDITIONS[condition]
+    return min_training_length(lang, TEST, within="auto", padding=padding,
+                               offsets=None if offsets == "none" else offsets).support_length
+
+
+def coverage_analysis(lang: Any, condition: str, train_max: int,
+                      test_lengths: Any) -> dict[str, Any]:
+    """Which test compositions training lengths 1..``train_max`` of a condition never show.
+
+    ``missing``: (left, right) EC pairs needed somewhere in 41..500 and never seen in training
+    (exact supports); ``needing``: per evaluated test length, the indices into ``missing`` of
+    the pairs that length needs (nodes of test strings at offset 0, the condition's padding).
+    """
+    import numpy as np
+
+    from monoidlab.coverage import ec_laws, exact_coverage, node_table
+
+    padding, offsets = CONDITIONS[condition]
+    off = None if offsets == "none" else offsets
+    have = exact_coverage(lang, range(1, train_max + 1), within="auto", padding=padding,
+                          offsets=off).support
+    need = exact_coverage(lang, TEST, within="auto", padding=padding).support
+    xs, ys = np.nonzero(need & ~have)
+    lens = [int(L) for L in test_lengths]
+    R = ec_laws(lang.monoid(), max(lens + [TEST.stop]), indicator=True) > 0
+    needing: dict[int, list[int]] = {}
+    for L in lens:
+        rows = node_table("balanced", [L], None, None, padding)
+        hit = np.zeros(len(xs), bool)
+        for m1, m2 in np.unique(rows[:, 2:4].astype(np.int64), axis=0):
+            hit |= R[m1, xs] & R[m2, ys]
+        if hit.any():
+            needing[L] = np.flatnonzero(hit).tolist()
+    labels = lang.monoid().labels()
+    return {"missing": [[int(x), int(y)] for x, y in zip(xs, ys)],
+            "missing_words": [[labels[x], labels[y]] for x, y in zip(xs, ys)],
+            "needing": needing}
+
+
+# ------------------------------------------------------------------------------ one run
+def _evaluated_model(out: Path, cfg: Any) -> Any:
+    """The weights the final evaluation used (the best validated ones under early stopping)."""
+    from monoidlab.training.trainer import load_checkpoint, read_checkpoint_weights
+
+    model, _, problem, _ = load_checkpoint(out, "cpu")
+    best = out / "best.pt"
+    if cfg.early_stop and best.is_file():
+        model.load_state_dict(read_checkpoint_weights(best))
+    return model.eval(), problem
+
+
+def string_check(out: Path, cfg: Any, lengths: list[int], missing: list[list[int]]) -> dict:
+    """At ``lengths``, the evaluation's own strings (same seeds) of every kind: how many are
+    wrong, and how many of those contain an uncovered composition (a node whose children's
+    ECs form a pair of ``missing``). Also re-checks the accuracy the evaluation reported."""
+    import numpy as np
+    import torch
+
+    from monoidlab.compositions import node_labels
+    from monoidlab.training.evaluate import to_device
+
+    model, problem = _evaluated_model(out, cfg)
+    monoid = problem.language.monoid()
+    bad = np.zeros((monoid.size, monoid.size), bool)
+    if missing:
+        bad[tuple(np.asarray(missing).T)] = True
+    identity = cfg.model_kwargs.get("padding") == "identity"
+    n = {"strings": 0, "with": 0, "wrong": 0, "wrong_with": 0}
+    acc: dict[str, dict[int, float]] = {}
+    with torch.no_grad():
+        for kind in problem.check_kinds(cfg.eval_kinds):
+            for L in lengths:
+                b = problem.kind_batch(problem.eval_rng(cfg.seed, kind, L), L,
+                                       cfg.test_samples, kind)
+                if not len(b["lengths"]):
+                    continue
+                ok = problem.eval_correct(model, to_device(b, "cpu")).cpu().numpy().astype(bool)
+                acc.setdefault(kind, {})[L] = float(ok.mean())
+                lab = node_labels(monoid, b["tokens"], b["lengths"])
+                real = lab.has_composition
+                if identity:
+                    real = real & (lab.left_length > 0) & (lab.right_length > 0)
+                hit = bad[lab.left, lab.right] & real
+                with_ = np.bincount(lab.string[hit], minlength=len(ok)) > 0
+                n["strings"] += len(ok)
+                n["with"] += int(with_.sum())
+                n["wrong"] += int((~ok).sum())
+                n["wrong_with"] += int((~ok & with_).sum())
+    return {**n, "lengths": lengths, "accuracy": acc}
+
+
+def run_one(job: dict) -> dict:
+    """Train one run (or reuse a finished one with the same settings) and analyse it."""
+    import torch
+
+    torch.set_num_threads(1)
+    from monoidlab.training.config import config_from_dict
+    from monoidlab.training.trainer import train
+
+    out = Path(job["out"])
+    done = out / "row.json"
+    if done.is_file():
+        row = json.loads(done.read_text())
+        if row.get("config") == job["config"]:
+            return {**row, "reused": True}
+    cfg = config_from_dict(job["config"], f"{job['task']} {job['condition']}")
+    c0, t0 = time.process_time(), time.time()
+    res = train(cfg, out_dir=out, progress=False)
+    ev = res["evaluation"]
+    kinds = [k for k in ev["kinds"] if ev["accuracy"].get(k)]
+    thr = ev["threshold"]
+    failing = {k: sorted(int(L) for L, a in ev["accuracy"][k].items() if a < thr) for k in kinds}
+    fail = sorted(set().union(*failing.values())) if failing else []
+    scored = sorted({int(L) for k in kinds for L in ev["accuracy"][k]})
+    cov = job["coverage"]
+    needing = sorted(int(L) for L in cov["needing"] if int(L) in set(scored))
+    row = {k: job[k] for k in ("task", "condition", "seed", "train_max", "support", "covered")}
+    row.update({"config": job["config"], "solved": res["solved"], "verdict": res["verdict"],
+                "min_accuracy": res["min_accuracy"], "score_balanced": res["score_balanced"],
+                "failing": failing, "failing_lengths": fail, "scored_lengths": scored,
+                "needing_lengths": needing, "steps": res["steps"],
+                "first_solved_step": res.get("first_solved_step"),
+                "train_s": res["train_seconds"]})
+    if fail and not job["covered"] and job["string_lengths"]:
+        pick = sorted(set(fail[:: max(1, -(-len(fail) // job["string_lengths"]))]))
+        st = row["strings"] = string_check(out, cfg, pick, cov["missing"])
+        st["matches_evaluation"] = all(
+            abs(a - ev["accuracy"][k][L]) < 1e-6 for k, per in st["accuracy"].items() for L, a in per.items())
+    row["wall_s"] = round(time.time() - t0, 1)
+    row["cpu_s"] = round(time.process_time() - c0, 1)
+    row["hypothesis"] = hypothesis(row)
+    done.write_text(json.dumps(row, indent=1))
+    return row
+
+
+def hypothesis(row: dict) -> str:
+    """Does one run agree with "covered => solved; uncovered => fails exactly on the lengths
+    that need uncovered compositions"? ``yes`` / ``no: why`` (``partly`` when an uncovered run
+    fails only where compositions are missing but passes some of those lengths)."""
+    F, N = set(row["failing_lengths"]), set(row["needing_lengths"])
+    if row["covered"]:
+        return "yes" if row["solved"] else f"no: fails at {len(F)} lengths although covered"
+    if row["solved"]:
+        return "no: solved although uncovered"
+    if not N:
+        return "n/a: no evaluated length needs an uncovered composition"
+    if F - N:
+        return (f"no: fails at {len(F - N)} lengths that need no uncovered composition "
+                f"({len(F & N)} of {len(N)} that do)")
+    if F == N:
+        return "yes"
+    return f"partly: fails only where needed, at {len(F)} of the {len(N)} such lengths"
+
+
+# ------------------------------------------------------------------------------ the table
+def plan(tasks: list[str], seeds: list[int], steps: int, runs: Path,
+         conditions: list[str] | None = None, string_lengths: int = 20,
+         **settings: Any) -> tuple[list[dict], dict]:
+    """The jobs (one per task, condition and seed) and the coverage of each (task, condition).
+
+    ``settings`` go to :func:`run_config` (recipe, test_lengths, test_samples, ...)."""
+    import monoidlab as ml
+    from monoidlab._util import Lengths
+
+    conditions = list(conditions or CONDITIONS)
+    jobs, coverage = [], {}
+    for task in tasks:
+        lang = ml.load_language(task)
+        support = {c: predicted_support(lang, c) for c in conditions if c != "support"}
+        plain = support.get("standard", predicted_support(lang, "standard"))
+        for c in conditions:
+            if c == "support" and plain is None:
+                continue  # no training length up to 500 covers: nothing to train at
+            train_max = plain if c == "support" else TRAIN_MAX
+            sup = plain if c == "support" else support[c]
+            cfg0 = run_config(task, c, 0, steps, train_max, **settings)
+            lens = Lengths.parse(cfg0["test_lengths"], "test_lengths").values()
+            cov = coverage_analysis(lang, c, train_max, lens)
+            covered = sup is not None and sup <= train_max
+            assert covered == (not cov["missing"]), (task, c, sup, len(cov["missing"]))
+            coverage[(task, c)] = {"task": task, "condition": c, "train_max": train_max,
+                                   "support": sup, "covered": covered, **cov}
+            for seed in seeds:
+                jobs.append({"task": task, "condition": c, "seed": seed, "train_max": train_max,
+                             "support": sup, "covered": covered,
+                             "config": run_config(task, c, seed, steps, train_max, **settings),
+                             "out": str(runs / f"{task}__{c}__s{seed}"), "coverage": cov,
+                             "string_lengths": string_lengths})
+    return jobs, coverage
+
+
+def run_table(tasks: list[str], seeds: list[int], steps: int, runs: str | Path,
+              workers: int = 2, conditions: list[str] | None = None, string_lengths: int = 20,
+              log: Any = None, **settings: Any) -> dict[str, Any]:
+    """Plan, run (``workers`` processes) and collect every run: the script's core."""
+    runs = Path(runs)
+    runs.mkdir(parents=True, exist_ok=True)
+    t0 = time.time()
+    jobs, coverage = plan(tasks, seeds, steps, runs, conditions, string_lengths, **settings)
+    t_cov = time.time() - t0
+    order = {(j["task"], j["condition"], j["seed"]): i for i, j in enumerate(jobs)}
+    rows: list[dict] = []
+    t1 = time.time()
+    if workers <= 1:
+        for j in jobs:
+            rows.append(run_one(j))
+            _log(log, rows[-1])
+    else:
+        with ProcessPoolExecutor(workers) as pool:
+            for fut in as_completed([pool.submit(run_one, j) for j in jobs]):
+                rows.append(fut.result())
+                _log(log, rows[-1])
+    rows.sort(key=lambda r: order[(r["task"], r["condition"], r["seed"])])
+    result = {"rows": rows, "coverage": list(coverage.values()), "steps": steps,
+              "seeds": seeds, "workers": workers, "coverage_s": round(t_cov, 1),
+              "wall_s": round(time.time() - t0, 1), "runs_wall_s": round(time.time() - t1, 1),
+              "settings": jobs[0]["config"] if jobs else {}}
+    (runs / "coverage.json").write_text(json.dumps([_coverage_json(c) for c in coverage.values()]))
+    (runs / "rows.json").write_text(json.dumps(rows, indent=1))
+    return result
+
+
+def _coverage_json(c: dict) -> dict:
+    """coverage.json: the exact uncovered compositions per length (words), when not too many."""
+    words = c["missing_words"]
+    small = len(words) <= JSON_LIST_LIMIT
+    return {"task": c["task"], "condition": c["condition"], "train_max": c["train_max"],
+            "support": c["support"], "covered": c["covered"], "uncovered": len(words),
+            "per_length": {str(L): ([words[i] for i in idx] if small else len(idx))
+                           for L, idx in c["needing"].items()}}
+
+
+def _log(log: Any, row: dict) -> None:
+    if log is None:
+        return
+    mins = " ".join(f"{k} {v:.3f}" for k, v in row["min_accuracy"].items())
+    print(f"{row['task']} {row['condition']} seed {row['seed']}: "
+          f"{'solved' if row['solved'] else 'not solved'} ({mins}); steps {row['steps']}, "
+          f"{row['wall_s']} s wall, {row['cpu_s']} s CPU"
+          f"{' (reused)' if row.get('reused') else ''}; hypothesis: {row['hypothesis']}",
+          file=log, flush=True)
+
+
+def spans(lengths: list[int], step: int = 2) -> str:
+    """``42–48, 74–88`` for lengths in runs of ``step``.
+
+    >>> spans([42, 44, 46, 74, 78]), spans([])
+    ('42–46, 74, 78', '—')
+    """
+    if not lengths:
+        return "—"
+    parts, start, prev = [], lengths[0], lengths[0]
+    for L in list(lengths[1:]) + [None]:
+        if L is not None and L == prev + step:
+            prev = L
+            continue
+        parts.append(str(start) if start == prev else f"{start}–{prev}")
+        if L is not None:
+            start = prev = L
+    return ", ".join(parts)
+
+
+def _acc(v: float | None) -> str:
+    return "n/a" if v is None or v != v else f"{v:.3f}"
+
+
+def markdown(result: dict, command: str) -> str:
+    """The docs section: settings, per-condition summary, every run, uncovered compositions."""
+    rows, cov = result["rows"], result["coverage"]
+    s = result["settings"]
+    kinds = ("balanced", "near_miss", "ec_stratified")
+    cpu = sum(r["cpu_s"] for r in rows)
+    fresh = [r for r in rows if not r.get("reused")]
+    lines = ["## Identity padding and random offsets against the Dyck support lengths "
+             "(issue 18)", "",
+             f"`{command}`: {len(rows)} runs, **{result['wall_s'] / 60:.1f} min wall** with "
+             f"{result['workers']} worker processes (coverage analysis {result['coverage_s']:.0f} s"
+             f"; {cpu / 60:.1f} min CPU in the runs"
+             + (f", {len(rows) - len(fresh)} runs reused from an earlier call" if
+                len(fresh) < len(rows) else "") + ").", "",
+             f"Every run: MLP-LDRU (d {s.get('model_kwargs', {}).get('d', 'recipe')}), at most "
+             f"{result['steps']} steps of batch {s.get('batch_size', 'recipe')}, "
+             f"{_recipe_text(s)}, the `near_miss` sampler, one length per batch, one torch "
+             f"thread; early stopping after {s.get('early_stop')} strictly solved validations "
+             f"in a row (every {s.get('eval_every')} steps on lengths {s.get('val_lengths')}, "
+             f"{s.get('val_samples')} strings per length and kind; the best validated weights "
+             f"are tested). Strict evaluation on the even lengths {s.get('test_lengths')} "
+             "(odd lengths of a Dyck language have one class and are never scored), "
+             f"{s.get('test_samples')} strings per length and kind; *solved* = accuracy >= 0.99 "
+             "at every scored length of every kind.", "",
+             "*Predicted support length*: the smallest maximum training length L whose "
+             "compositions cover every composition test lengths 41..500 need "
+             "(`min_training_length(lang, range(41, 501), within=\"auto\", padding=..., "
+             "offsets=...)`; the same numbers as `monoidlab min-length TASK --test 41:500 "
+             "[--padding identity] [--offsets random]`). *Covered*: that length is at most the "
+             "run's maximum training length. Covered means the *support* covers: a rare "
+             "composition can still be missing from the strings a run actually draws.", "",
+             "Hypothesis: every covered run is solved; every uncovered run fails exactly at the "
+             "scored lengths that need an uncovered composition (*yes*; *partly*: it fails only "
+             "at such lengths, but not at all of them, which can happen when none of the test "
+             "strings at a length contains one of the missing compositions).", ""]
+    lines += ["### Per condition", "",
+              "| task | condition | training lengths | predicted support length | covered | "
+              "solved (seeds) | hypothesis holds | lengths needing uncovered compositions |",
+              "|---|---|---|---|---|---|---|---|"]
+    by: dict[tuple, list[dict]] = {}
+    for r in rows:
+        by.setdefault((r["task"], r["condition"]), []).append(r)
+    for c in cov:
+        rs = by.get((c["task"], c["condition"]), [])
+        if not rs:
+            continue
+        need = rs[0]["needing_lengths"]
+        holds = sum(r["hypothesis"] == "yes" for r in rs)
+        lines.append(f"| {c['task']} | {LABELS[c['condition']]} | 1..{c['train_max']} | "
+                     f"{c['support'] if c['support'] is not None else 'never'} | "
+                     f"{'yes' if c['covered'] else '**no**'} | "
+                     f"{sum(r['solved'] for r in rs)}/{len(rs)} | {holds}/{len(rs)} | "
+                     f"{len(need)} of {len(rs[0]['scored_lengths'])}"
+                     f"{': ' + spans(need) if need and len(need) < 40 else ''} |")
+    lines += ["", "### Every run", "",
+              "| task | condition | seed | solved | min balanced | min near_miss | "
+              "min ec_stratified | failing lengths | of which need uncovered compositions | "
+              "wrong strings with an uncovered composition | hypothesis | steps (first solved) "
+              "| train s |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        F, N = r["failing_lengths"], set(r["needing_lengths"])
+        st = r.get("strings")
+        strings = (f"{st['wrong_with']} of {st['wrong']} wrong ({st['with']} of "
+                   f"{st['strings']} strings contain one; {len(st['lengths'])} lengths)"
+                   if st else "—")
+        first = r.get("first_solved_step")
+        lines.append(f"| {r['task']} | {LABELS[r['condition']]} | {r['seed']} | "
+                     f"{'**yes**' if r['solved'] else 'no'} | "
+                     + " | ".join(_acc(r['min_accuracy'].get(k)) for k in kinds)
+                     + f" | {len(F)}{': ' + spans(F) if F and len(F) <= 12 else ''} | "
+                     f"{len([L for L in F if L in N])} | {strings} | {r['hypothesis']} | "
+                     f"{r['steps']} ({'—' if first is None else first}) | {r['train_s']:.0f} |")
+    lines += ["", "### Uncovered compositions per test length", "",
+              "Pairs (left EC · right EC) by representative word, ε the identity (an "
+              "all-padding child). Lengths with the same set share a row; the exact list of "
+              "any one length: `monoidlab coverage TASK --train 1:40 --test L:L --exact "
+              "[--padding identity] [--offsets random] --json` (`missing_list`).", "",
+              "| task | condition | evaluated lengths | uncovered compositions |", "|---|---|---|---|"]
+    any_gap = False
+    for c in cov:
+        if c["covered"]:
+            continue
+        any_gap = True
+        groups: dict[tuple, list[int]] = {}
+        for L, idx in sorted(c["needing"].items()):
+            groups.setdefault(tuple(idx), []).append(int(L))
+        words = c["missing_words"]
+        for idx, lens in groups.items():
+            pairs = [f"{words[i][0]}·{words[i][1]}" for i in idx]
+            text = (f"{len(pairs)}: " + ", ".join(pairs) if len(pairs) <= DOC_LIST_LIMIT else
+                    f"{len(pairs)} compositions, e.g. {', '.join(pairs[:4])}")
+            lines.append(f"| {c['task']} | {LABELS[c['condition']]} | {spans(lens)} "
+                         f"({len(lens)}) | {text} |")
+    if not any_gap:
+        lines.append("| — | every condition covers | | |")
+    lines += ["", _closing(rows, cov)]
+    return "\n".join(lines) + "\n"
+
+
+def _recipe_text(s: dict) -> str:
+    if s.get("recipe") == "authors":
+        return "the authors' recipe (optax AMSGrad, lr 1e-4, 20% warm-up, haiku init)"
+    return (f"Adam lr {s.get('lr')} with a {s.get('lr_schedule')} decay, clip {s.get('clip')}, "
+            "no dropout")
+
+
+def _closing(rows: list[dict], cov: list[dict]) -> str:
+    """The closing note: predicted against observed, per condition."""
+    solved = sum(r["solved"] for r in rows)
+    holds = sum(r["hypothesis"] == "yes" for r in rows)
+    ccov = [r for r in rows if r["covered"]]
+    unc = [r for r in rows if not r["covered"]]
+    parts = [f"**Predicted vs observed.** {solved} of {len(rows)} runs strictly solved; the "
+             f"hypothesis holds in {holds} of {len(rows)} runs. Covered runs: "
+             f"{sum(r['solved'] for r in ccov)} of {len(ccov)} solved (predicted: all). "
+             f"Uncovered runs: {sum(not r['solved'] for r in unc)} of {len(unc)} fail "
+             f"(predicted: all), "
+             f"{sum(r['hypothesis'] == 'yes' for r in unc)} exactly at the lengths that need "
+             "uncovered compositions."]
+    for c in cov:
+        rs = [r for r in rows if (r["task"], r["condition"]) == (c["task"], c["condition"])]
+        if not rs:
+            continue
+        pred = "solved" if c["covered"] else "fails where compositions are missing"
+        obs = ", ".join("solved" if r["solved"] else f"fails at {len(r['failing_lengths'])}"
+                        for r in rs)
+        parts.append(f"{c['task']} {LABELS[c['condition']]}: predicted {pred}; observed {obs}.")
+    return " ".join(parts[:1]) + "\n\n" + "\n".join(f"- {p}" for p in parts[1:])
+
+
+# ------------------------------------------------------------------------------ command line
+def _seeds(text: str) -> list[int]:
+    """``3`` = seeds 0, 1, 2; ``0,2`` = those seeds."""
+    return list(range(int(text))) if "," not in text else [int(x) for x in text.split(",")]
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--steps", type=int, default=DEFAULT_STEPS,
+                   help=f"step budget of every run (default {DEFAULT_STEPS})")
+    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--seeds", default="3", help="N (seeds 0..N-1) or a list 0,1,2 (default 3)")
+    p.add_argument("--tasks", default=",".join(TASKS))
+    p.add_argument("--conditions", default=",".join(CONDITIONS))
+    p.add_argument("--recipe", default="cpu", choices=("cpu", "authors"))
+    p.add_argument("--test-samples", type=int, default=32)
+    p.add_argument("--string-lengths", type=int, default=20,
+                   help="failing lengths of the per-string check of an uncovered run")
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--runs", default=str(ROOT / "runs" / "identity-padding"))
+    p.add_argument("--write-docs", action="store_true")
+    args = p.parse_args(argv)
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    tasks = [t for t in args.tasks.split(",") if t]
+    conditions = [c for c in args.conditions.split(",") if c]
+    unknown = sorted(set(conditions) - set(CONDITIONS))
+    if unknown:
+        p.error(f"unknown condition(s) {unknown}; known: {', '.join(CONDITIONS)}")
+    result = run_table(tasks, _seeds(args.seeds), args.steps, args.runs, args.workers,
+                       conditions, args.string_lengths, log=sys.stderr, recipe=args.recipe,
+                       test_samples=args.test_samples, device=args.device)
+    command = "python bench/bench_identity_padding.py " + " ".join(
+        a for a in (argv if argv is not None else sys.argv[1:]))
+    text = markdown(result, command.strip())
+    print(text)
+    if args.write_docs:
+        from monoidlab._util import write_section
+
+        write_section(ROOT / "docs" / "results.md", "identity padding", text, title="Results")
+        print("wrote docs/results.md", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

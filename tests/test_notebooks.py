@@ -75,7 +75,7 @@ def test_notebook_executes_within_budget(path, tmp_path, monkeypatch, record_pro
 def test_notebooks_exist():
     names = {p.stem for p in NOTEBOOKS}
     for expected in ("01_monoids_and_classes", "02_coverage_gaps", "03_minimum_training_length",
-                     "04_probing_and_associativity"):
+                     "04_probing_and_associativity", "05_dyck_embeddings"):
         assert expected in names
     assert os.path.isdir(NOTEBOOKS[0].parent)
     assert set(BUDGET_S) <= names, "BUDGET_S names a notebook that does not exist"

@@ -114,9 +114,11 @@ def coverage_analysis(lang: Any, condition: str, train_max: int,
                       test_lengths: Any) -> dict[str, Any]:
     """Which test compositions training lengths 1..``train_max`` of a condition never show.
 
-    ``missing``: (left, right) EC pairs needed somewhere in 41..500 and never seen in training
-    (exact supports); ``needing``: per evaluated test length, the indices into ``missing`` of
-    the pairs that length needs (nodes of test strings at offset 0, the condition's padding).
+    ``missing``: the (left, right) EC pairs needed somewhere in 41..500 and never seen in
+    training (exact supports), a (K, 2) int array; ``needing``: per evaluated test length that
+    needs some, how many (nodes of test strings at offset 0, the condition's padding);
+    ``groups``: the lengths that need the same set, with that set as (left word, right word)
+    pairs (all of them up to ``JSON_LIST_LIMIT``, else the first four, ``complete`` False).
     """
     import numpy as np
 
@@ -130,18 +132,27 @@ def coverage_analysis(lang: Any, condition: str, train_max: int,
     xs, ys = np.nonzero(need & ~have)
     lens = [int(L) for L in test_lengths]
     R = ec_laws(lang.monoid(), max(lens + [TEST.stop]), indicator=True) > 0
-    needing: dict[int, list[int]] = {}
+    labels = lang.monoid().labels()
+    needing: dict[int, int] = {}
+    groups: dict[bytes, dict[str, Any]] = {}
     for L in lens:
         rows = node_table("balanced", [L], None, None, padding)
         hit = np.zeros(len(xs), bool)
         for m1, m2 in np.unique(rows[:, 2:4].astype(np.int64), axis=0):
             hit |= R[m1, xs] & R[m2, ys]
-        if hit.any():
-            needing[L] = np.flatnonzero(hit).tolist()
-    labels = lang.monoid().labels()
-    return {"missing": [[int(x), int(y)] for x, y in zip(xs, ys)],
-            "missing_words": [[labels[x], labels[y]] for x, y in zip(xs, ys)],
-            "needing": needing}
+        if not hit.any():
+            continue
+        needing[L] = int(hit.sum())
+        key = np.packbits(hit).tobytes()
+        if key not in groups:
+            idx = np.flatnonzero(hit)
+            complete = len(idx) <= JSON_LIST_LIMIT
+            groups[key] = {"lengths": [], "count": len(idx), "complete": complete,
+                           "pairs": [[labels[xs[i]], labels[ys[i]]]
+                                     for i in (idx if complete else idx[:4])]}
+        groups[key]["lengths"].append(L)
+    return {"missing": np.stack([xs, ys], axis=1).astype(np.int32), "needing": needing,
+            "groups": list(groups.values())}
 
 
 # ------------------------------------------------------------------------------ one run
@@ -156,7 +167,7 @@ def _evaluated_model(out: Path, cfg: Any) -> Any:
     return model.eval(), problem
 
 
-def string_check(out: Path, cfg: Any, lengths: list[int], missing: list[list[int]]) -> dict:
+def string_check(out: Path, cfg: Any, lengths: list[int], missing: Any) -> dict:
     """At ``lengths``, the evaluation's own strings (same seeds) of every kind: how many are
     wrong, and how many of those contain an uncovered composition (a node whose children's
     ECs form a pair of ``missing``). Also re-checks the accuracy the evaluation reported."""
@@ -169,8 +180,8 @@ def string_check(out: Path, cfg: Any, lengths: list[int], missing: list[list[int
     model, problem = _evaluated_model(out, cfg)
     monoid = problem.language.monoid()
     bad = np.zeros((monoid.size, monoid.size), bool)
-    if missing:
-        bad[tuple(np.asarray(missing).T)] = True
+    if len(missing):
+        bad[missing[:, 0], missing[:, 1]] = True
     identity = cfg.model_kwargs.get("padding") == "identity"
     n = {"strings": 0, "with": 0, "wrong": 0, "wrong_with": 0}
     acc: dict[str, dict[int, float]] = {}
@@ -284,14 +295,15 @@ def plan(tasks: list[str], seeds: list[int], steps: int, runs: Path,
             lens = Lengths.parse(cfg0["test_lengths"], "test_lengths").values()
             cov = coverage_analysis(lang, c, train_max, lens)
             covered = sup is not None and sup <= train_max
-            assert covered == (not cov["missing"]), (task, c, sup, len(cov["missing"]))
+            assert covered == (not len(cov["missing"])), (task, c, sup, len(cov["missing"]))
             coverage[(task, c)] = {"task": task, "condition": c, "train_max": train_max,
                                    "support": sup, "covered": covered, **cov}
             for seed in seeds:
                 jobs.append({"task": task, "condition": c, "seed": seed, "train_max": train_max,
                              "support": sup, "covered": covered,
                              "config": run_config(task, c, seed, steps, train_max, **settings),
-                             "out": str(runs / f"{task}__{c}__s{seed}"), "coverage": cov,
+                             "out": str(runs / f"{task}__{c}__s{seed}"),
+                             "coverage": {"missing": cov["missing"], "needing": cov["needing"]},
                              "string_lengths": string_lengths})
     return jobs, coverage
 
@@ -328,13 +340,11 @@ def run_table(tasks: list[str], seeds: list[int], steps: int, runs: str | Path,
 
 
 def _coverage_json(c: dict) -> dict:
-    """coverage.json: the exact uncovered compositions per length (words), when not too many."""
-    words = c["missing_words"]
-    small = len(words) <= JSON_LIST_LIMIT
+    """coverage.json: per condition, the lengths that need the same uncovered compositions and
+    those compositions as (left word, right word) pairs (all of them when ``complete``)."""
     return {"task": c["task"], "condition": c["condition"], "train_max": c["train_max"],
-            "support": c["support"], "covered": c["covered"], "uncovered": len(words),
-            "per_length": {str(L): ([words[i] for i in idx] if small else len(idx))
-                           for L, idx in c["needing"].items()}}
+            "support": c["support"], "covered": c["covered"], "uncovered": len(c["missing"]),
+            "needing": {str(L): n for L, n in c["needing"].items()}, "groups": c["groups"]}
 
 
 def _log(log: Any, row: dict) -> None:
@@ -453,16 +463,13 @@ def markdown(result: dict, command: str) -> str:
         if c["covered"]:
             continue
         any_gap = True
-        groups: dict[tuple, list[int]] = {}
-        for L, idx in sorted(c["needing"].items()):
-            groups.setdefault(tuple(idx), []).append(int(L))
-        words = c["missing_words"]
-        for idx, lens in groups.items():
-            pairs = [f"{words[i][0]}·{words[i][1]}" for i in idx]
-            text = (f"{len(pairs)}: " + ", ".join(pairs) if len(pairs) <= DOC_LIST_LIMIT else
-                    f"{len(pairs)} compositions, e.g. {', '.join(pairs[:4])}")
-            lines.append(f"| {c['task']} | {LABELS[c['condition']]} | {spans(lens)} "
-                         f"({len(lens)}) | {text} |")
+        for g in c["groups"]:
+            pairs = [f"{a}·{b}" for a, b in g["pairs"]]
+            text = (f"{g['count']}: " + ", ".join(pairs) if g["complete"] and
+                    g["count"] <= DOC_LIST_LIMIT else
+                    f"{g['count']} compositions, e.g. {', '.join(pairs[:4])}")
+            lines.append(f"| {c['task']} | {LABELS[c['condition']]} | {spans(g['lengths'])} "
+                         f"({len(g['lengths'])}) | {text} |")
     if not any_gap:
         lines.append("| — | every condition covers | | |")
     lines += ["", _closing(rows, cov)]

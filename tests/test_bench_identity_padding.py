@@ -76,9 +76,12 @@ def test_needing_lengths_are_the_exact_gap(table):
         words = sorted([m["left_word"], m["right_word"]] for m in gap.missing_list())
         assert words  # each of these lengths needs some (x, ε) that 1..40 never shows
         assert L in std["needing_lengths"]
-        assert sorted(stored["standard"]["per_length"][str(L)]) == words
+        group = [g for g in stored["standard"]["groups"] if L in g["lengths"]]
+        assert len(group) == 1 and group[0]["complete"]
+        assert sorted(group[0]["pairs"]) == words
+        assert stored["standard"]["needing"][str(L)] == len(words)
     for cond in ("identity", "support"):
-        assert stored[cond]["covered"] and stored[cond]["per_length"] == {}
+        assert stored[cond]["covered"] and stored[cond]["groups"] == []
     for r in res["rows"][1:]:
         assert r["needing_lengths"] == []
     # an untrained model fails there: the per-string check re-scores the evaluation's strings

@@ -107,7 +107,7 @@ def test_markdown_table(bench, table):
 def test_hypothesis_verdicts(bench):
     def row(covered, solved, failing, needing):
         return {"covered": covered, "solved": solved, "failing_lengths": failing,
-                "needing_lengths": needing}
+                "needing_lengths": needing, "scored_lengths": [42, 44, 46]}
 
     assert bench.hypothesis(row(True, True, [], [])) == "yes"
     assert bench.hypothesis(row(True, False, [42], [])).startswith("no: fails at 1")
@@ -115,3 +115,4 @@ def test_hypothesis_verdicts(bench):
     assert bench.hypothesis(row(False, False, [42, 44], [42, 44])) == "yes"
     assert bench.hypothesis(row(False, False, [42], [42, 44])).startswith("partly")
     assert bench.hypothesis(row(False, False, [42, 50], [42, 44])).startswith("no: fails at 1 ")
+    assert bench.hypothesis(row(False, False, [42, 44, 46], [42, 44, 46])) == bench.VACUOUS

@@ -55,11 +55,12 @@ CONDITIONS = {"standard": ("learned", "none"), "offsets": ("learned", "random"),
 LABELS = {"standard": "standard", "offsets": "random offsets", "identity": "identity padding",
           "both": "identity padding + random offsets", "support": "standard at L = support"}
 # The step budget that fits the 60 runs in about 35 minutes on two free cores, from CPU times
-# measured on this machine (one torch thread): a training step costs 13-18 ms (standard,
-# identity, support), 25-29 ms (random offsets), 38 ms (both); the final evaluation 20 s
-# (dyck-4, dyck-6), 30 s (dyck-8), 48 s (dyck-12); a validation 1-3 s. 60 runs at 1200 steps:
-# ~1600 s of training + ~1750 s of evaluation + start-up, coverage and per-string checks
-# ~400 s, over two workers: ~34 min.
+# measured on this machine (one torch thread, shared with other jobs): a training step costs
+# 13-18 ms (standard, identity, support), 25-29 ms (random offsets), 38 ms (both); the final
+# evaluation with start-up 12 s (dyck-4), 20 s (dyck-6), 28 s (dyck-8), 45 s (dyck-12); a
+# validation 1-3 s. At 1200 steps: ~1600 s of training, ~1600 s of evaluation, ~200 s of
+# validation, ~70 s of per-string checks over two workers, plus ~25 s of coverage analysis:
+# about 30 minutes of wall time.
 DEFAULT_STEPS = 1200
 DOC_LIST_LIMIT = 100  # uncovered compositions listed in full in the docs up to this many
 JSON_LIST_LIMIT = 5000  # ... and in coverage.json

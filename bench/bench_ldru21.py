@@ -44,6 +44,17 @@ def main(argv=None) -> int:
     t0 = time.time()
     res = run_sweep(args.config, progress=False, workers=args.workers)
     wall = time.time() - t0
+    # the sweep's wall time over every invocation (a rerun that reuses finished runs adds only
+    # what it did), kept beside the runs
+    import json
+
+    sweep_out = Path(load_sweep(args.config)["out"])
+    ledger = sweep_out / "bench_wall.json"
+    calls = json.loads(ledger.read_text()) if ledger.is_file() else []
+    calls.append(round(wall, 1))
+    if sweep_out.is_dir():
+        ledger.write_text(json.dumps(calls))
+    wall = sum(calls)
     sweep = load_sweep(args.config)
     rows = []
     for r in res["rows"]:
@@ -68,9 +79,9 @@ def main(argv=None) -> int:
     base = sweep["runs"][0]["config"]  # the settings every run shares (the config's [base])
     lines = [f"## {sweep.get('title', Path(args.config).stem)} (issue 14)", "",
              f"`python bench/bench_ldru21.py --config configs/{Path(args.config).name} "
-             f"--write-docs` (one sweep, two runs side by side): {wall / 60:.0f} min wall on a "
-             "shared 2-core machine (finished runs are reused on a rerun; the wall time then "
-             "counts only what was left). Settings in the config's comments: "
+             f"--write-docs` (one sweep): {wall / 60:.0f} min wall on a "
+             f"shared 2-core machine over {len(calls)} invocation(s) (a rerun reuses finished "
+             "runs and adds only its own time). Settings in the config's comments: "
              f"{base.get('sampler', 'balanced')} sampler, at most {base.get('steps')} steps, "
              "early stopping on the strict validation (validation lengths 42..300, "
              f"{base.get('val_samples', 16)} strings per length and kind). Strict evaluation "
@@ -108,6 +119,8 @@ def main(argv=None) -> int:
     if "mlp-ldru" in {x["model"] for x in rows}:
         lines += ["The MLP-LDRU paper: 18 of 21 at 100% (training lengths 1..40, 100k-1M steps "
                   "on a GPU; its evaluation is the balanced protocol)."]
+    if sweep.get("notes"):
+        lines += ["", " ".join(sweep["notes"].split())]
     text = "\n".join(lines) + "\n"
     print(text)
     if args.write_docs:

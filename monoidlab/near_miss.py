@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from monoidlab.errors import InputError
+from monoidlab.errors import InputError, MonoidTooLarge
 from monoidlab.laws import backward_laws, draw_walks, scaled_backward_laws, scaled_forward_laws
 
 __all__ = ["EDITS", "NearMisses", "near_misses", "near_miss_classes", "pair_table"]
@@ -66,6 +66,24 @@ def pair_table(delta: np.ndarray) -> np.ndarray:
     return (delta[:, None, :] * n + delta[None, :, :]).reshape(n * n, -1)
 
 
+#: bytes the near-miss tables of one language may take (the pair automaton's laws are
+#: (lengths + 1) x states² x classes floats, several of them); above it near misses are refused
+NEAR_MISS_BYTES = 2 << 30
+
+
+class NearMissTooLarge(MonoidTooLarge):
+    """The near-miss tables of a language would exceed :data:`NEAR_MISS_BYTES`."""
+
+
+def near_miss_bytes(n_states: int, n_labels: int, max_len: int) -> int:
+    """Bytes of the near-miss tables (four float64 arrays over lengths x pairs x labels).
+
+    >>> near_miss_bytes(341, 257, 64) / 2**30 > 50  # prefix-4-4: 341 states, 257 classes
+    True
+    """
+    return 4 * 8 * (max_len + 1) * n_states * n_states * max(n_labels, 1)
+
+
 class _Laws:
     """Length-independent laws of one language, sub-language and edit set, up to ``max_len``:
     prefix state laws, pair-automaton suffix laws per target class, path counts for drawing
@@ -78,6 +96,13 @@ class _Laws:
         self.n, self.k, self.max_len = n, k, max_len
         self.delta, self.pairs = delta, pair_table(delta)
         self.labels = np.flatnonzero(keep)  # candidate classes of the near misses
+        need = near_miss_bytes(n, len(self.labels), max_len)
+        if need > NEAR_MISS_BYTES:  # refuse before allocating (prefix-4-4 would need ~60 GiB)
+            raise NearMissTooLarge(
+                f"{lang.name}: near misses up to length {max_len} need about "
+                f"{need / 2**30:.1f} GiB of tables ({n} states, so {n * n} state pairs, x "
+                f"{len(self.labels)} classes; limit {NEAR_MISS_BYTES / 2**30:.0f} GiB): use "
+                "the 'balanced' or 'ec_stratified' sampler / test kinds for this language")
         # final[(p, p'), g]: p in a kept class other than label g, p' in label g
         po, qo = np.repeat(out, n), np.tile(out, n)
         lab = self.labels[None, :]

@@ -151,3 +151,25 @@ def test_near_miss_training_sampler_mix():
         ml.sample(lang, [20], 5, sampler="near_miss", mix={"hard": 1})
     with pytest.raises(ValueError, match="positive sum"):
         ml.sample(lang, [20], 5, sampler="near_miss", mix={"members": 0})
+
+
+def test_near_misses_of_a_huge_pair_automaton_are_refused_before_allocating(monkeypatch):
+    """prefix-4-4 (341 states, 257 classes) would need ~60 GiB of near-miss tables (it was
+    killed by the OOM killer in the ldru21 sweep): the sampler refuses in one line, the test
+    kind becomes unavailable (reported, not scored) instead."""
+    import warnings
+
+    import monoidlab as ml
+    from monoidlab import evalsets
+    from monoidlab.errors import MonoidTooLarge
+    from monoidlab.near_miss import NearMissTooLarge, near_misses
+
+    lang = ml.load_language("prefix-4-4")
+    with pytest.raises(MonoidTooLarge, match="prefix-4-4: near misses up to length .* GiB"):
+        near_misses(np.random.default_rng(0), lang, 40, 8)
+    monkeypatch.setattr(evalsets, "_WARNED", set())
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        b = evalsets.kind_batch(lang, "near_miss", 40, 8, np.random.default_rng(0))
+    assert len(b.tokens) == 0 and any("unavailable" in str(x.message) for x in w)
+    assert issubclass(NearMissTooLarge, MonoidTooLarge)

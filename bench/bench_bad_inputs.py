@@ -176,7 +176,7 @@ def build_master(root: Path, py: list[str], env: dict) -> None:
         "huge-int": fam("dyck", n=2**63 - 1),
         "parity2": 'name = "parity2"\nfamily = "parity"\n',
         "name-dotdot": 'name = "../../escaped"\nfamily = "parity"\n',
-        "name-absolute": f'name = {toml_str(str(root / "outside" / "escaped"))}\nfamily = "parity"\n',
+        "name-absolute": 'name = "{S}/outside/escaped"\nfamily = "parity"\n',  # per case
         "name-weird": 'name = "a/b\\\\c:d<e>|f?*"\nfamily = "parity"\n',
         "name-html": 'name = "<script>alert(1)</script>"\ndescription = "<img src=x onerror=alert(1)>"\n'
                      'family = "parity"\n',
@@ -588,6 +588,7 @@ def corpus() -> list[Case]:
     for tag, extra in [("--n-strings 0", ["--n-strings", "0"]),
                        ("--n-triples -1", ["--n-triples", "-1"]),
                        ("--max-nodes 0", ["--max-nodes", "0"]),
+                       ("--n-strings 1", ["--n-strings", "1"]),
                        ("--clusterers nope", ["--clusterers", "nope"])]:
         add(Case(f"probe {tag}", 5, ["probe", run, *extra, "--no-umap", "--out", "p"],
                  writes=("work/p",)))
@@ -660,6 +661,8 @@ def run_case(case: Case, master: Path, py: list[str], env: dict, timeout: float)
     try:
         shutil.copytree(master, root, dirs_exist_ok=True, symlinks=True,
                         ignore_dangling_symlinks=True, copy_function=_copy)
+        spec = root / "fixtures" / "specs" / "name-absolute.toml"  # the case's own sandbox path
+        spec.write_text(spec.read_text().replace("{S}", str(root)))
         if case.setup:
             case.setup(root)
         make_immutable(root / "ro")

@@ -5,6 +5,12 @@ state images are packed into int64 keys (direct-address table for small keys, a 
 open-addressing table or sorted runs otherwise), or hashed to 64 bits and verified for many
 states. The first occurrence of each new element is its shortlex-least word, and the products
 give the right Cayley table for free. The monoid itself is defined in docs/concepts.md.
+
+Memory is bounded, not only the element count: the frontier is multiplied in chunks of at most
+:data:`CHUNK_BYTES` of candidates, and after every chunk the size is checked against
+``max_elements`` *and* the bytes the monoid would hold against :data:`MAX_BYTES` (rows of
+``n`` states each: a 10^5-state machine reaches 1 GiB after a few thousand elements). So no
+allocation above ~1 GiB happens before :class:`~monoidlab.errors.MonoidTooLarge` is raised.
 """
 
 from __future__ import annotations
@@ -14,7 +20,11 @@ import numpy as np
 from monoidlab._kernels import probe_kernels
 from monoidlab.errors import MonoidTooLarge
 
-__all__ = ["HashCollision", "KeyIndex", "enumerate_monoid"]
+__all__ = ["HashCollision", "KeyIndex", "enumerate_monoid", "MAX_BYTES", "CHUNK_BYTES",
+           "bytes_per_element"]
+
+MAX_BYTES = 2**30  # element rows + Cayley table + index an enumeration may hold
+CHUNK_BYTES = 64 * 2**20  # candidate rows (as int64 keys' input) built at once
 
 
 class HashCollision(Exception):
@@ -43,6 +53,19 @@ class KeyIndex:
         self.mult = rng.integers(1, 2**62, size=n, dtype=np.int64) | 1
         self.runs: list[tuple[np.ndarray, np.ndarray]] = []  # sorted (keys, indices) runs
         self.rows: np.ndarray | None = None  # stored rows by index, for hash verification
+        self._buf: np.ndarray | None = None  # capacity-doubling storage behind self.rows
+
+    def store_rows(self, rows: np.ndarray) -> None:
+        """Append ``rows`` to the stored rows (amortised O(1) per row, no full copy per level)."""
+        n_old = 0 if self.rows is None else len(self.rows)
+        need = n_old + len(rows)
+        if self._buf is None or need > len(self._buf) or self._buf.dtype != rows.dtype:
+            buf = np.empty((max(need, 2 * n_old, 16), rows.shape[1]), rows.dtype)
+            if n_old:
+                buf[:n_old] = self.rows
+            self._buf = buf
+        self._buf[n_old:need] = rows
+        self.rows = self._buf[:need]
 
     def keys(self, rows: np.ndarray) -> np.ndarray:
         if not rows.size:
@@ -91,7 +114,7 @@ class KeyIndex:
         first_pos = np.sort(new_pos[first])
         self.add(keys[first_pos], np.arange(start, start + len(first_pos)))
         if self.mode == "hash":
-            self.rows = np.concatenate([self.rows, rows[first_pos]])
+            self.store_rows(rows[first_pos])
         found[new_mask] = self.lookup(keys[new_mask])
         return found, first_pos
 
@@ -158,6 +181,14 @@ class _HashedIndex(KeyIndex):
         return found
 
 
+def bytes_per_element(n: int, k: int, mode: str) -> int:
+    """Bytes an enumeration keeps per element of an ``n``-state, ``k``-letter machine: its row
+    (twice in hash mode: the index verifies hits against a copy), its Cayley-table row,
+    parent and letter, and the index's keys."""
+    item = 1 if n <= 256 else 2 if n <= 65536 else 4
+    return n * item * (2 if mode == "hash" else 1) + 8 * k + 48
+
+
 def enumerate_monoid(delta: np.ndarray, max_elements: int, name: str, exact_bytes: bool
                      ) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray],
                                 list[np.ndarray], KeyIndex]:
@@ -168,30 +199,52 @@ def enumerate_monoid(delta: np.ndarray, max_elements: int, name: str, exact_byte
     index = KeyIndex(n, exact_bytes)
     if index.mode == "packed" and index.direct is None and probe_kernels() is not None:
         index = _HashedIndex(n)
+    per_element = bytes_per_element(n, k, index.mode)
+    max_size = min(int(max_elements), MAX_BYTES // per_element)
     elements = [np.arange(n, dtype=dt)[None, :]]
     parent = [np.array([-1])]
     letter = [np.array([-1])]
     index.add(index.keys(elements[0]), np.array([0]))
-    index.rows = elements[0]
+    if index.mode == "hash":
+        index.store_rows(elements[0])
+    else:
+        index.rows = elements[0]
     right_rows = []  # right[frontier elements], filled level by level
     frontier = elements[0]
     frontier_start, size = 0, 1
+    # frontier rows per chunk: their k candidates each, as int64 (the widest temporary)
+    chunk = max(1, CHUNK_BYTES // (8 * n * k))
     while frontier.size:
-        # All products frontier × letter at once: f_{ua}(q) = delta(f_u(q), a).
-        cand = gens[:, frontier].transpose(1, 0, 2).reshape(-1, n)  # (F*k, n), row = u*k + a
-        keys = index.keys(cand)
-        # Known candidates get their index; unseen ones are numbered in candidate order, so
-        # the first occurrence of each new element is its shortlex-least word.
-        found, first_pos = index.assign(keys, cand, size)
-        n_new = len(first_pos)
-        if size + n_new > max_elements:
-            raise MonoidTooLarge(
-                f"{name}: the monoid has more than max_elements={max_elements} "
-                f"elements (at least {size + n_new}); raise max_elements to enumerate it")
-        elements.append(cand[first_pos])
-        right_rows.append(found.reshape(-1, k))
-        parent.append(frontier_start + first_pos // k)
-        letter.append(first_pos % k)
-        frontier_start, size = size, size + n_new
-        frontier = cand[first_pos]
+        new_rows = []
+        for lo in range(0, len(frontier), chunk):
+            part = frontier[lo: lo + chunk]
+            # All products part × letter at once: f_{ua}(q) = delta(f_u(q), a).
+            cand = gens[:, part].transpose(1, 0, 2).reshape(-1, n)  # (F*k, n), row = u*k + a
+            keys = index.keys(cand)
+            # Known candidates get their index; unseen ones are numbered in candidate order, so
+            # the first occurrence of each new element is its shortlex-least word.
+            found, first_pos = index.assign(keys, cand, size)
+            n_new = len(first_pos)
+            if size + n_new > max_size:
+                raise MonoidTooLarge(_too_large(name, size + n_new, max_elements, n, k,
+                                                per_element))
+            rows = cand[first_pos]
+            elements.append(rows)
+            new_rows.append(rows)
+            right_rows.append(found.reshape(-1, k))
+            parent.append(frontier_start + lo + first_pos // k)
+            letter.append(first_pos % k)
+            size += n_new
+        frontier_start = size - sum(len(r) for r in new_rows)
+        frontier = np.concatenate(new_rows) if len(new_rows) > 1 else new_rows[0]
     return elements, right_rows, parent, letter, index
+
+
+def _too_large(name: str, at_least: int, max_elements: int, n: int, k: int,
+               per_element: int) -> str:
+    if at_least > max_elements:
+        return (f"{name}: the monoid has more than max_elements={max_elements} elements (at "
+                f"least {at_least}); raise max_elements to enumerate it")
+    return (f"{name}: the monoid has at least {at_least} elements of {n} states each "
+            f"({per_element} bytes per element with {k} letters): more than the "
+            f"{MAX_BYTES / 2**30:g} GiB an enumeration may hold")

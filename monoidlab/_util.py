@@ -29,8 +29,14 @@ import numpy as np
 
 from monoidlab.errors import InputError
 
-__all__ = ["Lengths", "LengthsLike", "length_array", "range_text", "atomic_write_bytes", "atomic_write_text",
-           "atomic_torch_save", "write_section", "check_batch", "eval_mode", "progress_bar"]
+__all__ = ["Lengths", "LengthsLike", "length_array", "range_text", "atomic_write_bytes",
+           "atomic_write_text", "atomic_torch_save", "write_section", "check_batch", "eval_mode",
+           "progress_bar", "check_workload", "MAX_LENGTH", "MAX_SYMBOLS"]
+
+# Work a single call may ask for (documented in docs/cli.md): longer strings or more symbols
+# would run for hours or exhaust memory, so they are refused in one line before any work.
+MAX_LENGTH = 100_000  # the longest string a command samples, labels or evaluates
+MAX_SYMBOLS = 2_000_000_000  # strings x length in all, over every length of one call
 
 
 # ------------------------------------------------------------------------------ lengths
@@ -168,9 +174,12 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
         # mkstemp creates 0600 files; give the file the mode a plain open() would
         os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         if os.path.exists(tmp):
             os.unlink(tmp)
+        if isinstance(exc, OSError) and exc.errno and not exc.filename:  # a full disk...
+            raise OSError(exc.errno, f"{exc.strerror}; the previous file, if any, is kept",
+                          str(path)) from None
         raise
 
 
@@ -220,6 +229,34 @@ def write_section(path: str | os.PathLike, name: str, text: str, title: str | No
 
 
 # ------------------------------------------------------------------------------ input checks
+def check_workload(lengths: Any, per_length: int, what: str = "lengths") -> None:
+    """Refuse work that cannot finish: a length above :data:`MAX_LENGTH`, or more than
+    :data:`MAX_SYMBOLS` symbols when ``per_length`` strings are drawn at every length.
+    Ranges are summed arithmetically (``1:10000000`` costs nothing to check).
+
+    >>> check_workload(range(41, 501), 512)
+    >>> check_workload("1:10000000", 64, "--test")
+    Traceback (most recent call last):
+    ...
+    monoidlab.errors.InputError: --test: lengths up to 10000000 requested; at most 100000 (strings that long would not finish)
+    """
+    if isinstance(lengths, Lengths | str | range):
+        r = Lengths.parse(lengths, what)
+        n = len(r)
+        longest = r.start + (n - 1) * r.step if n else 0
+        total = n * (r.start + longest) // 2
+    else:
+        arr = length_array(lengths, what)
+        longest, total = int(arr.max()), int(arr.sum())
+    if longest > MAX_LENGTH:
+        raise InputError(f"{what}: lengths up to {longest} requested; at most {MAX_LENGTH} "
+                         "(strings that long would not finish)")
+    if total * max(int(per_length), 1) > MAX_SYMBOLS:
+        raise InputError(f"{what}: {per_length} strings at each length make "
+                         f"{total * per_length:.3g} symbols; at most {MAX_SYMBOLS:.0e} per call "
+                         "(fewer lengths, a step A:B:STEP, or fewer strings)")
+
+
 def check_batch(tokens: Any, lengths: Any, n_symbols: int, who: str = "batch",
                 min_length: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Validate a numpy batch: ``tokens`` (B, T) ints in ``0..n_symbols-1`` (padding included),

@@ -3,6 +3,13 @@
 Every function returns a minimal :class:`~monoidlab.automaton.Automaton`. The definitions follow
 the MLP-LDRU authors' supplementary code and Delétang et al. (2023); see docs/languages.md.
 
+Size parameters are bounded (:data:`MAX_PARAMS`, and at most :data:`MAX_CELLS` cells in the
+generated transition table): at the bounds, building and minimising a machine takes about a
+second on a 2-core machine (``bench/bench_bad_inputs.py`` and ``tests/test_families.py``
+check it), so a spec cannot make the loader run for minutes. The *monoid* of such a machine is
+usually far too large; its enumeration stops at ``max_elements`` or at the memory budget
+(:mod:`monoidlab._enumerate`).
+
 Example
 -------
 >>> from monoidlab import families
@@ -22,7 +29,8 @@ import numpy as np
 from monoidlab.automaton import Automaton
 from monoidlab.errors import InputError, SpecError
 
-__all__ = ["FAMILIES", "build_family", "count_mod", "parity", "even_pairs", "cycle_navigation",
+__all__ = ["FAMILIES", "MAX_PARAMS", "MAX_CELLS", "check_params", "table_cells",
+           "build_family", "count_mod", "parity", "even_pairs", "cycle_navigation",
            "modular_arithmetic", "modular_arithmetic_precedence", "dyck", "tomita", "prefix",
            "full_transformation", "addition_interleaved"]
 
@@ -31,8 +39,15 @@ DIGITS5 = ["0", "1", "2", "3", "4"]
 
 def count_mod(k: int, *, symbol: str = "1", alphabet: Sequence[str] = ("0", "1"),
               name: str | None = None) -> Automaton:
-    """Class = (number of ``symbol``) mod k; ``k`` classes named ``"0".."k-1"``."""
+    """Class = (number of ``symbol``) mod k; ``k`` classes named ``"0".."k-1"``.
+
+    Bounds: ``k`` <= 100000, at most 1000 symbols, ``k * len(alphabet)`` <= 500000; ``symbol``
+    must be one of ``alphabet``.
+    """
     alphabet = list(alphabet)
+    check_params("count-mod", {"k": k, "alphabet": alphabet})
+    if symbol not in alphabet:
+        raise InputError(f"count-mod: symbol {symbol!r} is not in the alphabet {alphabet}")
     delta = np.array([[(q + (a == symbol)) % k for a in alphabet] for q in range(k)])
     return Automaton(alphabet=alphabet, delta=delta, start=0, output=list(range(k)),
                      classes=[str(i) for i in range(k)], name=name or f"count-mod-{k}",
@@ -60,7 +75,11 @@ def even_pairs() -> Automaton:
 
 
 def cycle_navigation(k: int = 5) -> Automaton:
-    """Position on a k-cycle after the moves: label = sum(a - 1) mod k (0 = -1, 1 = stay, 2 = +1)."""
+    """Position on a k-cycle after the moves: label = sum(a - 1) mod k (0 = -1, 1 = stay, 2 = +1).
+
+    Bound: ``k`` <= 100000.
+    """
+    check_params("cycle-navigation", {"k": k})
     delta = np.array([[(q + a - 1) % k for a in range(3)] for q in range(k)])
     return Automaton(alphabet=["0", "1", "2"], delta=delta, start=0, output=list(range(k)),
                      classes=[str(i) for i in range(k)], name="cycle-navigation",
@@ -138,21 +157,29 @@ def modular_arithmetic(mod: int = 5) -> Automaton:
     """MLP-LDRU's modular arithmetic: ``d (op d)*`` evaluated strictly left to right, mod 5.
 
     Classes 0..4 for complete expressions and ``incomplete`` for everything else.
+    Bound: ``mod`` <= 256.
     """
+    check_params("modular-arithmetic", {"mod": mod})
     return _expression_machine(_LeftToRight(mod), mod, "modular-arithmetic",
                                f"d (op d)* evaluated left to right mod {mod}; else 'incomplete'", mod)
 
 
 def modular_arithmetic_precedence(mod: int = 5) -> Automaton:
-    """Delétang's modular arithmetic: flat expression, standard precedence (* before + -), mod 5."""
+    """Delétang's modular arithmetic: flat expression, standard precedence (* before + -), mod 5.
+
+    Bound: ``mod`` <= 48 (the machine has 4 mod² + 2 states).
+    """
+    check_params("modular-arithmetic-precedence", {"mod": mod})
     return _expression_machine(_Precedence(mod), mod * mod, "modular-arithmetic-precedence",
                                f"d (op d)* with standard precedence mod {mod}; else 'incomplete'", mod)
 
 
 def dyck(n: int) -> Automaton:
-    """Bounded Dyck language D_n over {0 = "(", 1 = ")"}: balanced with depth never above n."""
-    if n < 1:
-        raise InputError(f"dyck: depth bound n must be >= 1, got {n}")
+    """Bounded Dyck language D_n over {0 = "(", 1 = ")"}: balanced with depth never above n.
+
+    Bound: ``n`` <= 100000.
+    """
+    check_params("dyck", {"n": n})
     reject = n + 1
     delta = np.full((n + 2, 2), reject, np.int64)
     for d in range(n + 1):
@@ -180,7 +207,7 @@ _TOMITA = {
 
 def tomita(k: int) -> Automaton:
     """Tomita grammar k (1..7) as the MLP-LDRU authors coded them (docs/languages.md)."""
-    if k not in _TOMITA:
+    if isinstance(k, bool) or k not in _TOMITA:
         raise InputError(f"tomita: k must be 1..7, got {k}")
     rows, accept, desc = _TOMITA[k]
     output = [int(q in accept) for q in range(len(rows))]
@@ -189,7 +216,12 @@ def tomita(k: int) -> Automaton:
 
 
 def prefix(p: int, q: int) -> Automaton:
-    """P_{p,q}: class = the first p symbols (q^p classes) or ``short`` when the string is shorter."""
+    """P_{p,q}: class = the first p symbols (q^p classes) or ``short`` when the string is shorter.
+
+    Bounds: ``q`` <= 700, ``q ** p`` <= 100000 classes, and (1 + q + ... + q^p) * q <= 500000
+    table cells (so p <= 16 for q = 2, p = 1 for q > 316).
+    """
+    check_params("prefix", {"p": p, "q": q})
     alphabet = [str(i) for i in range(q)]
     # States: trie nodes of depth <= p, numbered by (depth, code); leaves absorb.
     nodes = [(d, c) for d in range(p + 1) for c in range(q ** d)]
@@ -210,8 +242,10 @@ def full_transformation(n: int) -> Automaton:
     """n states whose letters act as an n-cycle, a transposition and a collapse.
 
     They generate the full transformation monoid T_n (n^n elements); every state is its own
-    class, so the machine is minimal. Used by the enumeration benchmark.
+    class, so the machine is minimal. Used by the enumeration benchmark. Bound: ``n`` <= 100000
+    (the monoid stops at ``max_elements`` long before: T_8 already has 16.7 million elements).
     """
+    check_params("full-transformation", {"n": n})
     cyc = [(q + 1) % n for q in range(n)]
     swap = [1, 0] + list(range(2, n)) if n > 1 else [0]
     collapse = [0, 0] + list(range(2, n)) if n > 1 else [0]
@@ -273,8 +307,84 @@ FAMILIES: dict[str, Callable[..., Automaton]] = {
 }
 
 
-# Bounds on size parameters, so that a spec cannot make the loader run for minutes.
-_MAX_PARAM = {"n": 10_000, "k": 10_000, "mod": 64, "p": 64, "q": 10_000}
+# Upper bounds of the size parameters (languages/README.md). At the bounds, building and
+# minimising takes about a second (measured in bench/bench_bad_inputs.py), well under 5 s.
+MAX_PARAMS: dict[str, dict[str, int]] = {
+    "count-mod": {"k": 100_000, "alphabet": 1000},
+    "cycle-navigation": {"k": 100_000},
+    "modular-arithmetic": {"mod": 256},
+    "modular-arithmetic-precedence": {"mod": 48},
+    "dyck": {"n": 100_000},
+    "prefix": {"p": 100_000, "q": 700},
+    "full-transformation": {"n": 100_000},
+}
+MAX_CELLS = 500_000  # states x symbols of the generated table (before minimisation)
+MAX_PREFIX_CLASSES = 100_000  # q ** p
+
+
+def table_cells(family: str, params: dict) -> int:
+    """States × symbols of the table the generator builds (before minimisation), computed from
+    the parameters alone (no table is built).
+
+    >>> table_cells("dyck", {"n": 6}), table_cells("prefix", {"p": 2, "q": 3})
+    (16, 39)
+    """
+    g = lambda key, default: params.get(key, default)  # noqa: E731
+    if family == "count-mod":
+        return g("k", 0) * len(g("alphabet", ("0", "1")))
+    if family in ("cycle-navigation", "full-transformation"):
+        return 3 * g("k" if family == "cycle-navigation" else "n", 5)
+    if family == "modular-arithmetic":
+        m = g("mod", 5)
+        return (4 * m + 2) * (m + 3)
+    if family == "modular-arithmetic-precedence":
+        m = g("mod", 5)
+        return (4 * m * m + 2) * (m + 3)
+    if family == "dyck":
+        return 2 * (g("n", 1) + 2)
+    if family == "prefix":
+        p, q = g("p", 1), g("q", 2)
+        if q > 1 and p > 64:
+            return 2**63  # far beyond any bound (and q ** p not computed)
+        return (p + 1 if q == 1 else (q ** (p + 1) - 1) // (q - 1)) * q
+    return 0  # fixed machines
+
+
+def check_params(family: str, params: dict) -> None:
+    """Refuse (:class:`~monoidlab.errors.InputError`, naming the parameter) size parameters that
+    are not positive integers or exceed :data:`MAX_PARAMS` / :data:`MAX_CELLS`. Cheap: nothing
+    is built.
+
+    >>> check_params("dyck", {"n": 200_000})
+    Traceback (most recent call last):
+    ...
+    monoidlab.errors.InputError: dyck: parameter 'n' is at most 100000 (so that loading takes seconds), got 200000
+    """
+    bounds = MAX_PARAMS.get(family, {})
+    for key, limit in bounds.items():
+        if key not in params:
+            continue
+        val = params[key]
+        if key == "alphabet":
+            if not isinstance(val, list | tuple) or not val:
+                raise InputError(f"{family}: parameter 'alphabet' must be a non-empty list of "
+                                 f"symbols, got {val!r}")
+            val = len(val)
+        elif isinstance(val, bool) or not isinstance(val, int) or val < 1:
+            raise InputError(f"{family}: {key} must be a positive integer, got {val!r}")
+        if val > limit:
+            what = "symbols" if key == "alphabet" else f"parameter {key!r}"
+            raise InputError(f"{family}: {what} is at most {limit} (so that loading takes "
+                             f"seconds), got {val}")
+    if family == "prefix":
+        p, q = params.get("p", 1), params.get("q", 2)
+        if q > 1 and (p > 17 or q ** p > MAX_PREFIX_CLASSES):  # 2 ** 17 > 100000
+            raise InputError(f"prefix: q ** p must be at most {MAX_PREFIX_CLASSES} (the number "
+                             f"of classes), got {q}**{p}")
+    cells = table_cells(family, params)
+    if cells > MAX_CELLS:
+        raise InputError(f"{family}: the table would have {cells} cells (states × symbols); at "
+                         f"most {MAX_CELLS} (so that loading takes seconds)")
 
 
 def build_family(family: str, params: dict, *, source: str = "family") -> Automaton:
@@ -294,10 +404,14 @@ def build_family(family: str, params: dict, *, source: str = "family") -> Automa
     for key, val in params.items():
         if key in ("n", "k", "p", "q", "mod") and (not isinstance(val, int) or isinstance(val, bool) or val < 1):
             raise SpecError(source, f"params.{key}", f"must be a positive integer, got {val!r}")
-        if key in _MAX_PARAM and val > _MAX_PARAM[key]:  # the generators loop in Python
-            raise SpecError(source, f"params.{key}", f"at most {_MAX_PARAM[key]}, got {val}")
-    if family == "prefix" and params.get("q", 2) ** params.get("p", 1) > 100_000:
-        raise SpecError(source, "params", "q ** p must be at most 100000 (the number of classes)")
+        limit = MAX_PARAMS.get(family, {}).get(key)
+        if limit is not None and key != "alphabet" and val > limit:
+            raise SpecError(source, f"params.{key}", f"at most {limit} (so that loading takes "
+                            f"seconds), got {val}")
+    try:
+        check_params(family, params)
+    except InputError as exc:
+        raise SpecError(source, "params", str(exc)) from None
     try:
         return fn(**params)
     except (ValueError, TypeError) as exc:

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from monoidlab._paths import check_output_dir, confine, ensure_dir, slugify
 from monoidlab._util import atomic_write_text
 
 if TYPE_CHECKING:
@@ -88,6 +89,9 @@ def build_report(language: str | Automaton, out_dir: str | os.PathLike, *,
     Beside it, ``OUT/<language>.json`` holds the key figures (monoid size, support lengths,
     and with a checkpoint the strict verdict, accuracy per kind beside the baselines, probing
     and associativity, trained vs initialisation): what ``monoidlab demo`` prints.
+
+    The file names are a slug of the language's name (a spec's ``name`` may hold any text),
+    and ``out_dir`` is checked before any work (:func:`monoidlab._paths.check_output_dir`).
     """
     import monoidlab as ml
     from monoidlab import viz
@@ -96,6 +100,7 @@ def build_report(language: str | Automaton, out_dir: str | os.PathLike, *,
     from monoidlab.sublanguage import resolve_within
 
     t0 = time.time()
+    check_output_dir(out_dir, "report folder")  # before minutes of work, not after
     lang = ml.load_language(language) if isinstance(language, str) else language
     monoid = lang.monoid()
     within = resolve_within(lang, "auto")
@@ -175,9 +180,8 @@ def build_report(language: str | Automaton, out_dir: str | os.PathLike, *,
     page = (f"<!doctype html><html><head><meta charset=utf-8><title>monoidlab: "
             f"{html.escape(lang.name)}</title><style>{CSS}</style></head><body>"
             + "\n".join(parts) + "</body></html>")
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / f"{lang.name}.html"
+    out = ensure_dir(out_dir, "report folder")
+    path = confine(out / f"{slugify(lang.name, 'language')}.html", out, "report file")
     atomic_write_text(path, page)
     key["seconds"] = round(time.time() - t0, 1)
     atomic_write_text(path.with_suffix(".json"), json.dumps(key, indent=2, default=float))

@@ -51,6 +51,8 @@ def load_spec(path: str | Path) -> Automaton:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(src, "<toml>", f"invalid TOML: {exc}") from None
+    except RecursionError:  # tomllib recurses once per nesting level
+        raise SpecError(src, "<toml>", "invalid TOML: arrays or tables nested too deeply") from None
     return automaton_from_dict(data, source=src, default_name=path.stem)
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 from collections.abc import Sequence
 
 from monoidlab.cli import algebra, analysis, probe, report, training
@@ -43,9 +44,18 @@ MODULES = (algebra, analysis, probe, report, training)  # the order of `monoidla
 COMMANDS: dict[str, Command] = {fn.cli_name: fn for m in MODULES for fn in m.COMMANDS}
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (``monoidlab: error: ...``), like every other failure."""
+
+    def error(self, message: str):
+        print(f"monoidlab: error: {self.prog}: {message} (see {self.prog} --help)",
+              file=sys.stderr)
+        sys.exit(2)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argparse parser with every subcommand of :data:`COMMANDS`."""
-    parser = argparse.ArgumentParser(prog="monoidlab", description=__doc__.split("\n")[0])
+    parser = _Parser(prog="monoidlab", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, fn in COMMANDS.items():
         p = sub.add_parser(name, help=fn.cli_help, description=fn.cli_help)
@@ -106,6 +116,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     if os.environ.get("MONOIDLAB_DEBUG"):  # full tracebacks for developers
         args.func(args)
         return 0
+    with warnings.catch_warnings():
+        warnings.showwarning = _show_warning
+        return _run(args)
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Warnings as one line each (``monoidlab: warning: ...``), without source lines."""
+    print(f"monoidlab: warning: {message}", file=sys.stderr)
+
+
+def _run(args) -> int:
     try:
         args.func(args)
     except MonoidlabError as exc:

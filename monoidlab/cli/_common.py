@@ -16,7 +16,8 @@ from monoidlab._util import Lengths
 from monoidlab.errors import InputError, UsageError
 
 __all__ = ["CLIError", "UsageError", "Command", "command", "emit", "format_table",
-           "parse_range", "json_default", "DeprecatedAlias"]
+           "parse_range", "json_default", "DeprecatedAlias", "save_figure", "positive",
+           "check_work"]
 
 CLIError = UsageError  # the name used before errors moved to monoidlab.errors
 
@@ -73,6 +74,45 @@ def parse_range(text: str, what: str = "range") -> range:
     except InputError as exc:
         raise UsageError(str(exc)) from None
     return range(lengths.start, lengths.stop + 1, lengths.step)
+
+
+def positive(value, option: str, minimum: int = 1):
+    """``value`` unless it is below ``minimum`` (``--samples 0`` fails, it never means 64).
+
+    >>> positive(3, "--r")
+    3
+    """
+    if value is not None and value < minimum:
+        raise UsageError(f"{option} must be >= {minimum}, got {value}")
+    return value
+
+
+def check_work(lengths, per_length: int, option: str) -> None:
+    """Refuse (one line, before any work) strings longer than ``MAX_LENGTH`` or more than
+    ``MAX_SYMBOLS`` symbols in all (``per_length`` strings at each length); see
+    :func:`monoidlab._util.check_workload`."""
+    from monoidlab._util import check_workload
+
+    try:
+        check_workload(lengths, per_length, option)
+    except InputError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def save_figure(fig, path, **kwargs) -> None:
+    """``fig.savefig`` through a temporary file (no half-written PNG on a full disk)."""
+    import io
+
+    import matplotlib.pyplot as plt
+
+    from monoidlab._util import atomic_write_bytes
+
+    buf = io.BytesIO()
+    try:
+        fig.savefig(buf, format="png", **kwargs)
+    finally:
+        plt.close(fig)
+    atomic_write_bytes(path, buf.getvalue())
 
 
 def emit(args: argparse.Namespace, data: Any, table: str) -> None:

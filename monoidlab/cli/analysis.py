@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
+from monoidlab._paths import check_output_dir, ensure_dir
 from monoidlab.cli._common import (
     DeprecatedAlias,
     UsageError,
+    check_work,
     command,
     emit,
     format_table,
     parse_range,
+    positive,
+    save_figure,
 )
 
 __all__ = ["COMMANDS"]
@@ -54,8 +57,15 @@ def cmd_coverage(args: argparse.Namespace) -> None:
     from monoidlab.sampling import sample
     from monoidlab.sublanguage import resolve_within
 
-    lang = ml.load_language(args.language)
+    if args.out:
+        check_output_dir(args.out)  # before the work, not after
     train_l, test_l = parse_range(args.train, "--train"), parse_range(args.test, "--test")
+    positive(args.n_train, "--n-train")
+    positive(args.n_test, "--n-test")
+    for lengths, n, opt in ((train_l, args.n_train, "--train"), (test_l, args.n_test, "--test")):
+        # exact: one pass per length; sampled: n strings of at most the longest length
+        check_work(lengths if args.exact else [lengths[-1]], 1 if args.exact else n, opt)
+    lang = ml.load_language(args.language)
     within = resolve_within(lang, args.within)
     offsets = _offsets(args.offsets)
     chosen = args.sampler is not None
@@ -83,15 +93,14 @@ def cmd_coverage(args: argparse.Namespace) -> None:
                    sampler_from="--sampler" if chosen else "training's default",
                    within=within, offsets=args.offsets or "0", padding=args.padding)
     if args.out:
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
+        out = ensure_dir(args.out)
         from monoidlab._util import atomic_write_text
         from monoidlab.viz.coverage import gap_heatmaps, missing_table, shift_bars
 
         figs = {"heatmaps.png": gap_heatmaps(gap), "missing.png": missing_table(gap),
                 "ec_shift.png": shift_bars(gap)}
         for name, fig in figs.items():
-            fig.savefig(out / name, dpi=110)
+            save_figure(fig, out / name, dpi=110)
         atomic_write_text(out / "coverage.json", json.dumps(summary, indent=2))
         summary["files"] = sorted(str(out / n) for n in [*figs, "coverage.json"])
     origin = "" if chosen else " (training's default; --sampler to choose)"
@@ -147,8 +156,15 @@ def cmd_min_length(args: argparse.Namespace) -> None:
     if (args.delta is None) != (args.sample_lengths is None):
         raise UsageError("--delta and --sample-lengths go together: the sample-size estimate "
                          "needs both the training lengths and the failure probability")
+    if args.delta is not None and not 0 < args.delta < 1:
+        raise UsageError(f"--delta is a failure probability in (0, 1), got {args.delta}")
+    positive(args.r, "--r")
+    positive(args.max_search, "--max-search")
     names = ml.suite(args.suite) if args.suite else [args.language]
     test = parse_range(args.test, "--test")
+    check_work(test, 1, "--test")
+    if args.max_search is not None:
+        check_work([args.max_search], 1, "--max-search")
     train_range = parse_range(args.sample_lengths, "--sample-lengths") if args.sample_lengths else None
     offsets = _offsets(args.offsets)
     rows = []

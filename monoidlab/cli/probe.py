@@ -12,12 +12,25 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from monoidlab.cli._common import UsageError, command, emit, format_table, json_default, parse_range
+from monoidlab._paths import check_output_dir, ensure_dir
+from monoidlab.cli._common import (
+    UsageError,
+    check_work,
+    command,
+    emit,
+    format_table,
+    json_default,
+    parse_range,
+    positive,
+    save_figure,
+)
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["COMMANDS"]
+__all__ = ["COMMANDS", "MAX_PROBE"]
+
+MAX_PROBE = 100_000  # held-out strings / triples one probe may embed
 
 
 def _out_dir(checkpoint: str, out: str | None) -> Path:
@@ -60,13 +73,22 @@ def cmd_probe(args: argparse.Namespace) -> None:
     from monoidlab.probing import probe_checkpoint
 
     lengths = parse_range(args.lengths, "--lengths") if args.lengths else None
+    positive(args.n_strings, "--n-strings")
+    positive(args.n_triples, "--n-triples", 0)
+    positive(args.max_nodes, "--max-nodes")
+    for n, opt in ((args.n_strings, "--n-strings"), (args.n_triples, "--n-triples")):
+        if n > MAX_PROBE:  # embeddings of every node are held in memory
+            raise UsageError(f"{opt}: at most {MAX_PROBE} (probing is an analysis of a sample), "
+                             f"got {n}")
+    if lengths:
+        check_work(lengths, 1, "--lengths")
+    out = check_output_dir(_out_dir(args.checkpoint, args.out))  # before the work, not after
     res = probe_checkpoint(args.checkpoint, n_strings=args.n_strings, lengths=lengths,
                            mode=args.heldout, n_triples=args.n_triples, seed=args.seed,
                            compare_init=not args.no_init, max_nodes=args.max_nodes,
                            clusterers=_clusterers(args.clusterers))
     m = res["metrics"]
-    out = _out_dir(args.checkpoint, args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    ensure_dir(out)
     m["figures"] = _figures(res, out, umap=not args.no_umap)
     atomic_write_text(out / "probe.json", json.dumps(m, indent=2, default=json_default))
     emit(args, m, _table(m) + f"\n\nwrote {out}/probe.json and {len(m['figures'])} figures")
@@ -84,15 +106,12 @@ def _clusterers(text: str) -> tuple[str, ...]:
 
 
 def _figures(res: dict[str, Any], out: Path, umap: bool) -> list[str]:
-    import matplotlib.pyplot as plt
-
     from monoidlab.viz import probing as pp
 
     written = []
 
     def save(fig: Figure, name: str) -> None:
-        fig.savefig(out / name, dpi=110, bbox_inches="tight")
-        plt.close(fig)
+        save_figure(fig, out / name, dpi=110, bbox_inches="tight")
         written.append(name)
 
     monoid = res["language"].monoid()

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from monoidlab._paths import check_output_dir, confine, slugify
 from monoidlab._util import Lengths
 from monoidlab.cli._common import UsageError, command, emit, parse_range
 
@@ -92,14 +93,16 @@ def _f(v: Any) -> str:
 
 
 def _train_for_report(language: str, out: Path, progress: bool) -> str:
-    """Train (or resume, or reuse) the demo's model in ``OUT/<language>-<model>``; the run
-    folder (its best validated weights and its results.json) is what the report reads."""
+    """Train (or resume, or reuse) the demo's model in ``OUT/<language slug>-<model>`` (a spec
+    path gives its file stem: the run folder stays inside ``OUT``); the run folder (its best
+    validated weights and its results.json) is what the report reads."""
     import json
 
     from monoidlab.training import TrainConfig, train
 
     cfg = TrainConfig(language=language, **DEMO_TRAINING)
-    run = out / f"{language}-{cfg.model}"
+    stem = Path(language).stem if language.endswith(".toml") else language
+    run = confine(out / slugify(f"{stem}-{cfg.model}"), out, "--out")
     done = run / "results.json"
     try:
         finished = "verdict" in json.loads(done.read_text())
@@ -107,7 +110,7 @@ def _train_for_report(language: str, out: Path, progress: bool) -> str:
         finished = False
     if not finished:
         resume = (run / "checkpoint.pt").is_file()
-        train(cfg, run, resume=resume, progress=progress)
+        train(cfg, run, resume=resume, overwrite=not resume, progress=progress)
     return str(run)
 
 
@@ -115,6 +118,7 @@ def _train_for_report(language: str, out: Path, progress: bool) -> str:
 def cmd_report(args: argparse.Namespace) -> None:
     if args.checkpoint and args.train_model:
         raise UsageError("give either --checkpoint or --train, not both")
+    check_output_dir(args.out)  # before minutes of work
     ckpt = args.checkpoint
     if args.train_model:
         ckpt = _train_for_report(args.language, Path(args.out), not args.json)
@@ -142,6 +146,7 @@ cmd_report.configure = lambda p: (
 @command("demo", f"the main job: train a small model on {DEMO_LANGUAGE} and write its report")
 def cmd_demo(args: argparse.Namespace) -> None:
     args.language = args.language or DEMO_LANGUAGE
+    check_output_dir(args.out)  # before minutes of work
     ckpt = _train_for_report(args.language, Path(args.out), not args.json)
     _emit_report(args, _report(args, ckpt), ckpt)
 

@@ -5,7 +5,15 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from monoidlab.cli._common import UsageError, command, emit, format_table, parse_range
+from monoidlab.cli._common import (
+    UsageError,
+    check_work,
+    command,
+    emit,
+    format_table,
+    parse_range,
+    positive,
+)
 
 if TYPE_CHECKING:
     import torch
@@ -46,7 +54,8 @@ def _train(args: argparse.Namespace, extra: list[str]) -> None:
     from monoidlab.training import train
 
     cfg = _config(args, extra)
-    res = train(cfg, args.out, resume=args.resume, progress=not args.json)
+    res = train(cfg, args.out, resume=args.resume, overwrite=args.overwrite,
+                progress=not args.json)
     text = (f"{res['model']} on {res['problem']}: {res['steps']} steps, "
             f"{res['train_seconds']:.0f} s on {res['device']}")
     if "evaluation" in res:
@@ -144,6 +153,9 @@ def _configure_train(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", default=None, help="TOML config file")
     p.add_argument("--out", default=None, help="run folder (checkpoint.pt, metrics.jsonl, ...)")
     p.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint.pt")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace the run already in OUT (without it, or --resume, an existing "
+                        "run is refused)")
     p.add_argument("--json", action="store_true")
 
 
@@ -160,14 +172,16 @@ def cmd_evaluate(args: argparse.Namespace) -> None:
 
     if args.threads:
         torch.set_num_threads(args.threads)
+    positive(args.samples, "--samples")
+    lengths = parse_range(args.lengths, "--lengths") if args.lengths else None
     device = pick_device(args.device)
     model, cfg, problem, _ = load_checkpoint(args.checkpoint, device)
     if args.splits:
         return _evaluate_splits(args, model, cfg, problem, device)
-    if args.samples is not None and args.samples < 1:
-        raise UsageError(f"--samples must be >= 1, got {args.samples}")
-    lengths = parse_range(args.lengths, "--lengths") if args.lengths else cfg.test_lengths
+    lengths = lengths or cfg.test_lengths
     kinds = args.kinds.split(",") if args.kinds else cfg.eval_kinds
+    n_kinds = len(kinds) if isinstance(kinds, list) else 3  # "all": three kinds
+    check_work(lengths, (args.samples or cfg.test_samples) * n_kinds, "--lengths/--samples")
     threshold = cfg.solved_threshold if args.threshold is None else args.threshold
     ev = evaluate_kinds(model, problem, lengths, args.samples or cfg.test_samples, cfg.seed,
                         kinds, threshold, device=device, progress=not args.json)
@@ -183,6 +197,7 @@ def _evaluate_splits(args: argparse.Namespace, model: nn.Module, cfg: TrainConfi
 
     names = None if args.splits == "all" else [x.strip() for x in args.splits.split(",")]
     n = args.samples or 512
+    check_work([1000], n * 4, "--samples")  # ListOps strings are at most ~1000 symbols
     acc = evaluate_splits(model, problem, splits_for(problem, names), n, cfg.seed, device=device)
     res = {"checkpoint": args.checkpoint, "problem": problem.name, "model": cfg.model,
            "samples": n, "splits": acc}

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import tomllib
 import warnings
 from collections.abc import Callable
@@ -23,11 +24,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from monoidlab._util import Lengths
+from monoidlab._util import Lengths, check_workload
 from monoidlab.errors import ConfigError, InputError
 
 __all__ = ["TrainConfig", "ConfigError", "load_config", "apply_overrides", "config_from_dict",
            "read_toml", "DEPRECATED_KEYS", "config_keys", "config_table_markdown"]
+
+MAX_BATCH_SYMBOLS = 2**24  # batch_size x longest training length: one step's tokens
 
 # Old key -> new key (accepted for one release, with a DeprecationWarning).
 DEPRECATED_KEYS = {"pad_offset": "offsets"}
@@ -153,11 +156,14 @@ class TrainConfig:
         checks = [
             ("steps", self.steps >= 1, "must be >= 1"),
             ("batch_size", self.batch_size >= 1, "must be >= 1"),
-            ("lr", self.lr > 0, "must be > 0"),
+            ("lr", self.lr > 0 and math.isfinite(self.lr), "must be a finite number > 0"),
             ("clip", self.clip >= 0, "must be >= 0"),
             ("warmup", 0 <= self.warmup < 1, "must lie in [0, 1)"),
-            ("weight_decay", self.weight_decay >= 0, "must be >= 0"),
-            ("assoc_weight", self.assoc_weight >= 0, "must be >= 0"),
+            ("weight_decay", 0 <= self.weight_decay < math.inf, "must be finite and >= 0"),
+            ("assoc_weight", 0 <= self.assoc_weight < math.inf, "must be finite and >= 0"),
+            ("batch_size", self.batch_size * self.train_lengths.stop <= MAX_BATCH_SYMBOLS,
+             f"times the longest training length ({self.train_lengths.stop}) must be at most "
+             f"{MAX_BATCH_SYMBOLS} symbols per step"),
             ("test_samples", self.test_samples >= 1, "must be >= 1"),
             ("eval_every", self.eval_every >= 0, "must be >= 0 (0: only at the end)"),
             ("early_stop", self.early_stop >= 0, "must be >= 0 (0: off)"),
@@ -197,6 +203,13 @@ class TrainConfig:
         for key, ok, msg in checks:
             if not ok:
                 raise ConfigError(f"{source}: key {key!r}: {msg} (got {getattr(self, key)!r})")
+        for key, n in (("train_lengths", 1), ("test_lengths", 3 * self.test_samples),
+                       ("val_lengths", 3 * 16)):  # up to three test kinds per length
+            try:
+                if getattr(self, key) is not None:
+                    check_workload(getattr(self, key), n, key)
+            except InputError as exc:
+                raise ConfigError(f"{source}: key {exc}") from None
         self._check_capabilities(source)
         return self
 
@@ -442,6 +455,8 @@ def read_toml(path: str | Path) -> dict:
         raise ConfigError(f"{path}: not UTF-8 text") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except RecursionError:  # tomllib recurses once per nesting level
+        raise ConfigError(f"{path}: invalid TOML: arrays or tables nested too deeply") from None
 
 
 def load_config(path: str | Path) -> TrainConfig:
@@ -461,10 +476,12 @@ def _parse_value(text: str) -> Any:
     """An override value: TOML/JSON literal when it parses, else the raw string."""
     try:
         return tomllib.loads(f"v = {text}")["v"]
+    except RecursionError:
+        return text
     except tomllib.TOMLDecodeError:
         try:
             return json.loads(text)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             return text
 
 

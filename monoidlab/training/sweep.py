@@ -22,6 +22,13 @@ The results are ``results.csv`` (one row per run) and ``summary.md`` (per task a
 many runs (seeds × learning rates) are strictly solved, the best run's minimum accuracy per
 test kind, the best balanced score over the runs (the papers' best-of selection) and the
 published score), written atomically.
+
+A sweep file is data from anyone, so its writes are confined: ``out`` must lie inside the
+current folder or the sweep file's folder; each run folder is a slug of its id inside ``out``
+(a language given as a spec path becomes its file stem); ``results_md`` must be a ``.md`` file
+inside ``out`` or a repository's ``docs/`` folder (the one beside the sweep file's folder, or
+monoidlab's own), and only the sweep's generated section (between its ``<!-- begin -->`` and
+``<!-- end -->`` markers) is ever rewritten; ``title`` and ``notes`` may not contain markers.
 """
 
 from __future__ import annotations
@@ -29,17 +36,26 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import os
 from pathlib import Path
 from typing import Any
 
+from monoidlab._paths import check_output_dir, is_within, slugify
 from monoidlab._util import atomic_write_text, write_section
 from monoidlab.training.config import ConfigError, TrainConfig, config_from_dict, read_toml
 
 __all__ = ["load_sweep", "run_sweep", "summarise"]
 
 
+_SWEEP_KEYS = {"languages", "tasks", "models", "seeds", "lrs", "out", "results_md", "notes",
+               "title", "workers"}
+_MARKERS = ("<!--", "-->")
+
+
 def load_sweep(path: str | os.PathLike) -> dict[str, Any]:
+    """Read and validate a sweep file (every run's config, the confined output paths); errors
+    are :class:`ConfigError` naming the file and the key."""
     path = Path(path)
     data = read_toml(path)
     sweep = data.get("sweep")
@@ -48,46 +64,132 @@ def load_sweep(path: str | os.PathLike) -> dict[str, Any]:
     unknown = set(data) - {"sweep", "base", "models", "tasks", "paper"}
     if unknown:
         raise ConfigError(f"{path}: unknown table(s) {sorted(unknown)}")
-    problems = [("language", x) for x in sweep.get("languages", [])] + \
-               [("task", x) for x in sweep.get("tasks", [])]
+    unknown = set(sweep) - _SWEEP_KEYS
+    if unknown:
+        raise ConfigError(f"{path}: [sweep] unknown key(s) {sorted(unknown)}; known: "
+                          f"{', '.join(sorted(_SWEEP_KEYS))}")
+    languages, tasks = (_str_list(path, sweep, k, []) for k in ("languages", "tasks"))
+    problems = [("language", x) for x in languages] + [("task", x) for x in tasks]
     if not problems:
         raise ConfigError(f"{path}: [sweep] needs 'languages' and/or 'tasks'")
-    models = sweep.get("models")
-    if not models or not isinstance(models, list):
+    models = _str_list(path, sweep, "models", None)
+    if not models:
         raise ConfigError(f"{path}: [sweep] key 'models': a non-empty list of model names")
     seeds = sweep.get("seeds", [0])
+    if not isinstance(seeds, list) or not seeds or not all(
+            isinstance(x, int) and not isinstance(x, bool) for x in seeds):
+        raise ConfigError(f"{path}: [sweep] key 'seeds': a non-empty list of integers, got "
+                          f"{seeds!r}")
     lrs = sweep.get("lrs")
     if lrs is not None and (not isinstance(lrs, list) or not lrs or any(
-            isinstance(x, bool) or not isinstance(x, int | float) or x <= 0 for x in lrs)):
+            isinstance(x, bool) or not isinstance(x, int | float) or not 0 < x < math.inf
+            for x in lrs)):
         raise ConfigError(f"{path}: [sweep] key 'lrs': a non-empty list of positive learning "
                           f"rates, got {lrs!r}")
-    base = data.get("base", {})
-    per_model = data.get("models", {})
-    per_task = data.get("tasks", {})
+    base = _table(path, data, "base")
+    per_model = _table(path, data, "models")
+    per_task = _table(path, data, "tasks")
     runs = []
     for kind, name in problems:
         for model in models:
             for lr in lrs or [None]:  # the lrs axis overrides every other 'lr'
                 for seed in seeds:
-                    keys = {**base, **per_model.get(model, {}), **per_task.get(name, {}),
-                            kind: name, "model": model, "seed": seed}
+                    keys = {**base, **_table(path, per_model, model, "models."),
+                            **_table(path, per_task, name, "tasks."), kind: name,
+                            "model": model, "seed": seed}
                     tag = "" if lr is None else f"__lr{lr:g}"
                     if lr is not None:
                         keys["lr"] = float(lr)
                     cfg = config_from_dict(keys, f"{path} ({name}, {model}{tag}, seed {seed})")
-                    runs.append({"id": f"{name}__{model}{tag}__s{seed}", "problem": name,
+                    runs.append({"id": run_id(name, model + tag, seed), "problem": name,
                                  "model": model, "seed": seed, "lr": cfg.lr,
                                  "config": cfg.as_dict()})
-    out = sweep.get("out", f"runs/{path.stem}")
+    ids = [r["id"] for r in runs]
+    dup = sorted({i for i in ids if ids.count(i) > 1})
+    if dup:
+        raise ConfigError(f"{path}: two runs would share the run folder(s) {dup} (two specs "
+                          "with one file name?); rename one")
+    out = _out(path, sweep)
     workers = sweep.get("workers", 1)
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ConfigError(f"{path}: [sweep] key 'workers': a positive integer, got {workers!r}")
     paper = data.get("paper", {})
     if not isinstance(paper, dict) or not isinstance(paper.get("scores", {}), dict):
         raise ConfigError(f"{path}: [paper] needs 'scores' = {{ model = {{ task = percent }} }}")
-    return {"runs": runs, "out": out, "source": str(path), "workers": workers,
-            "title": sweep.get("title", path.stem), "results_md": sweep.get("results_md"),
-            "notes": sweep.get("notes", ""), "paper": paper}
+    title = _text(path, sweep, "title", path.stem)
+    if "\n" in title:
+        raise ConfigError(f"{path}: [sweep] key 'title': one line, got {title!r}")
+    return {"runs": runs, "out": out, "source": str(path), "workers": workers, "title": title,
+            "results_md": _results_md(path, sweep, out), "notes": _text(path, sweep, "notes", ""),
+            "paper": paper}
+
+
+def run_id(name: str, model: str, seed: int) -> str:
+    """The run folder's name: a slug of ``name__model__sSEED`` (a spec path gives its stem).
+
+    >>> run_id("parity", "mlp-ldru", 0), run_id("/abs/dir/../mine.toml", "lstm", 2)
+    ('parity__mlp-ldru__s0', 'mine__lstm__s2')
+    """
+    if name.endswith(".toml"):
+        name = Path(name).stem
+    return slugify(f"{name}__{model}__s{seed}")
+
+
+def _str_list(path: Path, sweep: dict, key: str, default):
+    value = sweep.get(key, default)
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(x, str) and x for x in value):
+        raise ConfigError(f"{path}: [sweep] key {key!r}: a list of names, got {value!r}")
+    return value
+
+
+def _table(path: Path, data: dict, key: str, prefix: str = "") -> dict:
+    value = data.get(key, {})
+    if not isinstance(value, dict):
+        raise ConfigError(f"{path}: [{prefix}{key}] must be a table, got "
+                          f"{type(value).__name__} {value!r}")
+    return value
+
+
+def _text(path: Path, sweep: dict, key: str, default: str) -> str:
+    value = sweep.get(key, default)
+    if not isinstance(value, str):
+        raise ConfigError(f"{path}: [sweep] key {key!r}: a string, got {type(value).__name__}")
+    if any(m in value for m in _MARKERS):
+        raise ConfigError(f"{path}: [sweep] key {key!r}: may not contain '<!--' or '-->' (the "
+                          "markers of generated sections)")
+    return value
+
+
+def _out(path: Path, sweep: dict) -> str:
+    """``out``, checked: inside the current folder or the sweep file's folder, usable."""
+    out = sweep.get("out", f"runs/{slugify(path.stem)}")
+    if not isinstance(out, str) or not out:
+        raise ConfigError(f"{path}: [sweep] key 'out': a folder path, got {out!r}")
+    roots = (Path.cwd(), path.resolve().parent)
+    if not any(is_within(out, r) for r in roots):
+        raise ConfigError(f"{path}: [sweep] key 'out': {Path(out).resolve()} lies outside the "
+                          f"current folder and the sweep file's folder")
+    check_output_dir(out, f"{path}: [sweep] key 'out'")
+    return out
+
+
+def _results_md(path: Path, sweep: dict, out: str) -> str | None:
+    """``results_md``, checked: a ``.md`` file inside ``out`` or a repository's docs folder."""
+    md = sweep.get("results_md")
+    if md is None:
+        return None
+    if not isinstance(md, str) or not md.endswith(".md"):
+        raise ConfigError(f"{path}: [sweep] key 'results_md': a .md file, got {md!r}")
+    roots = [Path(out), path.resolve().parent.parent / "docs",
+             Path(__file__).resolve().parents[2] / "docs"]
+    if not any(is_within(md, r) for r in roots):
+        raise ConfigError(f"{path}: [sweep] key 'results_md': {Path(md).resolve()} must lie in "
+                          f"the sweep's out folder or a docs folder ({', '.join(map(str, roots))})")
+    if Path(md).exists() and not Path(md).resolve().is_file():
+        raise ConfigError(f"{path}: [sweep] key 'results_md': {md} is not a file")
+    return md
 
 
 def _run_one(run: dict[str, Any], out_root: str, progress: bool) -> dict[str, Any]:
@@ -99,8 +201,9 @@ def _run_one(run: dict[str, Any], out_root: str, progress: bool) -> dict[str, An
     done = out / "results.json"
     res = json.loads(done.read_text()) if done.is_file() else None
     if res is None:
+        # a checkpoint: continue it; none: whatever a killed start left is replaced
         resume = (out / "checkpoint.pt").is_file()
-        res = train(cfg, out, resume=resume, progress=progress)
+        res = train(cfg, out, resume=resume, overwrite=not resume, progress=progress)
     elif "evaluation" not in res:  # finished before strict evaluation: evaluate it again
         res = _reevaluate(cfg, out, res, progress)
     res = json.loads(json.dumps(res))  # one form, fresh or reloaded: lengths as JSON keys
@@ -293,6 +396,9 @@ def summarise(sweep: dict[str, Any], rows: list[dict[str, Any]],
     md = "\n".join(lines) + "\n"
     atomic_write_text(out / "summary.md", md)
     if write_docs and sweep.get("results_md"):  # e.g. docs/results.md, with the settings used
+        # (load_sweep confined it to the sweep's out folder or a docs folder)
+        if not str(sweep["results_md"]).endswith(".md"):
+            raise ConfigError(f"results_md: a .md file, got {sweep['results_md']!r}")
         settings = json.dumps(sweep["runs"][0]["config"], indent=1) if sweep["runs"] else "{}"
         per_model: dict[str, dict[str, Any]] = {}  # what differs between models: their kwargs and optimisation keys
         for r in sweep["runs"]:
@@ -302,7 +408,7 @@ def summarise(sweep: dict[str, Any], rows: list[dict[str, Any]],
         hours = sum(r["train_seconds"] for r in rows) / 3600
         notes = sweep.get("notes", "").strip()
         # one generated section per sweep: other sections of the page are kept
-        write_section(sweep["results_md"], f"sweep {Path(sweep['source']).stem}",
+        write_section(sweep["results_md"], f"sweep {slugify(Path(sweep['source']).stem)}",
                       md.replace("# ", "## ", 1) + (f"\n{notes}\n" if notes else "") +
                           f"\nSweep file: `{sweep['source']}`; {len(rows)} runs, "
                           f"{hours:.2f} h of training in total (evaluation not included). "

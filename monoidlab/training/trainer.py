@@ -7,7 +7,8 @@ checkpoint at step s continues exactly as the uninterrupted run would (tested).
 The batch of a step comes from :func:`training_batch`, which probing also uses to regenerate a
 run's training strings. Checkpoints are written atomically and hold weights, optimiser state,
 step and config (no RNG state: the per-step seeding makes it redundant); they load with
-``torch.load(weights_only=True)``.
+``torch.load(weights_only=True)``. The run folder's mechanics (refusing to overwrite a run, the
+lock, checkpoint checksums, tolerant metrics) live in :mod:`monoidlab.training.run_folder`.
 
 Example
 -------
@@ -32,11 +33,17 @@ from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 
-from monoidlab._util import atomic_torch_save, atomic_write_text, progress_bar
+from monoidlab._util import atomic_write_text, progress_bar
 from monoidlab.errors import CheckpointError, ConfigError, InputError, TrainingDiverged
 from monoidlab.models.protocols import RegularisedModel
 from monoidlab.training.config import TrainConfig
 from monoidlab.training.evaluate import Evaluation, check_test_lengths, evaluate_kinds, to_device
+from monoidlab.training.run_folder import (
+    RunFolder,
+    read_checkpoint,
+    save_checkpoint,
+    truncate_metrics,
+)
 
 if TYPE_CHECKING:
     import torch
@@ -45,7 +52,7 @@ if TYPE_CHECKING:
     from monoidlab.training.problems import Problem
 
 __all__ = ["train", "load_checkpoint", "TrainingDiverged", "pick_device", "build_for", "lr_at",
-           "training_batch"]
+           "training_batch", "read_checkpoint"]
 
 
 def pick_device(name: str = "auto") -> torch.device:
@@ -95,10 +102,16 @@ def build_for(cfg: TrainConfig, problem: Problem) -> nn.Module:
     from monoidlab.models import build_model
 
     try:
-        return build_model(cfg.model, vocab_size=problem.vocab_size,
-                           n_classes=problem.n_classes, **cfg.model_kwargs)
-    except (TypeError, ValueError) as exc:  # a bad option or value in model_kwargs
-        raise ConfigError(f"key 'model_kwargs' of model {cfg.model!r}: {exc}") from None
+        model = build_model(cfg.model, vocab_size=problem.vocab_size,
+                            n_classes=problem.n_classes, **cfg.model_kwargs)
+    except (TypeError, ValueError, ZeroDivisionError, RuntimeError) as exc:  # e.g. d = 0 or -4
+        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ConfigError(f"key 'model_kwargs' of model {cfg.model!r}: {msg}") from None
+    empty = [n for n, p in model.named_parameters() if p.numel() == 0]
+    if empty:  # a zero size (hidden = 0): it would train nothing, or never finish
+        raise ConfigError(f"key 'model_kwargs' of model {cfg.model!r}: {cfg.model_kwargs} gives "
+                          f"empty weights ({empty[0]}); sizes must be >= 1")
+    return model
 
 
 def training_batch(cfg: TrainConfig, problem: Problem, train_lengths: np.ndarray,
@@ -135,7 +148,7 @@ def load_checkpoint(path: str | os.PathLike, device: torch.device | str = "cpu"
         path = path / "checkpoint.pt"
     if not path.is_file():
         raise CheckpointError(f"no checkpoint at {path}")
-    ckpt = read_checkpoint(path, device)
+    ckpt = read_checkpoint(path, device)  # verified: keys, checksums, finite weights
     if best is not None and best.is_file():
         kept = read_best(best, device)
         ckpt = {**ckpt, "model": kept["model"], "step": kept["step"], "last_step": ckpt["step"]}
@@ -151,43 +164,35 @@ def load_checkpoint(path: str | os.PathLike, device: torch.device | str = "cpu"
     return model, cfg, problem, ckpt
 
 
-def read_checkpoint(path: str | Path, device: torch.device | str = "cpu") -> dict[str, Any]:
-    """The checkpoint dict, loaded with ``weights_only=True``; anything that is not a monoidlab
-    checkpoint raises :class:`~monoidlab.errors.CheckpointError` (one line, no torch advice)."""
-    import pickle
-
-    import torch
-
-    try:
-        ckpt = torch.load(path, map_location=device, weights_only=True)
-    except pickle.UnpicklingError:
-        raise CheckpointError(f"{path}: refusing to load: not a monoidlab checkpoint (or unsafe "
-                              "content)") from None
-    except (EOFError, RuntimeError, ValueError, IndexError, TypeError, AttributeError) as exc:
-        raise CheckpointError(f"{path}: not a readable checkpoint ({type(exc).__name__})") from None
-    need = ("model", "config", "step")
-    if not isinstance(ckpt, dict) or any(k not in ckpt for k in need):
-        raise CheckpointError(f"{path}: not a monoidlab checkpoint (expected a dict with "
-                              f"{', '.join(need)})")
-    return ckpt
-
-
 def train(cfg: TrainConfig, out_dir: str | os.PathLike | None = None, resume: bool = False,
-          progress: bool = True, evaluate_at_end: bool = True) -> dict[str, Any]:
+          progress: bool = True, evaluate_at_end: bool = True,
+          overwrite: bool = False) -> dict[str, Any]:
     """Train a model; returns ``{"evaluation": ..., "solved", "verdict", "score_balanced",
     "accuracy": {kind: {L: acc}}, "steps", ...}`` (the strict evaluation of
     :mod:`monoidlab.training.evaluate`, unless ``evaluate_at_end`` is False).
 
     With ``out_dir``: ``checkpoint.pt`` (atomic, every ``checkpoint_every`` steps and at the
     end), ``metrics.jsonl`` (one JSON object per logged step), ``config.json`` and
-    ``results.json``. ``resume=True`` continues from ``out_dir/checkpoint.pt``.
+    ``results.json``. ``resume=True`` continues from ``out_dir/checkpoint.pt``. A folder that
+    already holds a run is refused unless ``resume`` or ``overwrite`` (which replaces it); the
+    folder is locked while the run trains (:class:`~monoidlab.training.run_folder.RunFolder`).
     """
+    cfg.validate()
+    if not out_dir:
+        if resume:
+            raise CheckpointError("--resume needs the run folder to continue (--out)")
+        return _train(cfg, None, False, progress, evaluate_at_end)
+    with RunFolder(out_dir, resume=resume, overwrite=overwrite) as run:  # before any work
+        return _train(cfg, run.path, resume, progress, evaluate_at_end)
+
+
+def _train(cfg: TrainConfig, out_dir, resume: bool, progress: bool,
+           evaluate_at_end: bool) -> dict:
     import torch
 
     from monoidlab.training.config import config_from_dict
     from monoidlab.training.problems import make_problem
 
-    cfg.validate()
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     device = pick_device(cfg.device)
@@ -218,7 +223,7 @@ def train(cfg: TrainConfig, out_dir: str | os.PathLike | None = None, resume: bo
     if out:
         out.mkdir(parents=True, exist_ok=True)
         atomic_write_text(out / "config.json", json.dumps(cfg.as_dict(), indent=2))
-        _truncate_metrics(out / "metrics.jsonl", step0)
+        truncate_metrics(out / "metrics.jsonl", step0)
     fwd_model = torch.compile(model) if cfg.compile else model
     writer = _tensorboard(out)
     use_bf16 = cfg.bf16 and device.type == "cuda"
@@ -227,7 +232,7 @@ def train(cfg: TrainConfig, out_dir: str | os.PathLike | None = None, resume: bo
         if not ckpt_path:
             return
         # no RNG state: step s re-seeds both the data and torch from (seed, s)
-        atomic_torch_save({
+        save_checkpoint({
             "model": model.state_dict(), "optimizer": opt.state_dict(), "step": step,
             "config": cfg.as_dict(), "early_stop": watch.state(),
             "problem": {"name": problem.name, "vocab_size": problem.vocab_size,
@@ -341,7 +346,7 @@ class _Validation:
             self.best_key, self.best_step = key, step
             self.best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
             if out:
-                atomic_torch_save({"model": self.best_state, "step": step}, out / "best.pt")
+                save_checkpoint({"model": self.best_state, "step": step}, out / "best.pt")
         return self.stopped
 
     @property
@@ -371,19 +376,13 @@ class _Validation:
 
 
 def read_best(path: Path, device: torch.device | str = "cpu") -> dict:
-    """A ``best.pt`` file: ``{"model": weights, "step": int}`` (weights only)."""
-    import torch
-
-    try:
-        kept = torch.load(path, map_location=device, weights_only=True)
-        kept["model"], kept["step"]  # noqa: B018 - both keys must be there
-    except Exception as exc:  # noqa: BLE001 - any unreadable file is one error
-        raise CheckpointError(f"{path}: not a readable weights file ({type(exc).__name__})") from None
-    return kept
+    """A ``best.pt`` file: ``{"model": weights, "step": int}`` (weights only, verified as
+    checkpoints are: keys, checksums, finite weights)."""
+    return read_checkpoint(path, device, need=("model", "step"))
 
 
 def read_checkpoint_weights(path: Path) -> dict:
-    """The weights of a ``best.pt`` file (weights only)."""
+    """The weights of a ``best.pt`` file (weights only, verified as checkpoints are)."""
     return read_best(path)["model"]
 
 
@@ -419,15 +418,6 @@ def _centralise(model: nn.Module) -> None:
         if p.grad is not None and p.ndim == 2:
             table = id(p) in tables or name == "embedding"
             p.grad -= p.grad.mean(dim=1 if table else 0, keepdim=True)
-
-
-def _truncate_metrics(path: Path, step0: int) -> None:
-    """Keep only the lines logged up to the resumed step (a killed run may have logged more)."""
-    if not path.is_file():
-        return
-    keep = [ln for ln in path.read_text().splitlines() if ln.strip()
-            and json.loads(ln).get("step", 0) <= step0]
-    atomic_write_text(path, "".join(ln + "\n" for ln in keep))
 
 
 def _log(fh: IO[str] | None, writer: Any, step: int, values: dict[str, Any]) -> None:

@@ -146,10 +146,11 @@ def build_master(root: Path, py: list[str], env: dict) -> None:
     nan = {k: v.clone() for k, v in ck["model"].items()}
     first = next(k for k, v in nan.items() if v.is_floating_point() and v.numel() > 4)
     nan[first].view(-1)[0] = float("nan")
-    torch.save(dict(ck, model=nan), C / "nan.pt")
+    no_sum = {k: v for k, v in ck.items() if k != "sha256"}  # as written before checksums
+    torch.save(dict(no_sum, model=nan), C / "nan.pt")
     inf = {k: v.clone() for k, v in ck["model"].items()}
     inf[first].view(-1)[1] = float("inf")
-    torch.save(dict(ck, model=inf), C / "inf.pt")
+    torch.save(dict(no_sum, model=inf), C / "inf.pt")
     # one flipped exponent bit inside the largest weight tensor's stored bytes
     raw = bytearray((F / "run" / "checkpoint.pt").read_bytes())
     big = max((v for v in ck["model"].values() if v.is_floating_point()), key=lambda v: v.numel())
@@ -343,11 +344,11 @@ def make_immutable(path: Path) -> None:
 
 
 def undo_immutable(root: Path) -> None:
-    ro = root / "ro"
-    if ro.exists() and os.geteuid() == 0:
-        subprocess.run(["chattr", "-i", str(ro)], check=False)
-    elif ro.exists():
-        ro.chmod(0o755)
+    for ro in (root / "ro", root / "work" / "ro"):
+        if ro.exists() and os.geteuid() == 0:
+            subprocess.run(["chattr", "-i", str(ro)], check=False)
+        elif ro.exists():
+            ro.chmod(0o755)
 
 
 def stale_tmp(root: Path) -> None:
@@ -436,8 +437,11 @@ def corpus() -> list[Case]:
         add(Case(f"train --out {tag}", 4, [*train, "--out", out, "--json"]))
         add(Case(f"probe --out {tag}", 4, ["probe", F + "/run", "--n-strings", "10",
                                            "--no-umap", "--no-init", "--out", out, "--json"]))
-        add(Case(f"sweep out {tag}", 4, ["sweep", "sweep.toml", "--json"],
-                 setup=write("work/sweep.toml", sweep_text(out))))
+        local = {"a file": "afile", "under a file": "afile/sub", "unwritable": "ro/sub"}[tag]
+        add(Case(f"sweep out {tag}", 4, ["sweep", "sweep.toml", "--json"],  # inside work/
+                 setup=lambda r, o=local: (write("work/sweep.toml", sweep_text(o))(r),
+                                           write("work/afile", "a file\n")(r),
+                                           (r / "work" / "ro").mkdir())))
     add(Case("train --out under a file, validated first", 4,
              ["train", "--language", "dyck-12", "--steps", "100000", "--out", under, "--json"],
              max_seconds=20))
@@ -666,6 +670,8 @@ def run_case(case: Case, master: Path, py: list[str], env: dict, timeout: float)
         if case.setup:
             case.setup(root)
         make_immutable(root / "ro")
+        if (root / "work" / "ro").exists():
+            make_immutable(root / "work" / "ro")
         before = files(root)
         argv = [a.replace("{S}", str(root)) for a in case.argv]
         e = {**env, **(case.env or {})}

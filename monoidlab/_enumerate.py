@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from monoidlab._kernels import probe_kernels
+from monoidlab._kernels import probe_kernels, row_hash_kernel
 from monoidlab.errors import MonoidTooLarge
 
 __all__ = ["HashCollision", "KeyIndex", "enumerate_monoid", "MAX_BYTES", "CHUNK_BYTES",
@@ -73,6 +73,11 @@ class KeyIndex:
         if self.mode == "packed":
             return np.bitwise_or.reduce(rows.astype(np.int64) << self.shift, axis=1)
         if self.mode == "hash":
+            kernel = row_hash_kernel()
+            if kernel is not None:  # one pass, no (rows, n) int64 temporaries
+                out = np.empty(len(rows), np.int64)
+                kernel(np.ascontiguousarray(rows), self.mult, out)
+                return out
             with np.errstate(over="ignore"):  # wrap-around multiply-add is the hash
                 return (rows.astype(np.int64) * self.mult).sum(axis=1)
         rows = np.ascontiguousarray(rows)  # exact: each row's bytes as one byte string

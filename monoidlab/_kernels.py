@@ -9,6 +9,7 @@ numpy paths (slower, same results, tested).
   and with ``prange`` over blocks of strings.
 * :func:`probe_kernels`: an open-addressing hash table of int64 keys (monoid enumeration).
 * :func:`balanced_count_kernel`: composition counts over balanced trees.
+* :func:`row_hash_kernel`: 64-bit multiply-add hashes of transformation rows (enumeration).
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["fold_kernel", "label_kernels", "probe_kernels", "balanced_count_kernel"]
+__all__ = ["fold_kernel", "label_kernels", "probe_kernels", "balanced_count_kernel",
+           "row_hash_kernel"]
 
 Kernel = Callable[..., Any]  # a numba dispatcher
 
@@ -247,3 +249,29 @@ def balanced_count_kernel() -> Kernel | None:
 
     _BALANCED.append(count)
     return count
+
+
+_ROW_HASH: list = []
+
+
+def row_hash_kernel():
+    """numba kernel: ``out[i] = sum_j rows[i, j] * mult[j]`` in wrapping int64 arithmetic, the
+    same value as numpy's ``(rows.astype(int64) * mult).sum(axis=1)`` without the temporaries."""
+    if _ROW_HASH:
+        return _ROW_HASH[0]
+    try:
+        import numba
+    except ImportError:
+        _ROW_HASH.append(None)
+        return None
+
+    @numba.njit(cache=True, nogil=True)
+    def row_hash(rows, mult, out):  # pragma: no cover - compiled
+        for i in range(rows.shape[0]):
+            h = np.int64(0)
+            for j in range(rows.shape[1]):
+                h += np.int64(rows[i, j]) * mult[j]
+            out[i] = h
+
+    _ROW_HASH.append(row_hash)
+    return row_hash

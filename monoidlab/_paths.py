@@ -40,13 +40,13 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._+=-]+")
 def slugify(name: str, default: str = "unnamed", max_length: int = 100) -> str:
     """A file name made of ``name``: letters, digits and ``. _ + = -`` only (every other run of
     characters, path separators included, becomes one ``-``), no leading dot or dash, at most
-    ``max_length`` characters; ``default`` when nothing is left.
+    ``max_length`` characters (the last ones); ``default`` when nothing is left.
 
     >>> slugify("a/b\\\\c:d<e>|f?*"), slugify(".."), slugify("<script>")
     ('a-b-c-d-e-f', 'unnamed', 'script')
     """
     text = _UNSAFE.sub("-", str(name)).strip(".-")
-    text = re.sub(r"\.{2,}", ".", text)[:max_length].strip(".-")
+    text = re.sub(r"\.{2,}", ".", text)[-max_length:].strip(".-")  # the end tells paths apart
     return text or default
 
 

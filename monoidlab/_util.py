@@ -31,12 +31,15 @@ from monoidlab.errors import InputError
 
 __all__ = ["Lengths", "LengthsLike", "length_array", "range_text", "atomic_write_bytes",
            "atomic_write_text", "atomic_torch_save", "write_section", "check_batch", "eval_mode",
-           "progress_bar", "check_workload", "MAX_LENGTH", "MAX_SYMBOLS"]
+           "progress_bar", "check_workload", "MAX_LENGTH", "MAX_SYMBOLS", "MAX_STRINGS",
+           "MAX_BATCH_SYMBOLS"]
 
 # Work a single call may ask for (documented in docs/cli.md): longer strings or more symbols
 # would run for hours or exhaust memory, so they are refused in one line before any work.
 MAX_LENGTH = 100_000  # the longest string a command samples, labels or evaluates
-MAX_SYMBOLS = 2_000_000_000  # strings x length in all, over every length of one call
+MAX_SYMBOLS = 1_000_000_000  # symbols in all, over every length of one call (time)
+MAX_STRINGS = 10_000_000  # strings in all, over every length of one call
+MAX_BATCH_SYMBOLS = 2**27  # symbols held at once in one array (1 GiB as int64)
 
 
 # ------------------------------------------------------------------------------ lengths
@@ -229,10 +232,12 @@ def write_section(path: str | os.PathLike, name: str, text: str, title: str | No
 
 
 # ------------------------------------------------------------------------------ input checks
-def check_workload(lengths: Any, per_length: int, what: str = "lengths") -> None:
-    """Refuse work that cannot finish: a length above :data:`MAX_LENGTH`, or more than
-    :data:`MAX_SYMBOLS` symbols when ``per_length`` strings are drawn at every length.
-    Ranges are summed arithmetically (``1:10000000`` costs nothing to check).
+def check_workload(lengths: Any, per_length: int, what: str = "lengths",
+                   max_symbols: int = MAX_SYMBOLS) -> None:
+    """Refuse work that cannot finish: a length above :data:`MAX_LENGTH`, more than
+    :data:`MAX_STRINGS` strings or more than ``max_symbols`` symbols when ``per_length``
+    strings are drawn at every length (pass :data:`MAX_BATCH_SYMBOLS` for work held in one
+    array). Ranges are summed arithmetically (``1:10000000`` costs nothing to check).
 
     >>> check_workload(range(41, 501), 512)
     >>> check_workload("1:10000000", 64, "--test")
@@ -251,9 +256,15 @@ def check_workload(lengths: Any, per_length: int, what: str = "lengths") -> None
     if longest > MAX_LENGTH:
         raise InputError(f"{what}: lengths up to {longest} requested; at most {MAX_LENGTH} "
                          "(strings that long would not finish)")
-    if total * max(int(per_length), 1) > MAX_SYMBOLS:
+    per_length = max(int(per_length), 1)
+    n_lengths = n if isinstance(lengths, Lengths | str | range) else len(arr)
+    if n_lengths * per_length > MAX_STRINGS:
+        raise InputError(f"{what}: {per_length} strings at each of {n_lengths} lengths make "
+                         f"{n_lengths * per_length:.3g} strings; at most {MAX_STRINGS:.0e} per "
+                         "call (fewer lengths, a step A:B:STEP, or fewer strings)")
+    if total * per_length > max_symbols:
         raise InputError(f"{what}: {per_length} strings at each length make "
-                         f"{total * per_length:.3g} symbols; at most {MAX_SYMBOLS:.0e} per call "
+                         f"{total * per_length:.3g} symbols; at most {max_symbols:.3g} per call "
                          "(fewer lengths, a step A:B:STEP, or fewer strings)")
 
 

@@ -47,7 +47,8 @@ def count_mod(k: int, *, symbol: str = "1", alphabet: Sequence[str] = ("0", "1")
     alphabet = list(alphabet)
     check_params("count-mod", {"k": k, "alphabet": alphabet})
     if symbol not in alphabet:
-        raise InputError(f"count-mod: symbol {symbol!r} is not in the alphabet {alphabet}")
+        shown = alphabet if len(alphabet) <= 10 else [*alphabet[:10], f"... {len(alphabet)} symbols"]
+        raise InputError(f"count-mod: symbol {symbol!r} is not in the alphabet {shown}")
     delta = np.array([[(q + (a == symbol)) % k for a in alphabet] for q in range(k)])
     return Automaton(alphabet=alphabet, delta=delta, start=0, output=list(range(k)),
                      classes=[str(i) for i in range(k)], name=name or f"count-mod-{k}",

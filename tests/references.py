@@ -408,3 +408,53 @@ def identity_padding_forward(model, tokens, lengths=None, offsets=None):
         nodes.append(row)
         logits.append(model.head(states[s.root]))
     return torch.stack(logits), nodes
+
+
+def reference_minimise(delta, start: int, output):
+    """Moore's partition refinement (one pass per distinguishing suffix length), the
+    implementation monoidlab.automaton.minimise had before Hopcroft's algorithm: same outputs,
+    ``(delta, start, output, old_to_new)``, states numbered breadth-first from the start."""
+    import numpy as np
+
+    delta, output = np.asarray(delta, np.int64), np.asarray(output, np.int64)
+    n, k = delta.shape
+    seen = np.zeros(n, bool)
+    seen[start] = True
+    frontier = np.array([start])
+    while frontier.size:
+        nxt = np.unique(delta[frontier].ravel())
+        nxt = nxt[~seen[nxt]]
+        seen[nxt] = True
+        frontier = nxt
+    reach = np.flatnonzero(seen)
+    _, block = np.unique(output[reach], return_inverse=True)
+    index = np.full(n, -1)
+    index[reach] = np.arange(reach.size)
+    succ = index[delta[reach]]
+    n_blocks = block.max() + 1
+    while True:
+        sig = np.concatenate([block[:, None], block[succ]], axis=1)
+        _, new_block = np.unique(sig, axis=0, return_inverse=True)
+        new_block = new_block.ravel()
+        if new_block.max() + 1 == n_blocks:
+            break
+        block, n_blocks = new_block, new_block.max() + 1
+    qdelta = np.empty((n_blocks, k), np.int64)
+    qdelta[block] = block[succ]
+    qout = np.empty(n_blocks, np.int64)
+    qout[block] = output[reach]
+    order = [block[index[start]]]
+    pos = {order[0]: 0}
+    i = 0
+    while i < len(order):
+        for b in qdelta[order[i]]:
+            if b not in pos:
+                pos[int(b)] = len(order)
+                order.append(int(b))
+        i += 1
+    perm = np.array(order)
+    rank = np.empty(n_blocks, np.int64)
+    rank[perm] = np.arange(n_blocks)
+    old_to_new = np.full(n, -1, np.int64)
+    old_to_new[reach] = rank[block]
+    return rank[qdelta[perm]], 0, qout[perm], old_to_new

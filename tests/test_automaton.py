@@ -390,3 +390,35 @@ def test_replace_makes_a_renamed_copy_sharing_the_monoid():
     assert named.monoid() is not m and named.monoid().size == m.size
     with pytest.raises(SpecError, match="expected 2 class names"):
         parity.replace(classes=["only-one"])
+
+
+# ------------------------------------------------------------------ Hopcroft vs Moore refinement
+@settings(max_examples=300)
+@given(n=st.integers(1, 30), k=st.integers(1, 3), c=st.integers(1, 4), seed=st.integers(0, 2**32))
+def test_hopcroft_minimise_equals_the_moore_reference(n, k, c, seed):
+    """Same tables, outputs and state map as the former implementation on random machines."""
+    from references import reference_minimise
+
+    from monoidlab.automaton import minimise
+
+    rng = np.random.default_rng(seed)
+    delta, out = rng.integers(0, n, (n, k)), rng.integers(0, c, n)
+    start = int(rng.integers(0, n))
+    for got, want in zip(minimise(delta, start, out), reference_minimise(delta, start, out)):
+        assert np.array_equal(got, want)
+
+
+def test_minimise_long_cycles():
+    """A cycle with one accepting state is already minimal (n states, n suffix lengths apart:
+    the case where Moore's refinement needs n passes); all-accepting collapses to one state."""
+    from monoidlab.automaton import minimise
+
+    n = 20_000
+    delta = ((np.arange(n) + 1) % n)[:, None]
+    out = np.zeros(n, np.int64)
+    out[0] = 1
+    d, s, o, old_to_new = minimise(delta, 0, out)
+    assert d.shape == (n, 1) and np.array_equal(d[:, 0], (np.arange(n) + 1) % n)
+    assert np.array_equal(old_to_new, np.arange(n)) and o[0] == 1 and o[1:].sum() == 0
+    d, s, o, old_to_new = minimise(delta, 0, np.ones(n, np.int64))
+    assert d.tolist() == [[0]] and (old_to_new == 0).all()

@@ -276,3 +276,70 @@ def test_full_transformation_family():
 def test_family_errors(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+# ------------------------------------------------------------------ documented bounds
+AT_BOUND = [  # every family at its documented upper bounds (languages/README.md)
+    ("count-mod", {"k": 100_000}), ("count-mod", {"k": 500, "symbol": "s1",
+                                                  "alphabet": [f"s{i}" for i in range(1000)]}),
+    ("cycle-navigation", {"k": 100_000}), ("modular-arithmetic", {"mod": 256}),
+    ("modular-arithmetic-precedence", {"mod": 48}), ("dyck", {"n": 100_000}),
+    ("prefix", {"p": 16, "q": 2}), ("prefix", {"p": 1, "q": 700}),
+    ("full-transformation", {"n": 100_000}),
+]
+OVER = [("count-mod", {"k": 100_001}), ("count-mod", {"k": 600, "alphabet": [f"s{i}" for i in
+                                                                             range(1000)]}),
+        ("count-mod", {"k": 2, "alphabet": [str(i) for i in range(1001)]}),
+        ("cycle-navigation", {"k": 100_001}), ("modular-arithmetic", {"mod": 257}),
+        ("modular-arithmetic-precedence", {"mod": 49}), ("dyck", {"n": 100_001}),
+        ("prefix", {"p": 17, "q": 2}), ("prefix", {"p": 1, "q": 701}),
+        ("prefix", {"p": 2, "q": 300}), ("prefix", {"p": 10**9, "q": 2}),
+        ("full-transformation", {"n": 100_001})]
+
+
+@pytest.mark.parametrize("family, params", AT_BOUND, ids=[f"{f}-{sorted(p)}" for f, p in AT_BOUND])
+def test_families_load_at_their_bounds(family, params):
+    """Loading and minimising at a bound works (about a second each; the time itself is
+    measured by bench/bench_minimise.py, not asserted here)."""
+    a = families.build_family(family, params)
+    assert a.n_states >= 1 and families.table_cells(family, params) <= families.MAX_CELLS
+
+
+@pytest.mark.parametrize("family, params", OVER, ids=[f"{f}-{i}" for i, (f, _) in enumerate(OVER)])
+def test_families_refuse_beyond_their_bounds_before_building(family, params, monkeypatch):
+    import functools
+
+    @functools.wraps(families.FAMILIES[family])  # same signature: same parameter check
+    def never(*a, **k):
+        raise AssertionError("the generator ran")
+
+    monkeypatch.setitem(families.FAMILIES, family, never)
+    with pytest.raises(ml.SpecError, match="at most") as info:
+        families.build_family(family, params, source="x.toml")
+    assert info.value.field.startswith("params")
+
+
+@pytest.mark.parametrize("family, params", [
+    ("count-mod", {"k": 4, "alphabet": ["a", "b", "c"], "symbol": "a"}), ("cycle-navigation", {"k": 7}),
+    ("modular-arithmetic", {"mod": 3}), ("modular-arithmetic-precedence", {"mod": 3}),
+    ("dyck", {"n": 5}), ("prefix", {"p": 3, "q": 2}), ("prefix", {"p": 4, "q": 1}),
+    ("full-transformation", {"n": 5})])
+def test_table_cells_counts_the_generated_table(family, params, monkeypatch):
+    """The cell bound is checked from the parameters: the formula matches the table built."""
+    import monoidlab.automaton as automaton_mod
+
+    seen = {}
+    real = automaton_mod.minimise
+
+    def spy(delta, start, output):
+        seen["cells"] = np.asarray(delta).size
+        return real(delta, start, output)
+
+    monkeypatch.setattr(automaton_mod, "minimise", spy)
+    families.build_family(family, params)
+    assert families.table_cells(family, params) == seen["cells"]
+
+
+def test_count_mod_symbol_must_be_in_the_alphabet():
+    with pytest.raises(ml.SpecError, match="'x' is not in the alphabet"):
+        families.build_family("count-mod", {"k": 3, "symbol": "x"}, source="x.toml")

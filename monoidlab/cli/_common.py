@@ -87,14 +87,16 @@ def positive(value, option: str, minimum: int = 1):
     return value
 
 
-def check_work(lengths, per_length: int, option: str) -> None:
-    """Refuse (one line, before any work) strings longer than ``MAX_LENGTH`` or more than
-    ``MAX_SYMBOLS`` symbols in all (``per_length`` strings at each length); see
+def check_work(lengths, per_length: int, option: str, exact: bool = True) -> None:
+    """Refuse (one line, before any work) strings longer than ``MAX_LENGTH``, or too many
+    strings or symbols (``per_length`` strings at each length; ``exact=False``: strings sampled
+    into one array, bounded by ``MAX_BATCH_SYMBOLS``); see
     :func:`monoidlab._util.check_workload`."""
-    from monoidlab._util import check_workload
+    from monoidlab._util import MAX_BATCH_SYMBOLS, MAX_SYMBOLS, check_workload
 
     try:
-        check_workload(lengths, per_length, option)
+        check_workload(lengths, per_length, option,
+                       MAX_SYMBOLS if exact else MAX_BATCH_SYMBOLS)
     except InputError as exc:
         raise UsageError(str(exc)) from None
 

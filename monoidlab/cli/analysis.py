@@ -64,7 +64,8 @@ def cmd_coverage(args: argparse.Namespace) -> None:
     positive(args.n_test, "--n-test")
     for lengths, n, opt in ((train_l, args.n_train, "--train"), (test_l, args.n_test, "--test")):
         # exact: one pass per length; sampled: n strings of at most the longest length
-        check_work(lengths if args.exact else [lengths[-1]], 1 if args.exact else n, opt)
+        check_work(lengths if args.exact else [lengths[-1]], 1 if args.exact else n, opt,
+                   exact=args.exact)
     lang = ml.load_language(args.language)
     within = resolve_within(lang, args.within)
     offsets = _offsets(args.offsets)

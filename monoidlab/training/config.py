@@ -30,7 +30,7 @@ from monoidlab.errors import ConfigError, InputError
 __all__ = ["TrainConfig", "ConfigError", "load_config", "apply_overrides", "config_from_dict",
            "read_toml", "DEPRECATED_KEYS", "config_keys", "config_table_markdown"]
 
-MAX_BATCH_SYMBOLS = 2**24  # batch_size x longest training length: one step's tokens
+MAX_STEP_SYMBOLS = 2**24  # batch_size x longest training length: one step's tokens
 
 # Old key -> new key (accepted for one release, with a DeprecationWarning).
 DEPRECATED_KEYS = {"pad_offset": "offsets"}
@@ -161,9 +161,9 @@ class TrainConfig:
             ("warmup", 0 <= self.warmup < 1, "must lie in [0, 1)"),
             ("weight_decay", 0 <= self.weight_decay < math.inf, "must be finite and >= 0"),
             ("assoc_weight", 0 <= self.assoc_weight < math.inf, "must be finite and >= 0"),
-            ("batch_size", self.batch_size * self.train_lengths.stop <= MAX_BATCH_SYMBOLS,
+            ("batch_size", self.batch_size * self.train_lengths.stop <= MAX_STEP_SYMBOLS,
              f"times the longest training length ({self.train_lengths.stop}) must be at most "
-             f"{MAX_BATCH_SYMBOLS} symbols per step"),
+             f"{MAX_STEP_SYMBOLS} symbols per step"),
             ("test_samples", self.test_samples >= 1, "must be >= 1"),
             ("eval_every", self.eval_every >= 0, "must be >= 0 (0: only at the end)"),
             ("early_stop", self.early_stop >= 0, "must be >= 0 (0: off)"),

@@ -251,10 +251,10 @@ def balanced_count_kernel() -> Kernel | None:
     return count
 
 
-_ROW_HASH: list = []
+_ROW_HASH: list[Kernel | None] = []
 
 
-def row_hash_kernel():
+def row_hash_kernel() -> Kernel | None:
     """numba kernel: ``out[i] = sum_j rows[i, j] * mult[j]`` in wrapping int64 arithmetic, the
     same value as numpy's ``(rows.astype(int64) * mult).sum(axis=1)`` without the temporaries."""
     if _ROW_HASH:
@@ -266,7 +266,7 @@ def row_hash_kernel():
         return None
 
     @numba.njit(cache=True, nogil=True)
-    def row_hash(rows, mult, out):  # pragma: no cover - compiled
+    def row_hash(rows: np.ndarray, mult: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover
         for i in range(rows.shape[0]):
             h = np.int64(0)
             for j in range(rows.shape[1]):

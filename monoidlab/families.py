@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -323,14 +324,16 @@ MAX_CELLS = 500_000  # states x symbols of the generated table (before minimisat
 MAX_PREFIX_CLASSES = 100_000  # q ** p
 
 
-def table_cells(family: str, params: dict) -> int:
+def table_cells(family: str, params: dict[str, Any]) -> int:
     """States × symbols of the table the generator builds (before minimisation), computed from
     the parameters alone (no table is built).
 
     >>> table_cells("dyck", {"n": 6}), table_cells("prefix", {"p": 2, "q": 3})
     (16, 39)
     """
-    g = lambda key, default: params.get(key, default)  # noqa: E731
+    def g(key: str, default: Any) -> Any:
+        return params.get(key, default)
+
     if family == "count-mod":
         return g("k", 0) * len(g("alphabet", ("0", "1")))
     if family in ("cycle-navigation", "full-transformation"):
@@ -351,7 +354,7 @@ def table_cells(family: str, params: dict) -> int:
     return 0  # fixed machines
 
 
-def check_params(family: str, params: dict) -> None:
+def check_params(family: str, params: dict[str, Any]) -> None:
     """Refuse (:class:`~monoidlab.errors.InputError`, naming the parameter) size parameters that
     are not positive integers or exceed :data:`MAX_PARAMS` / :data:`MAX_CELLS`. Cheap: nothing
     is built.

@@ -24,6 +24,7 @@ import os
 import sys
 import warnings
 from collections.abc import Sequence
+from typing import NoReturn, TextIO
 
 from monoidlab.cli import algebra, analysis, probe, report, training
 from monoidlab.cli._common import (
@@ -47,7 +48,7 @@ COMMANDS: dict[str, Command] = {fn.cli_name: fn for m in MODULES for fn in m.COM
 class _Parser(argparse.ArgumentParser):
     """argparse with one-line errors (``monoidlab: error: ...``), like every other failure."""
 
-    def error(self, message: str):
+    def error(self, message: str) -> NoReturn:
         print(f"monoidlab: error: {self.prog}: {message} (see {self.prog} --help)",
               file=sys.stderr)
         sys.exit(2)
@@ -121,12 +122,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run(args)
 
 
-def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                  file: TextIO | None = None, line: str | None = None) -> None:
     """Warnings as one line each (``monoidlab: warning: ...``), without source lines."""
     print(f"monoidlab: warning: {message}", file=sys.stderr)
 
 
-def _run(args) -> int:
+def _run(args: argparse.Namespace) -> int:
     try:
         args.func(args)
     except MonoidlabError as exc:

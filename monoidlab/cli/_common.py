@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import warnings
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from monoidlab._util import Lengths
+from monoidlab._util import Lengths, LengthsLike
 from monoidlab.errors import InputError, UsageError
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = ["CLIError", "UsageError", "Command", "command", "emit", "format_table",
            "parse_range", "json_default", "DeprecatedAlias", "save_figure", "positive",
@@ -76,7 +80,7 @@ def parse_range(text: str, what: str = "range") -> range:
     return range(lengths.start, lengths.stop + 1, lengths.step)
 
 
-def positive(value, option: str, minimum: int = 1):
+def positive(value: int | None, option: str, minimum: int = 1) -> int | None:
     """``value`` unless it is below ``minimum`` (``--samples 0`` fails, it never means 64).
 
     >>> positive(3, "--r")
@@ -87,7 +91,7 @@ def positive(value, option: str, minimum: int = 1):
     return value
 
 
-def check_work(lengths, per_length: int, option: str, exact: bool = True) -> None:
+def check_work(lengths: LengthsLike, per_length: int, option: str, exact: bool = True) -> None:
     """Refuse (one line, before any work) strings longer than ``MAX_LENGTH``, or too many
     strings or symbols (``per_length`` strings at each length; ``exact=False``: strings sampled
     into one array, bounded by ``MAX_BATCH_SYMBOLS``); see
@@ -101,7 +105,7 @@ def check_work(lengths, per_length: int, option: str, exact: bool = True) -> Non
         raise UsageError(str(exc)) from None
 
 
-def save_figure(fig, path, **kwargs) -> None:
+def save_figure(fig: Figure, path: str | os.PathLike, **kwargs: Any) -> None:
     """``fig.savefig`` through a temporary file (no half-written PNG on a full disk)."""
     import io
 

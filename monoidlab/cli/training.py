@@ -173,12 +173,12 @@ def cmd_evaluate(args: argparse.Namespace) -> None:
     if args.threads:
         torch.set_num_threads(args.threads)
     positive(args.samples, "--samples")
-    lengths = parse_range(args.lengths, "--lengths") if args.lengths else None
+    asked = parse_range(args.lengths, "--lengths") if args.lengths else None
     device = pick_device(args.device)
     model, cfg, problem, _ = load_checkpoint(args.checkpoint, device)
     if args.splits:
         return _evaluate_splits(args, model, cfg, problem, device)
-    lengths = lengths or cfg.test_lengths
+    lengths = asked or cfg.test_lengths
     kinds = args.kinds.split(",") if args.kinds else cfg.eval_kinds
     n_kinds = len(kinds) if isinstance(kinds, list) else 3  # "all": three kinds
     check_work(lengths, (args.samples or cfg.test_samples) * n_kinds, "--lengths/--samples")

@@ -44,11 +44,15 @@ import os
 import shutil
 import warnings
 from pathlib import Path
-from typing import Any
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
 
 from monoidlab._paths import check_output_dir, ensure_dir
 from monoidlab._util import atomic_torch_save, atomic_write_text
 from monoidlab.errors import CheckpointError, RunExists, TrainingDiverged, UsageError
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = ["RunFolder", "RUN_FILES", "is_run", "check_run_folder", "save_checkpoint",
            "read_checkpoint", "weights_checksum", "read_metrics", "truncate_metrics"]
@@ -88,7 +92,7 @@ class RunFolder:
     (see the module docstring), unlocked on exit. Use as a context manager."""
 
     def __init__(self, path: str | os.PathLike, *, resume: bool = False, overwrite: bool = False,
-                 what: str = "--out"):
+                 what: str = "--out") -> None:
         self.path = Path(path)
         self.resume, self.overwrite, self.what = resume, overwrite, what
         self._fd: int | None = None
@@ -105,7 +109,7 @@ class RunFolder:
     def __enter__(self) -> RunFolder:
         if self.path.is_dir():  # a run in progress says so, before "already holds a run"
             self._lock()
-            self.__exit__(None, None, None)
+            self._release(failed=False)
         check_run_folder(self.path, resume=self.resume, overwrite=self.overwrite, what=self.what)
         self._created = not self.path.exists()
         ensure_dir(self.path, self.what)
@@ -118,15 +122,21 @@ class RunFolder:
             if self.overwrite:
                 self._remove_run()
         except BaseException:
-            self.__exit__(*([None] * 3), failed=True)
+            self._release(failed=True)
             raise
         return self
 
-    def __exit__(self, exc_type, exc, tb, failed: bool = False) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self._release(failed=exc_type is not None)
+
+    def _release(self, failed: bool) -> None:
+        """Unlock; remove the folder again when this process created it and failed (only
+        while it is still empty: nothing of a run is ever removed here)."""
         if self._fd is not None:
             os.close(self._fd)  # closing the descriptor releases the flock
             self._fd = None
-        if (exc_type is not None or failed) and self._created:
+        if failed and self._created:
             with contextlib.suppress(OSError):
                 self.path.rmdir()  # only when still empty: nothing of the run is lost
 
@@ -160,7 +170,7 @@ class RunFolder:
 
 
 # ------------------------------------------------------------------------------ checkpoints
-def _walk(obj: Any, h, prefix: str = "") -> None:
+def _walk(obj: Any, h: hashlib._Hash, prefix: str = "") -> None:
     """Feed a canonical serialisation of nested dicts/lists of tensors and scalars to ``h``."""
     import torch
 
@@ -221,7 +231,7 @@ def save_checkpoint(payload: dict, path: str | os.PathLike) -> None:
     atomic_torch_save({**payload, CHECKSUM_KEY: sums}, path)
 
 
-def read_checkpoint(path: str | os.PathLike, device="cpu",
+def read_checkpoint(path: str | os.PathLike, device: torch.device | str = "cpu",
                     need: tuple[str, ...] = ("model", "config", "step")) -> dict:
     """The checkpoint dict, loaded with ``weights_only=True`` and verified: the keys ``need``,
     the checksums (when the file has them), finite weights. Anything else raises

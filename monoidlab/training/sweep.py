@@ -135,7 +135,8 @@ def run_id(name: str, model: str, seed: int) -> str:
     return slugify(f"{name}__{model}__s{seed}")
 
 
-def _str_list(path: Path, sweep: dict, key: str, default):
+def _str_list(path: Path, sweep: dict[str, Any], key: str, default: list[str] | None
+              ) -> list[str]:
     value = sweep.get(key, default)
     if value is None:
         return []

@@ -186,8 +186,8 @@ def train(cfg: TrainConfig, out_dir: str | os.PathLike | None = None, resume: bo
         return _train(cfg, run.path, resume, progress, evaluate_at_end)
 
 
-def _train(cfg: TrainConfig, out_dir, resume: bool, progress: bool,
-           evaluate_at_end: bool) -> dict:
+def _train(cfg: TrainConfig, out_dir: Path | None, resume: bool, progress: bool,
+           evaluate_at_end: bool) -> dict[str, Any]:
     import torch
 
     from monoidlab.training.config import config_from_dict

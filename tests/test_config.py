@@ -94,6 +94,8 @@ def test_valid_configs_load(tmp_path):
     ("language = 'parity'\nlr = nan\n", "'lr'"),
     ("language = 'parity'\nbatch_size = 100000000\n", "'batch_size'"),
     ("language = 'parity'\ntest_lengths = '1:10000000'\n", "test_lengths"),
+    ("language = 'parity'\nval_lengths = '41:500'\nval_samples = 100000\n", "val_lengths"),
+    ("language = 'parity'\nval_samples = 100000\n", "val_samples"),  # on the test lengths
     ("language = 'parity'\nassoc_weight = inf\n", "assoc_weight"),
     ("a = " + "[" * 20_000 + "]" * 20_000 + "\n", "nested too deeply"),
     (b"language = 'par\xffity'\n", "not UTF-8"),

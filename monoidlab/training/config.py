@@ -203,11 +203,12 @@ class TrainConfig:
         for key, ok, msg in checks:
             if not ok:
                 raise ConfigError(f"{source}: key {key!r}: {msg} (got {getattr(self, key)!r})")
-        for key, n in (("train_lengths", 1), ("test_lengths", 3 * self.test_samples),
-                       ("val_lengths", 3 * 16)):  # up to three test kinds per length
+        val = ("val_lengths" if self.val_lengths is not None else "val_samples",
+               self.val_lengths or self.test_lengths, 3 * self.val_samples)
+        for key, lengths, n in (("train_lengths", self.train_lengths, 1),  # up to 3 kinds
+                                ("test_lengths", self.test_lengths, 3 * self.test_samples), val):
             try:
-                if getattr(self, key) is not None:
-                    check_workload(getattr(self, key), n, key)
+                check_workload(lengths, n, key)
             except InputError as exc:
                 raise ConfigError(f"{source}: key {exc}") from None
         self._check_capabilities(source)

@@ -57,7 +57,9 @@ def load_language(name_or_path: str | os.PathLike) -> Automaton:
             raise UnknownName(f"{text}: no language named {text!r} in {languages_dir()}; known: "
                             f"{', '.join(language_names())}")
     if not path.is_file():
-        raise SpecError(text, "<file>", "no such file")
+        what = ("a folder, not a spec file" if path.is_dir() else "not a regular file"
+                if path.exists() else "no such file")
+        raise SpecError(text, "<file>", what)
     return _load_cached(str(path.resolve()), path.stat().st_mtime)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+import os
 from pathlib import Path
 
 import numpy as np
@@ -204,6 +205,12 @@ def test_load_language_errors(tmp_path):
         ml.load_language("dyck-99")
     with pytest.raises(SpecError, match="no such file"):
         ml.load_language(str(tmp_path / "missing.toml"))
+    (tmp_path / "dir.toml").mkdir()
+    with pytest.raises(SpecError, match="a folder, not a spec file"):
+        ml.load_language(str(tmp_path / "dir.toml"))
+    os.mkfifo(tmp_path / "fifo.toml")
+    with pytest.raises(SpecError, match="not a regular file"):  # never opened: no hang
+        ml.load_language(str(tmp_path / "fifo.toml"))
     file = write(tmp_path, TOMITA4, "mine.toml")
     assert ml.load_language(str(file)) == ml.load_language("tomita-4")
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from monoidlab._kernels import probe_kernels, row_hash_kernel
+from monoidlab._kernels import candidates_kernel, probe_kernels, row_hash_kernel, rows_equal_kernel
 from monoidlab.errors import MonoidTooLarge
 
 __all__ = ["HashCollision", "KeyIndex", "enumerate_monoid", "MAX_BYTES", "CHUNK_BYTES",
@@ -186,6 +186,43 @@ class _HashedIndex(KeyIndex):
         return found
 
 
+class _HashedRowIndex(_HashedIndex):
+    """Hash mode (rows too wide to pack) in the numba open-addressing table: the keys are 64-bit
+    row hashes and every hit is verified against the stored row (a mismatch raises
+    :class:`HashCollision`, as in :class:`KeyIndex`). One probe per candidate instead of a
+    binary search in every sorted run."""
+
+    def __init__(self, n: int) -> None:
+        super().__init__(n)
+        equal = rows_equal_kernel()
+        assert equal is not None, "built only when numba is available"
+        self.rows_equal = equal
+
+    def assign(self, keys: np.ndarray, rows: np.ndarray | None,
+               start: int) -> tuple[np.ndarray, np.ndarray]:
+        assert rows is not None, "hash mode verifies every candidate against its row"
+        found, first_pos = super().assign(keys, rows, start)
+        self.store_rows(rows[first_pos])
+        if not self.rows_equal(self.rows, found, np.ascontiguousarray(rows)):
+            raise HashCollision
+        return found, first_pos
+
+    def add(self, keys: np.ndarray, idx: np.ndarray, rows: np.ndarray | None = None) -> None:
+        _HashedIndex.assign(self, keys, rows, int(idx[0]) if len(idx) else 0)  # keys only
+
+    def lookup(self, keys: np.ndarray, rows: np.ndarray | None = None,
+               strict: bool = True) -> np.ndarray:
+        found = super().lookup(keys)
+        if rows is not None and self.rows is not None:
+            hit = np.flatnonzero(found >= 0)
+            bad = (self.rows[found[hit]] != rows[hit]).any(axis=1)
+            if bad.any():
+                if strict:
+                    raise HashCollision
+                found[hit[bad]] = -1
+        return found
+
+
 def bytes_per_element(n: int, k: int, mode: str) -> int:
     """Bytes an enumeration keeps per element of an ``n``-state, ``k``-letter machine: its row
     (twice in hash mode: the index verifies hits against a copy), its Cayley-table row,
@@ -200,10 +237,13 @@ def enumerate_monoid(delta: np.ndarray, max_elements: int, name: str, exact_byte
     """Frontier-batched closure; returns element rows, right-table rows, parents, letters, index."""
     n, k = delta.shape
     dt = np.uint8 if n <= 256 else np.uint16 if n <= 65536 else np.uint32
-    gens = delta.T.astype(dt)  # gens[a][q] = delta[q, a]
+    gens = np.ascontiguousarray(delta.T, dtype=dt)  # gens[a][q] = delta[q, a]
     index = KeyIndex(n, exact_bytes)
-    if index.mode == "packed" and index.direct is None and probe_kernels() is not None:
+    fast = probe_kernels() is not None and rows_equal_kernel() is not None
+    if index.mode == "packed" and index.direct is None and fast:
         index = _HashedIndex(n)
+    elif index.mode == "hash" and fast and row_hash_kernel() is not None:
+        index = _HashedRowIndex(n)
     per_element = bytes_per_element(n, k, index.mode)
     max_size = min(int(max_elements), MAX_BYTES // per_element)
     elements = [np.arange(n, dtype=dt)[None, :]]
@@ -219,12 +259,17 @@ def enumerate_monoid(delta: np.ndarray, max_elements: int, name: str, exact_byte
     frontier_start, size = 0, 1
     # frontier rows per chunk: their k candidates each, as int64 (the widest temporary)
     chunk = max(1, CHUNK_BYTES // (8 * n * k))
+    build = candidates_kernel()
     while frontier.size:
         new_rows = []
         for lo in range(0, len(frontier), chunk):
             part = frontier[lo: lo + chunk]
             # All products part × letter at once: f_{ua}(q) = delta(f_u(q), a).
-            cand = gens[:, part].transpose(1, 0, 2).reshape(-1, n)  # (F*k, n), row = u*k + a
+            if build is not None:
+                cand = np.empty((len(part) * k, n), dt)  # row = u*k + a
+                build(gens, np.ascontiguousarray(part), cand)
+            else:
+                cand = gens[:, part].transpose(1, 0, 2).reshape(-1, n)  # (F*k, n)
             keys = index.keys(cand)
             # Known candidates get their index; unseen ones are numbered in candidate order, so
             # the first occurrence of each new element is its shortlex-least word.

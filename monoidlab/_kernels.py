@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["fold_kernel", "label_kernels", "probe_kernels", "balanced_count_kernel",
-           "row_hash_kernel"]
+           "row_hash_kernel", "rows_equal_kernel", "candidates_kernel"]
 
 Kernel = Callable[..., Any]  # a numba dispatcher
 
@@ -275,3 +275,65 @@ def row_hash_kernel() -> Kernel | None:
 
     _ROW_HASH.append(row_hash)
     return row_hash
+
+
+_ROWS_EQUAL: list[Kernel | None] = []
+
+
+def rows_equal_kernel() -> Kernel | None:
+    """numba kernel: True when ``stored[found[i]] == rows[i]`` for every ``i`` with
+    ``found[i] >= 0`` (the verification of 64-bit row hashes, without gathering the stored rows
+    into a temporary)."""
+    if _ROWS_EQUAL:
+        return _ROWS_EQUAL[0]
+    try:
+        import numba
+    except ImportError:
+        _ROWS_EQUAL.append(None)
+        return None
+
+    @numba.njit(cache=True, nogil=True)
+    def rows_equal(stored: np.ndarray, found: np.ndarray,
+                   rows: np.ndarray) -> bool:  # pragma: no cover - compiled
+        for i in range(rows.shape[0]):
+            f = found[i]
+            if f < 0:
+                continue
+            diff = 0
+            for j in range(rows.shape[1]):  # no early exit inside a row: vectorised
+                diff |= stored[f, j] ^ rows[i, j]
+            if diff:
+                return False
+        return True
+
+    _ROWS_EQUAL.append(rows_equal)
+    return rows_equal
+
+
+_CANDIDATES: list[Kernel | None] = []
+
+
+def candidates_kernel() -> Kernel | None:
+    """numba kernel: ``out[u * k + a] = gens[a][part[u]]``, every product of a frontier row
+    ``u`` by a letter ``a`` in one pass (numpy: ``gens[:, part].transpose(1, 0, 2)`` and a copy)."""
+    if _CANDIDATES:
+        return _CANDIDATES[0]
+    try:
+        import numba
+    except ImportError:
+        _CANDIDATES.append(None)
+        return None
+
+    @numba.njit(cache=True, nogil=True)
+    def candidates(gens: np.ndarray, part: np.ndarray,
+                   out: np.ndarray) -> None:  # pragma: no cover - compiled
+        k = gens.shape[0]
+        for u in range(part.shape[0]):
+            for a in range(k):
+                g = gens[a]
+                row = out[u * k + a]
+                for q in range(part.shape[1]):
+                    row[q] = g[part[u, q]]
+
+    _CANDIDATES.append(candidates)
+    return candidates

@@ -363,3 +363,51 @@ def test_enumeration_stops_at_the_memory_budget_before_allocating(monkeypatch):
         tracemalloc.stop()
     assert "\n" not in str(e.value) and peak < 6 << 20, peak
     assert _enumerate.bytes_per_element(63, 19, "packed") == 63 + 8 * 19 + 48
+
+
+@pytest.mark.parametrize("make, mode", [
+    (lambda: families.full_transformation(5), "packed"),  # 15-bit keys: direct-address table
+    (lambda: ml.load_language("dyck-12"), "packed"),  # 56-bit keys: the open-addressing table
+    (lambda: families.modular_arithmetic(16), "hash"),  # 63 states: verified 64-bit row hashes
+])
+def test_numba_indices_match_the_numpy_enumeration(monkeypatch, make, mode):
+    """The numba paths (open-addressing tables, candidate and verification kernels) give the
+    same elements, order and table as the plain numpy path (sorted runs, no kernels)."""
+    from monoidlab import _enumerate
+
+    lang = make()
+    fast = SyntacticMonoid(lang)
+    assert fast._index.mode == mode
+    for name in ("probe_kernels", "candidates_kernel", "rows_equal_kernel", "row_hash_kernel"):
+        monkeypatch.setattr(_enumerate, name, lambda: None)
+    plain = SyntacticMonoid(lang)
+    assert type(plain._index) is _enumerate.KeyIndex
+    assert np.array_equal(fast.elements, plain.elements)
+    assert np.array_equal(fast.right, plain.right) and fast.words == plain.words
+
+
+def test_hash_collisions_are_caught_and_enumeration_falls_back_to_exact_keys(monkeypatch):
+    """A (forced) 64-bit hash collision is detected by the row verification, and the monoid is
+    enumerated again with exact keys: the same monoid, never a merged pair of elements."""
+    from monoidlab import _enumerate
+
+    lang = families.modular_arithmetic(16)
+    right = SyntacticMonoid(lang)
+
+    def weak_hash():  # every row hashes to its first two states: collisions galore
+        def kernel(rows, mult, out):
+            out[:] = rows[:, 0].astype(np.int64) * 1000 + rows[:, 1]
+        return kernel
+
+    monkeypatch.setattr(_enumerate, "row_hash_kernel", weak_hash)
+    tried = []
+    real = _enumerate.enumerate_monoid
+
+    def spy(delta, max_elements, name, exact_bytes):
+        tried.append(exact_bytes)
+        return real(delta, max_elements, name, exact_bytes)
+
+    monkeypatch.setattr("monoidlab.monoid.enumerate_monoid", spy)
+    m = SyntacticMonoid(lang)
+    assert tried == [False, True] and m._index.mode == "bytes"
+    assert np.array_equal(m.elements, right.elements) and np.array_equal(m.right, right.right)

@@ -10,6 +10,7 @@ hangs, memory and full disks) and tallies it.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import pickle
@@ -224,6 +225,8 @@ BAD = [
     ("dyck n = 200000", ["monoid", f"{SP}/dyck-big.toml"], {}, (), "params.n"),
     ("prefix q = 1000", ["monoid", f"{SP}/prefix-wide.toml"], {}, (), "params.q"),
     ("precedence mod = 64", ["monoid", f"{SP}/modprec-64.toml"], {}, (), "params.mod"),
+    ("report on a monoid of 115496 elements", ["report", "addition-interleaved", "--out", "rep",
+                                               *REP], {}, ("work/rep",), "115496 elements"),
     # 5. validation of what used to be accepted silently
     ("config key outside [train]", ["train", "--config", f"{CF}/outside-train.toml"], {}, (),
      "outside the [train] table"),
@@ -296,3 +299,53 @@ def test_hostile_but_valid_input_stays_in_its_folder(box, capsys, case):
     assert code == 0, err
     assert changed_outside(before, snapshot(box), writes) == []
     assert len(list(box.glob(product))) == 1, sorted(snapshot(box))
+
+
+def test_report_train_model_keeps_the_run_of_an_absolute_spec_path_inside_out(box, capsys,
+                                                                              monkeypatch):
+    """``report SPEC --train-model`` with SPEC an absolute path trains into OUT/<stem>-<model>,
+    not into a folder named after the absolute path (which escaped OUT)."""
+    from monoidlab._util import Lengths
+    from monoidlab.cli import report as report_cli
+
+    monkeypatch.setattr(report_cli, "DEMO_TRAINING", {
+        **report_cli.DEMO_TRAINING, "steps": 2, "batch_size": 4, "test_samples": 4,
+        "model_kwargs": {"d": 8, "dropout": 0.0}, "train_lengths": Lengths(1, 4),
+        "test_lengths": Lengths(5, 6), "checkpoint_every": 1, "log_every": 1})
+    before = snapshot(box)
+    code, err = run(["report", f"{SP}/parity2.toml", "--train-model", "--out", "rep", *REP], box,
+                    capsys)
+    assert code == 0, err
+    assert changed_outside(before, snapshot(box), ("work/rep",)) == []
+    assert (box / "work/rep/parity2-mlp-ldru/checkpoint.pt").is_file()
+
+
+def _full_disk(monkeypatch) -> None:
+    def full(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+
+
+def test_a_full_disk_is_one_line_and_keeps_the_previous_files(box, capsys, monkeypatch):
+    argv = ["coverage", "parity", "--train", "1:4", "--test", "5:6", "--out", "cov", "--json"]
+    assert run(argv, box, capsys)[0] == 0
+    before = snapshot(box)
+    _full_disk(monkeypatch)
+    code, err = run(argv, box, capsys)
+    assert code == 2 and "Traceback" not in err, err
+    errors = [ln for ln in err.splitlines() if ln.startswith("monoidlab: error: ")]
+    assert len(errors) == 1 and "No space left on device" in errors[0], err
+    assert "/work/cov/" in errors[0], err  # names the file
+    assert snapshot(box) == before  # the previous results kept, no temporary file left
+
+
+def test_a_full_disk_during_training_is_one_line(box, capsys, monkeypatch):
+    _full_disk(monkeypatch)
+    before = snapshot(box)
+    code, err = run([*TRAIN, "--out", "new"], box, capsys)
+    assert code == 2 and "Traceback" not in err, err
+    errors = [ln for ln in err.splitlines() if ln.startswith("monoidlab: error: ")]
+    assert len(errors) == 1 and "No space left on device" in errors[0], err
+    assert changed_outside(before, snapshot(box), ("work/new",)) == []
+    assert not list((box / "work").rglob("*.tmp"))

@@ -422,3 +422,28 @@ def test_minimise_long_cycles():
     assert np.array_equal(old_to_new, np.arange(n)) and o[0] == 1 and o[1:].sum() == 0
     d, s, o, old_to_new = minimise(delta, 0, np.ones(n, np.int64))
     assert d.tolist() == [[0]] and (old_to_new == 0).all()
+
+
+def test_minimise_a_cycle_of_100000_states_in_seconds():
+    """Issue 15: an explicit 10^5-state cycle was still minimising after 180 s (Moore's
+    refinement, n passes). Hopcroft's algorithm takes about a second of CPU; the alarm (60 s,
+    ample on a loaded machine) turns a regression into a failure instead of a hang."""
+    import signal
+
+    from monoidlab.automaton import minimise
+
+    def too_slow(signum, frame):
+        raise TimeoutError("minimising a 10^5-state cycle took more than 60 s")
+
+    n = 100_000
+    delta = ((np.arange(n) + 1) % n)[:, None]
+    out = np.zeros(n, np.int64)
+    out[0] = 1
+    old = signal.signal(signal.SIGALRM, too_slow)
+    signal.alarm(60)
+    try:
+        d, s, o, old_to_new = minimise(delta, 0, out)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    assert d.shape == (n, 1) and o.sum() == 1 and np.array_equal(old_to_new, np.arange(n))

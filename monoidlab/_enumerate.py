@@ -203,7 +203,8 @@ class _HashedRowIndex(_HashedIndex):
         assert rows is not None, "hash mode verifies every candidate against its row"
         found, first_pos = super().assign(keys, rows, start)
         self.store_rows(rows[first_pos])
-        if not self.rows_equal(self.rows, found, np.ascontiguousarray(rows)):
+        ok = np.empty(len(found), np.bool_)
+        if not self.rows_equal(self.rows, found, np.ascontiguousarray(rows), ok):
             raise HashCollision
         return found, first_pos
 
@@ -214,12 +215,11 @@ class _HashedRowIndex(_HashedIndex):
                strict: bool = True) -> np.ndarray:
         found = super().lookup(keys)
         if rows is not None and self.rows is not None:
-            hit = np.flatnonzero(found >= 0)
-            bad = (self.rows[found[hit]] != rows[hit]).any(axis=1)
-            if bad.any():
+            ok = np.empty(len(found), np.bool_)
+            if not self.rows_equal(self.rows, found, np.ascontiguousarray(rows), ok):
                 if strict:
                     raise HashCollision
-                found[hit[bad]] = -1
+                found[~ok] = -1
         return found
 
 

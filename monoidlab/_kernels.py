@@ -281,9 +281,9 @@ _ROWS_EQUAL: list[Kernel | None] = []
 
 
 def rows_equal_kernel() -> Kernel | None:
-    """numba kernel: True when ``stored[found[i]] == rows[i]`` for every ``i`` with
-    ``found[i] >= 0`` (the verification of 64-bit row hashes, without gathering the stored rows
-    into a temporary)."""
+    """numba kernel: ``ok[i]`` = ``found[i] < 0 or stored[found[i]] == rows[i]`` (the
+    verification of 64-bit row hashes, without gathering the stored rows into a temporary);
+    returns whether every ``ok[i]`` holds."""
     if _ROWS_EQUAL:
         return _ROWS_EQUAL[0]
     try:
@@ -293,18 +293,21 @@ def rows_equal_kernel() -> Kernel | None:
         return None
 
     @numba.njit(cache=True, nogil=True)
-    def rows_equal(stored: np.ndarray, found: np.ndarray,
-                   rows: np.ndarray) -> bool:  # pragma: no cover - compiled
+    def rows_equal(stored: np.ndarray, found: np.ndarray, rows: np.ndarray,
+                   ok: np.ndarray) -> bool:  # pragma: no cover - compiled
+        every = True
         for i in range(rows.shape[0]):
             f = found[i]
+            ok[i] = True
             if f < 0:
                 continue
             diff = 0
             for j in range(rows.shape[1]):  # no early exit inside a row: vectorised
                 diff |= stored[f, j] ^ rows[i, j]
             if diff:
-                return False
-        return True
+                ok[i] = False
+                every = False
+        return every
 
     _ROWS_EQUAL.append(rows_equal)
     return rows_equal

@@ -174,12 +174,22 @@ class SyntacticMonoid:
     @cached_property
     def left(self) -> np.ndarray:
         """Left Cayley table ``left[m, a]`` = a·m."""
+        from monoidlab._kernels import candidates_kernel
+
         k = self.n_symbols
+        gather = candidates_kernel()  # out[m] = elements[m][fa]: one pass, no fancy indexing
         out = np.empty((self.size, k), np.int64)
+        rows = np.empty_like(self.elements)
         for a in range(k):
             fa = self.elements[self.letters[a]].astype(np.int64)
             # (a·m)(q) = f_m(f_a(q)) for every m at once
-            out[:, a] = self.index_of(self.elements[:, fa])
+            if gather is not None:
+                gather(self.elements, fa[None, :], rows)
+                prod = rows
+            else:
+                prod = self.elements[:, fa]
+            # products of elements are elements: no range check, exact lookups
+            out[:, a] = self._index.lookup(self._index.keys(prod), prod, strict=False)
         out.flags.writeable = False
         return out
 

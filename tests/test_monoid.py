@@ -377,13 +377,22 @@ def test_numba_indices_match_the_numpy_enumeration(monkeypatch, make, mode):
 
     lang = make()
     fast = SyntacticMonoid(lang)
-    assert fast._index.mode == mode
+    assert fast._index.mode == mode and fast.left is not None  # left: built with the kernels
+    from monoidlab import _kernels
+
     for name in ("probe_kernels", "candidates_kernel", "rows_equal_kernel", "row_hash_kernel"):
         monkeypatch.setattr(_enumerate, name, lambda: None)
+    monkeypatch.setattr(_kernels, "candidates_kernel", lambda: None)  # Monoid.left's gather
     plain = SyntacticMonoid(lang)
     assert type(plain._index) is _enumerate.KeyIndex
     assert np.array_equal(fast.elements, plain.elements)
     assert np.array_equal(fast.right, plain.right) and fast.words == plain.words
+    assert np.array_equal(fast.left, plain.left) and (fast.left >= 0).all()
+    # left[m, a] = a·m: apply the letter, then m
+    m = np.arange(0, fast.size, max(1, fast.size // 50))
+    for a in range(fast.n_symbols):
+        fa = fast.elements[fast.letters[a]].astype(np.int64)
+        assert np.array_equal(fast.elements[fast.left[m, a]], fast.elements[m][:, fa])
 
 
 def test_hash_collisions_are_caught_and_enumeration_falls_back_to_exact_keys(monkeypatch):

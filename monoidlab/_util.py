@@ -34,7 +34,7 @@ __all__ = ["Lengths", "LengthsLike", "length_array", "range_text", "atomic_write
            "progress_bar", "check_workload", "MAX_LENGTH", "MAX_SYMBOLS", "MAX_STRINGS",
            "MAX_BATCH_SYMBOLS"]
 
-# Work a single call may ask for (documented in docs/cli.md): longer strings or more symbols
+# Work a single call may ask for (docs/reliability.md): longer strings or more symbols
 # would run for hours or exhaust memory, so they are refused in one line before any work.
 MAX_LENGTH = 100_000  # the longest string a command samples, labels or evaluates
 MAX_SYMBOLS = 1_000_000_000  # symbols in all, over every length of one call (time)

@@ -17,8 +17,9 @@ DEMO_LANGUAGE = "dyck-2"
 # kind, docs/evaluation.md) in about a minute of one core: near-miss training strings (members,
 # one-edit near misses, uniform strings), padding as an exact identity (support length 14, so
 # lengths 1..40 show every composition the test needs), cosine learning rate, and early
-# stopping after three strictly solved validations. dyck-4 is not solved within the demo's
-# budget on a CPU (docs/results.md, "the demo").
+# stopping after three strictly solved validations (docs/results.md, "the demo": 111 s wall).
+# dyck-4 is not solved within the demo's budget on a CPU: not even in 12000 steps (docs/results.md,
+# the 21-task table).
 DEMO_TRAINING: dict[str, Any] = dict(
     model="mlp-ldru", steps=4000, batch_size=64, lr=3e-3, lr_schedule="cosine",
     model_kwargs={"d": 32, "dropout": 0.0, "padding": "identity"},

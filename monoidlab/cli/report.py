@@ -15,7 +15,7 @@ __all__ = ["COMMANDS", "DEMO_LANGUAGE", "DEMO_TRAINING"]
 DEMO_LANGUAGE = "dyck-2"
 # A small MLP-LDRU that is strictly solved on dyck-2 (every scored length 41..500 of every test
 # kind, docs/evaluation.md) in about a minute of one core: near-miss training strings (members,
-# one-edit near misses, uniform strings), padding as an exact identity (support length 14, so
+# one-edit near misses, uniform strings), padding as an exact identity (support length 8, so
 # lengths 1..40 show every composition the test needs), cosine learning rate, and early
 # stopping after three strictly solved validations (docs/results.md, "the demo": 111 s wall).
 # dyck-4 is not solved within the demo's budget on a CPU: not even in 12000 steps (docs/results.md,

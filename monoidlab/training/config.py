@@ -117,6 +117,9 @@ class TrainConfig:
     eval_every: int = _key(0, "steps between validations (0: only the final evaluation)")
     early_stop: int = _key(0, "stop after this many strictly solved validations in a row (0: "
                               "off; needs `eval_every`)")
+    restarts: int = _key(0, "fresh starts (new initial weights and batches, `steps` each) after an "
+                            "attempt ends without early stopping; the best validated weights of "
+                            "all attempts are tested (needs `early_stop`)")
     val_lengths: Lengths | None = _key(None, "validation lengths (none: the test lengths)")
     val_samples: int = _key(16, "validation strings per length and kind")
     checkpoint_every: int = _key(500, "steps between checkpoints (and one at the end)")
@@ -168,6 +171,9 @@ class TrainConfig:
             ("eval_every", self.eval_every >= 0, "must be >= 0 (0: only at the end)"),
             ("early_stop", self.early_stop >= 0, "must be >= 0 (0: off)"),
             ("val_samples", self.val_samples >= 1, "must be >= 1"),
+            ("restarts", 0 <= self.restarts <= 100, "must lie in 0..100"),
+            ("restarts", not self.restarts or self.early_stop > 0,
+             "needs early_stop > 0 (the validation decides when to stop and which weights win)"),
             ("early_stop", not self.early_stop or self.eval_every > 0,
              "needs eval_every > 0 (early stopping watches the validation)"),
             ("checkpoint_every", self.checkpoint_every >= 1, "must be >= 1"),

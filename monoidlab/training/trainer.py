@@ -1,9 +1,12 @@
-"""The bundled trainer: read top to bottom in execution order (lr → eval/checkpoint → forward/backward
-→ clip → step → log), in the spirit of nanoGPT's ``train.py``.
+"""The bundled trainer: read top to bottom in execution order (validation → a restart's fresh
+weights → lr/checkpoint → forward/backward → clip → step → log), in the spirit of nanoGPT's
+``train.py``.
 
 Reproducibility and resumption: the batch of step s is drawn from ``default_rng([seed, s])`` and
 torch's RNG (dropout) is re-seeded from (seed, s) at every step, so a run resumed from a
-checkpoint at step s continues exactly as the uninterrupted run would (tested).
+checkpoint at step s continues exactly as the uninterrupted run would (tested). With
+``restarts`` a run is up to 1 + restarts attempts of ``steps`` steps each, counted in one global
+step (attempt a: steps a*steps ..); a later attempt takes the seed :func:`attempt_config` gives.
 The batch of a step comes from :func:`training_batch`, which probing also uses to regenerate a
 run's training strings. Checkpoints are written atomically and hold weights, optimiser state,
 step and config (no RNG state: the per-step seeding makes it redundant); they load with
@@ -17,12 +20,13 @@ Example
 >>> cfg = TrainConfig(language="parity", model="mlp-ldru", steps=5, batch_size=8,
 ...                   test_lengths=Lengths(41, 42), test_samples=4, model_kwargs={"d": 16})
 >>> result = train(cfg, out_dir=None, progress=False)
->>> sorted(result["accuracy"])
-[41, 42]
+>>> sorted(result["accuracy"]), sorted(result["accuracy"]["balanced"])
+(['balanced', 'ec_stratified', 'near_miss'], [41, 42])
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -123,6 +127,46 @@ def training_batch(cfg: TrainConfig, problem: Problem, train_lengths: np.ndarray
     return L, problem.batch(rng, L, cfg.batch_size, train=True)
 
 
+def validation_seed(seed: int, step: int) -> int:
+    """The seed of the validation strings at ``step``: fresh strings at every validation (a
+    streak of solved validations then covers new strings each time) and never the test set's
+    (the test strings are seeded by ``seed`` itself, so a validation on test lengths would
+    otherwise select weights on the very strings they are tested on).
+
+    >>> validation_seed(0, 500) != validation_seed(0, 1000) != 0
+    True
+    """
+    # 0x76616c = "val": a separate stream of the seed sequence, not an offset that could land
+    # on another run's seed
+    return int(np.random.SeedSequence([int(seed), 0x76616C, int(step)]).generate_state(1)[0])
+
+
+def attempt_config(cfg: TrainConfig, attempt: int) -> TrainConfig:
+    """The config of attempt ``attempt`` of a run with ``restarts``: attempt 0 is the run's own
+    config; a later attempt differs only in its seed (fresh initial weights, batches, dropout;
+    the test strings stay those of the run's seed).
+
+    >>> from monoidlab.training.config import TrainConfig
+    >>> cfg = TrainConfig(language="parity", restarts=2, eval_every=100, early_stop=1)
+    >>> attempt_config(cfg, 0).seed, attempt_config(cfg, 1).seed != attempt_config(cfg, 2).seed
+    (0, True)
+    """
+    if attempt == 0:
+        return cfg
+    seed = int(np.random.SeedSequence([int(cfg.seed), 0x726573, int(attempt)]).generate_state(1)[0])
+    return dataclasses.replace(cfg, seed=seed)
+
+
+def _fresh(cfg: TrainConfig, problem: Problem, device: torch.device
+           ) -> tuple[nn.Module, torch.optim.Optimizer]:
+    """Initial weights (seeded by ``cfg.seed``) and a new optimiser."""
+    import torch
+
+    torch.manual_seed(cfg.seed)
+    model = build_for(cfg, problem).to(device)
+    return model, _optimizer(cfg, model.parameters())
+
+
 def _seed_torch(cfg: TrainConfig, step: int) -> None:
     import torch
 
@@ -201,13 +245,11 @@ def _train(cfg: TrainConfig, out_dir: Path | None, resume: bool, progress: bool,
     test_lengths = cfg.test_lengths
     if evaluate_at_end:  # warn before minutes of training, not after
         check_test_lengths(problem, test_lengths)
-    torch.manual_seed(cfg.seed)  # initial weights
-    model = build_for(cfg, problem).to(device)
-    opt = _optimizer(cfg, model.parameters())
     out = Path(out_dir) if out_dir else None
     ckpt_path = out / "checkpoint.pt" if out else None
     step0 = 0
     watch = _Validation(cfg.early_stop)
+    ckpt = None
     if resume:
         if not (ckpt_path and ckpt_path.is_file()):
             raise CheckpointError(f"--resume: no checkpoint at {ckpt_path}")
@@ -216,10 +258,16 @@ def _train(cfg: TrainConfig, out_dir: Path | None, resume: bool, progress: bool,
         if saved != cfg.as_dict():
             diff = sorted(k for k in saved if saved[k] != cfg.as_dict().get(k))
             raise ConfigError(f"--resume: config differs from the checkpoint's in {diff}")
-        model.load_state_dict(ckpt["model"])
-        opt.load_state_dict(ckpt["optimizer"])
         step0 = int(ckpt["step"])
         watch.load(ckpt.get("early_stop"), out)
+    # step counts over all attempts: attempt a trains global steps a*steps .. (a+1)*steps - 1
+    total = cfg.steps * (1 + cfg.restarts)
+    attempt = min(step0 // cfg.steps, cfg.restarts)
+    acfg = attempt_config(cfg, attempt)
+    model, opt = _fresh(acfg, problem, device)
+    if ckpt is not None:
+        model.load_state_dict(ckpt["model"])
+        opt.load_state_dict(ckpt["optimizer"])
     if out:
         out.mkdir(parents=True, exist_ok=True)
         atomic_write_text(out / "config.json", json.dumps(cfg.as_dict(), indent=2))
@@ -238,37 +286,50 @@ def _train(cfg: TrainConfig, out_dir: Path | None, resume: bool, progress: bool,
             "problem": {"name": problem.name, "vocab_size": problem.vocab_size,
                         "n_classes": problem.n_classes}}, ckpt_path)
 
-    bar: Any = range(step0, cfg.steps)  # or its tqdm
+    def validate(step: int) -> bool:
+        """Validate the current weights (fresh strings); True: early stopping says stop."""
+        val = cfg.val_lengths or test_lengths
+        ev = evaluate_kinds(model, problem, val, cfg.val_samples, validation_seed(cfg.seed, step),
+                            cfg.eval_kinds, cfg.solved_threshold, device=device)
+        _log(log_fh, writer, step, {**_val_metrics(ev), **({"attempt": attempt} if cfg.restarts
+                                                            else {})})
+        return watch.update(step, ev, model, out)
+
+    bar: Any = range(step0, total)  # or its tqdm
     if progress:
-        bar = progress_bar(bar, initial=step0, total=cfg.steps, desc=f"{cfg.model} on {problem.name}",
+        bar = progress_bar(bar, initial=step0, total=total, desc=f"{cfg.model} on {problem.name}",
                    dynamic_ncols=True)
     model.train()
     t0, ema_loss, ema_acc = time.time(), None, None
     log_fh = open(out / "metrics.jsonl", "a") if out else None  # noqa: SIM115
-    last = cfg.steps
+    last, stopped = total, False
     if watch.stopped:  # resumed after an early stop: nothing left to train
-        bar, last = range(0), step0
+        bar, last, stopped = range(0), step0, True
     try:
         for step in bar:
-            # 1. learning rate
-            lr = lr_at(cfg, step)
+            a, local = divmod(step, cfg.steps)
+            # 1. periodic validation (of the weights *before* this step; local 0 of a new
+            # attempt validates the previous attempt's last weights)
+            if cfg.eval_every and step > step0 and local % cfg.eval_every == 0 and validate(step):
+                last, stopped = step, True  # solved at K validations in a row
+                break
+            # 2. a new attempt: fresh weights, optimiser and batches (the best weights stay)
+            if a != attempt:
+                attempt, acfg = a, attempt_config(cfg, a)
+                model, opt = _fresh(acfg, problem, device)
+                model.train()
+                fwd_model = torch.compile(model) if cfg.compile else model
+                watch.new_attempt()
+            # 3. learning rate (each attempt has the whole schedule) and checkpoint
+            lr = lr_at(cfg, local)
             for g in opt.param_groups:
                 g["lr"] = lr
-            # 2. periodic validation and checkpoint (of the weights *before* this step)
-            if cfg.eval_every and step > step0 and step % cfg.eval_every == 0:
-                val = cfg.val_lengths or test_lengths
-                ev = evaluate_kinds(model, problem, val, cfg.val_samples, cfg.seed, cfg.eval_kinds,
-                                    cfg.solved_threshold, device=device)
-                _log(log_fh, writer, step, _val_metrics(ev))
-                if watch.update(step, ev, model, out):  # solved at K validations in a row
-                    last = step
-                    break
             if ckpt_path and step > step0 and step % cfg.checkpoint_every == 0:
                 save(step)
-            # 3. forward / backward on the batch of this step (seeded by step)
-            L, batch = training_batch(cfg, problem, train_lengths, step)
+            # 4. forward / backward on the batch of this step (seeded by step)
+            L, batch = training_batch(acfg, problem, train_lengths, local)
             batch = to_device(batch, device)
-            _seed_torch(cfg, step)
+            _seed_torch(acfg, local)
             with torch.autocast(device.type, dtype=torch.bfloat16, enabled=use_bf16):
                 loss, correct = problem.loss(fwd_model, batch)
                 if cfg.assoc_weight and isinstance(model, RegularisedModel):  # validated
@@ -281,22 +342,25 @@ def _train(cfg: TrainConfig, out_dir: Path | None, resume: bool, progress: bool,
             loss.backward()
             if cfg.grad_centralisation:
                 _centralise(model)
-            # 4. clip and step (a non-finite gradient would poison the weights, and then the
+            # 5. clip and step (a non-finite gradient would poison the weights, and then the
             # next checkpoint, while the loss still looks fine: stop before the step)
             gnorm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip or math.inf)
             if not torch.isfinite(gnorm):
                 raise TrainingDiverged(f"gradient norm is {gnorm.item()} at step {step} "
                                        f"(length {L}); {_kept(ckpt_path)}. Try a lower lr or clip.")
             opt.step()
-            # 5. log
+            # 6. log
             lv, av = float(loss.detach()), float(correct.mean())
             ema_loss = lv if ema_loss is None else 0.95 * ema_loss + 0.05 * lv
             ema_acc = av if ema_acc is None else 0.95 * ema_acc + 0.05 * av
             if progress:
                 bar.set_postfix(loss=f"{ema_loss:.4f}", acc=f"{ema_acc:.3f}", L=L, refresh=False)
-            if (step + 1) % cfg.log_every == 0 or step + 1 == cfg.steps:
+            if (step + 1) % cfg.log_every == 0 or step + 1 == total:
                 _log(log_fh, writer, step + 1, {"loss": lv, "acc": av, "lr": lr, "length": L,
                                                 "elapsed_s": round(time.time() - t0, 2)})
+        # the last attempt's final (fully annealed) weights: validated like every other
+        if cfg.early_stop and not stopped and last > step0:
+            stopped = validate(last)
     finally:
         if log_fh:
             log_fh.close()
@@ -305,6 +369,8 @@ def _train(cfg: TrainConfig, out_dir: Path | None, resume: bool, progress: bool,
     result = {"steps": last, "train_seconds": round(train_time, 2),
               "device": str(device), "model": cfg.model, "problem": problem.name,
               "parameters": sum(p.numel() for p in model.parameters()), **watch.summary()}
+    if cfg.restarts:
+        result["attempts"] = attempt + 1
     if cfg.early_stop and watch.best_state is not None:  # evaluate the best validated weights
         model.load_state_dict(watch.best_state)
     if evaluate_at_end:
@@ -348,6 +414,10 @@ class _Validation:
             if out:
                 save_checkpoint({"model": self.best_state, "step": step}, out / "best.pt")
         return self.stopped
+
+    def new_attempt(self) -> None:
+        """A restart: the streak starts again (the best weights so far stay)."""
+        self.streak = 0
 
     @property
     def stopped(self) -> bool:

@@ -1,0 +1,130 @@
+"""Validation strings and restarts of the trainer (issue 14).
+
+Validation draws fresh strings at every check, never the test strings; ``restarts`` trains up to
+1 + restarts attempts from fresh seeds and tests the best validated weights over all of them.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from monoidlab.errors import ConfigError
+from monoidlab.training import TrainConfig, train
+from monoidlab.training import trainer as trainer_mod
+from monoidlab.training.trainer import attempt_config, validation_seed
+
+# dyck-2 cannot be solved by a d-8 model in 30 steps: every attempt runs to its end
+HARD = dict(language="dyck-2", model="mlp-ldru", steps=30, batch_size=8, lr=3e-3,
+            model_kwargs={"d": 8, "dropout": 0.0}, train_lengths="1:8", test_lengths="10:14:2",
+            val_lengths="10:14:2", val_samples=4, test_samples=4, eval_every=10, early_stop=2,
+            checkpoint_every=10, log_every=10, restarts=2, threads=1)
+
+
+def _validations(out: Path) -> list[dict]:
+    rows = [json.loads(ln) for ln in (out / "metrics.jsonl").read_text().splitlines()]
+    return [r for r in rows if "val_solved" in r]
+
+
+def _record_seeds(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    seeds: list[int] = []
+    real = trainer_mod.evaluate_kinds
+
+    def spy(model, problem, lengths, n, seed, *a, **kw):
+        seeds.append(seed)
+        return real(model, problem, lengths, n, seed, *a, **kw)
+
+    monkeypatch.setattr(trainer_mod, "evaluate_kinds", spy)
+    return seeds
+
+
+def test_each_validation_draws_fresh_strings_never_the_test_strings(monkeypatch):
+    seeds = _record_seeds(monkeypatch)
+    cfg = TrainConfig(**{**HARD, "restarts": 0, "seed": 3})
+    train(cfg, None, progress=False)
+    *val, test = seeds
+    assert test == 3  # the test set is the run's seed's
+    assert len(val) == 3 and len(set(val)) == 3 and 3 not in val  # steps 10, 20 and the end
+    assert val == [validation_seed(3, s) for s in (10, 20, 30)]
+
+
+def test_restarts_train_every_attempt_from_a_fresh_seed(tmp_path, monkeypatch):
+    fresh: list[int] = []
+    real = trainer_mod._fresh
+
+    def spy(cfg, problem, device):
+        fresh.append(cfg.seed)
+        return real(cfg, problem, device)
+
+    monkeypatch.setattr(trainer_mod, "_fresh", spy)
+    res = train(TrainConfig(**HARD), tmp_path / "r", progress=False)
+    assert res["attempts"] == 3 and res["steps"] == 90 and not res["stopped_early"]
+    assert fresh == [attempt_config(TrainConfig(**HARD), a).seed for a in range(3)]
+    assert fresh[0] == 0 and len(set(fresh)) == 3
+    val = _validations(tmp_path / "r")
+    # every 10 steps of every attempt, the end of each attempt included
+    assert [v["step"] for v in val] == list(range(10, 91, 10))
+    assert [v["attempt"] for v in val] == [0, 0, 0, 1, 1, 1, 2, 2, 2]
+    # the tested weights are the best validated ones over all attempts (later wins ties)
+    keys = [(v["val_solved"], v["val_min_accuracy"]) for v in val]
+    assert res["best_step"] == max(zip(keys, [v["step"] for v in val]))[1]
+    best = torch.load(tmp_path / "r" / "best.pt", weights_only=True)
+    assert best["step"] == res["best_step"]
+
+
+def test_attempt_zero_is_the_run_without_restarts(tmp_path):
+    one = train(TrainConfig(**{**HARD, "restarts": 0}), tmp_path / "a", progress=False)
+    many = train(TrainConfig(**HARD), tmp_path / "b", progress=False)
+    rows_a = [json.loads(ln) for ln in (tmp_path / "a" / "metrics.jsonl").read_text().splitlines()]
+    rows_b = [json.loads(ln) for ln in (tmp_path / "b" / "metrics.jsonl").read_text().splitlines()]
+    strip = [{k: v for k, v in r.items() if k not in ("elapsed_s", "attempt")} for r in rows_b]
+    # the first 30 steps (and their validations) agree, the end-of-attempt validation included
+    assert "attempt" not in rows_a[1] and rows_b[1]["attempt"] == 0
+    assert [{k: v for k, v in r.items() if k != "elapsed_s"} for r in rows_a] == \
+        strip[:len(rows_a)]
+    assert one["steps"] == 30 and many["steps"] == 90
+
+
+def test_a_solved_first_attempt_does_not_restart():
+    es = dict(language="parity", model="mlp-ldru", steps=400, batch_size=16, lr=3e-3,
+              model_kwargs={"d": 16, "dropout": 0.0}, train_lengths="1:12",
+              test_lengths="13:30", val_lengths="13:30:3", test_samples=16, eval_every=20,
+              early_stop=2, threads=1)
+    plain = train(TrainConfig(**es), None, progress=False)
+    again = train(TrainConfig(**es, restarts=3), None, progress=False)
+    assert plain["stopped_early"] and again["attempts"] == 1
+    assert again["steps"] == plain["steps"] and again["evaluation"] == plain["evaluation"]
+
+
+def test_resume_across_an_attempt_boundary_equals_the_uninterrupted_run(tmp_path, monkeypatch):
+    cfg = TrainConfig(**HARD)
+    full = train(cfg, tmp_path / "full", progress=False)
+    real = trainer_mod._seed_torch
+    second = attempt_config(cfg, 1).seed
+
+    def die_in_attempt_1(acfg, step):  # global step 45: attempt 1, after the step-40 checkpoint
+        if acfg.seed == second and step == 15:
+            raise KeyboardInterrupt("killed")
+        real(acfg, step)
+
+    with monkeypatch.context() as m:
+        m.setattr(trainer_mod, "_seed_torch", die_in_attempt_1)
+        with pytest.raises(KeyboardInterrupt):
+            train(cfg, tmp_path / "killed", progress=False)
+    assert torch.load(tmp_path / "killed" / "checkpoint.pt", weights_only=True)["step"] == 40
+    resumed = train(cfg, tmp_path / "killed", resume=True, progress=False)
+    a = torch.load(tmp_path / "full" / "checkpoint.pt", weights_only=True)["model"]
+    b = torch.load(tmp_path / "killed" / "checkpoint.pt", weights_only=True)["model"]
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    assert resumed["evaluation"] == full["evaluation"]
+    assert resumed["best_step"] == full["best_step"] and resumed["attempts"] == 3
+
+
+def test_restarts_need_early_stopping():
+    with pytest.raises(ConfigError, match="restarts.*early_stop"):
+        TrainConfig(**{**HARD, "early_stop": 0}).validate()
+    with pytest.raises(ConfigError, match="restarts"):
+        TrainConfig(**{**HARD, "restarts": -1}).validate()

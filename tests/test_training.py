@@ -603,6 +603,19 @@ def test_sweep_writes_results_and_skips_finished_runs(tmp_path, monkeypatch):
     assert (out / "summary.md").read_text() == md
 
 
+def test_sweep_refuses_to_reuse_a_run_trained_with_other_settings(tmp_path, monkeypatch):
+    f = _sweep_file(tmp_path)
+    run_sweep(f, progress=False)
+    f.write_text(f.read_text().replace("steps = 3", "steps = 4"))
+
+    def no_training(*a, **k):
+        raise AssertionError("the changed run was trained over the old one")
+
+    monkeypatch.setattr(trainer_mod, "train", no_training)
+    with pytest.raises(ConfigError, match=r"parity__mlp-ldru__s0.*other settings.*steps"):
+        run_sweep(f, progress=False)
+
+
 def test_sweep_resumes_an_unfinished_run(tmp_path, monkeypatch):
     f = _sweep_file(tmp_path)
     run_sweep(f, progress=False)

@@ -201,6 +201,8 @@ def _run_one(run: dict[str, Any], out_root: str, progress: bool) -> dict[str, An
     out = Path(out_root) / run["id"]
     done = out / "results.json"
     res = json.loads(done.read_text()) if done.is_file() else None
+    if res is not None:
+        _check_same_config(cfg, out)
     if res is None:
         # a checkpoint: continue it; none: whatever a killed start left is replaced
         resume = (out / "checkpoint.pt").is_file()
@@ -217,7 +219,24 @@ def _run_one(run: dict[str, Any], out_root: str, progress: bool) -> dict[str, An
             "train_seconds": res["train_seconds"], "steps": res["steps"],
             "first_solved_step": res.get("first_solved_step"),
             "stopped_early": res.get("stopped_early", False),
+            "attempts": res.get("attempts", 1),
             "device": res["device"], "evaluation": res["evaluation"]}
+
+
+def _check_same_config(cfg: TrainConfig, out: Path) -> None:
+    """A finished run is reused only when the sweep file still asks for it: a changed setting
+    (say, more steps) must not silently keep the old results in the new table."""
+    saved_path = out / "config.json"
+    if not saved_path.is_file():
+        return  # a run from before config.json was written: nothing to compare
+    # through the config reader: keys added since the run was trained take their defaults
+    saved = config_from_dict(json.loads(saved_path.read_text()), str(saved_path)).as_dict()
+    now = cfg.as_dict()
+    diff = sorted(k for k in set(saved) | set(now) if saved.get(k) != now.get(k))
+    if diff:
+        raise ConfigError(f"{out}: this finished run was trained with other settings than the "
+                          f"sweep file now gives (keys {', '.join(diff)}); give the sweep a new "
+                          f"'out' or delete the run folder to train it again")
 
 
 def _reevaluate(cfg: TrainConfig, out: Path, res: dict[str, Any],

@@ -30,6 +30,22 @@ PAPER_FULL = "100%"
 PAPER_LONGER = "< 100% at L <= 40 (>= 99.9% with longer training)"
 
 
+def settings_text(base: dict) -> str:
+    """The shared training and validation settings of a sweep, in one sentence (from its
+    config, so the text cannot drift from what ran)."""
+    steps, restarts = base.get("steps"), base.get("restarts", 0)
+    budget = (f"attempts of {steps} steps, at most {1 + restarts} (restarts = {restarts}, "
+              "per-task overrides in the config)") if restarts else f"at most {steps} steps"
+    extra = [f"{k} = {base[k]}" for k in ("offsets", "assoc_weight") if base.get(k) not in
+             (None, "none", 0, 0.0)]
+    return (f"Settings (the config's comments say why): {base.get('sampler', 'balanced')} "
+            f"sampler, {budget}{', ' + ', '.join(extra) if extra else ''}; validation every "
+            f"{base.get('eval_every')} steps on fresh strings of lengths "
+            f"{base.get('val_lengths')} ({base.get('val_samples', 16)} per length and kind), "
+            f"early stopping after {base.get('early_stop')} strictly solved validation(s) in a "
+            "row, the best validated weights are tested.")
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--config", default=str(ROOT / "configs" / "ldru21-cpu.toml"))
@@ -73,7 +89,7 @@ def main(argv=None) -> int:
         rows.append({"task": r["problem"], "model": cfg["model"], "where": where,
                      "support": support, "padding": padding,
                      "solved": r["solved"], "first": r.get("first_solved_step"),
-                     "steps": r["steps"], "mins": mins, "kinds": ev["kinds"],
+                     "steps": r["steps"], "attempts": r.get("attempts", 1), "mins": mins, "kinds": ev["kinds"],
                      # the trivial models' mean accuracy per kind on the same strings
                      "base": {row["kind"]: (row["majority"], row["count_only"])
                               for row in ev.get("summary", [])},
@@ -84,21 +100,20 @@ def main(argv=None) -> int:
              f"`python bench/bench_ldru21.py --config configs/{Path(args.config).name} "
              f"--write-docs` (one sweep): {wall / 60:.0f} min wall on a "
              f"shared 2-core machine over {len(calls)} invocation(s) (a rerun reuses finished "
-             "runs and adds only its own time). Settings in the config's comments: "
-             f"{base.get('sampler', 'balanced')} sampler, at most {base.get('steps')} steps, "
-             "early stopping on the strict validation (validation lengths 42..300, "
-             f"{base.get('val_samples', 16)} strings per length and kind). Strict evaluation "
+             "runs and adds only its own time). " + settings_text(base) + " Strict evaluation "
              f"on 41..500, {base.get('test_samples', 64)} strings per length and kind; "
              "*solved* = accuracy >= 0.99 at every scored length of every kind. *First "
-             "solved* is the first strictly solved validation; a run can pass three "
-             "validations and still fail the 20x larger test (column *where it fails*: the "
+             "solved* is the step of the first strictly solved validation (with *attempts* "
+             "of `steps` steps each, counted over all of them); a run can pass its validation "
+             "and still fail the larger test (column *where it fails*: the "
              "lowest length per failing kind and how many lengths fall below 0.99). Beside "
              "each minimum, in brackets: what a majority-class model / a count-only model "
              "scores on the same strings (mean over the scored lengths).", "",
              "| task | model | support length (learned / model's padding) | solved | first "
-             "solved at step (stopped at) | min balanced | min near_miss | min ec_stratified | "
-             "balanced score | train s | where it fails | paper |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "solved at step (stopped at) | attempts | min balanced | min near_miss | "
+             "min ec_stratified | balanced score | train s | where it fails | paper |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+
     def acc(x: dict, k: str) -> str:
         v = x["mins"].get(k)
         if v is None or v != v:
@@ -118,7 +133,7 @@ def main(argv=None) -> int:
                f"{x['support']['learned']} / {x['support'][x['padding']]} ({x['padding']})")
         lines.append(f"| {x['task']} | {x['model']} | {sup} | "
                      f"{'**yes**' if x['solved'] else 'no'} | "
-                     f"{first} ({x['steps']}) | {acc(x, 'balanced')} | {acc(x, 'near_miss')} | "
+                     f"{first} ({x['steps']}) | {x['attempts']} | {acc(x, 'balanced')} | {acc(x, 'near_miss')} | "
                      f"{acc(x, 'ec_stratified')} | {x['score']:.3f} | {x['secs']:.0f} | "
                      f"{x['where']} | {paper} |")
     total = sum(x["secs"] for x in rows)

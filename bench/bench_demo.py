@@ -46,6 +46,7 @@ def seed_rows(seeds: list[int], root: Path) -> list[dict]:
         r = train(cfg, root / f"seed{seed}", progress=False)
         rows.append({"seed": seed, "solved": r["solved"], "steps": r["steps"],
                      "first": r.get("first_solved_step"), "secs": r["train_seconds"],
+                     "attempts": r.get("attempts", 1),
                      "verdict": r["verdict"], "mins": r["min_accuracy"]})
     return rows
 
@@ -69,20 +70,22 @@ def main(argv: list[str] | None = None) -> int:
              "machine). Settings: `monoidlab.cli.report.DEMO_TRAINING` "
              f"(MLP-LDRU d {DEMO_TRAINING['model_kwargs']['d']}, "
              f"{DEMO_TRAINING['sampler']} sampler, padding "
-             f"{DEMO_TRAINING['model_kwargs']['padding']}, at most {DEMO_TRAINING['steps']} "
-             f"steps, early stopping after {DEMO_TRAINING['early_stop']} strictly solved "
-             "validations). What the terminal ends with:", "", "```text",
+             f"{DEMO_TRAINING['model_kwargs']['padding']}, {DEMO_TRAINING['steps']} steps of "
+             f"a cosine schedule validated at their end on fresh strings, at most "
+             f"{DEMO_TRAINING.get('restarts', 0)} restart(s) from a new seed if that validation "
+             "fails). What the terminal ends with:", "", "```text",
              key_figures_text(key), "```", ""]
     if rows:
         lines += ["The same configuration with other seeds (strict evaluation on 41..500, "
                   f"{DEMO_TRAINING['test_samples']} strings per length and kind):", "",
-                  "| seed | solved | first solved validation (stopped at) | min balanced | "
+                  "| seed | solved | first solved validation (stopped at) | attempts | "
+                  "min balanced | "
                   "min near_miss | min ec_stratified | train s | verdict |",
-                  "|---|---|---|---|---|---|---|---|"]
+                  "|---|---|---|---|---|---|---|---|---|"]
         for r in rows:
             m = r["mins"]
             lines.append(f"| {r['seed']} | {'**yes**' if r['solved'] else 'no'} | "
-                         f"{r['first']} ({r['steps']}) | {m['balanced']:.3f} | "
+                         f"{r['first']} ({r['steps']}) | {r['attempts']} | {m['balanced']:.3f} | "
                          f"{m['near_miss']:.3f} | {m['ec_stratified']:.3f} | {r['secs']:.0f} | "
                          f"{r['verdict']} |")
         lines.append("")

@@ -128,3 +128,31 @@ def test_restarts_need_early_stopping():
         TrainConfig(**{**HARD, "early_stop": 0}).validate()
     with pytest.raises(ConfigError, match="restarts"):
         TrainConfig(**{**HARD, "restarts": -1}).validate()
+
+
+def test_probing_compares_with_the_initial_weights_of_the_attempt_that_won(tmp_path, monkeypatch):
+    from monoidlab.probing import probe as probe_mod
+    from monoidlab.training.trainer import weights_attempt
+
+    cfg = TrainConfig(**HARD)
+    res = train(cfg, tmp_path / "r", progress=False)
+    attempt = weights_attempt(cfg, res["best_step"])
+    seen: list[tuple[int, int | None]] = []
+    real_init, real_held = probe_mod.model_at_init, probe_mod.heldout_strings
+
+    def init_spy(c, problem):
+        seen.append(("init", c.seed))
+        return real_init(c, problem)
+
+    def held_spy(c, problem, n, lengths, mode, seed, steps=None):
+        seen.append(("held", c.seed, steps))
+        return real_held(c, problem, n, lengths, mode, seed, steps=steps)
+
+    monkeypatch.setattr(probe_mod, "model_at_init", init_spy)
+    monkeypatch.setattr(probe_mod, "heldout_strings", held_spy)
+    out = probe_mod.probe_checkpoint(tmp_path / "r", n_strings=12, n_triples=0, mode="disjoint",
+                                     lengths="1:8", max_nodes=200)
+    seed = attempt_config(cfg, attempt).seed
+    # held-out strings exclude that attempt's training strings; init = that attempt's init
+    assert seen == [("held", seed, res["best_step"] - 30 * attempt), ("init", seed)]
+    assert out["metrics"].get("attempt", 0) == attempt

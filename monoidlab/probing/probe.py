@@ -108,19 +108,24 @@ def probe_checkpoint(path: str | os.PathLike, n_strings: int = 200,
     """
     import torch
 
-    from monoidlab.training.trainer import load_checkpoint
+    from monoidlab.training.trainer import attempt_config, load_checkpoint, weights_attempt
 
     model, cfg, problem, ckpt = load_checkpoint(path, device)
     lang = problem.language
     if lang is None:
         raise InputError(f"probing needs a language; {problem.name} is a tape task")
     steps = int(ckpt.get("step", cfg.steps))
+    # with restarts, the weights come from one attempt: its own seed gave their initial weights
+    # and the only training strings they saw (its first `steps` steps)
+    attempt = weights_attempt(cfg, steps)
+    cfg, steps = attempt_config(cfg, attempt), steps - attempt * cfg.steps
     bar = None
     if progress:
         bar = progress_bar(total=1 + 4 * (1 + bool(compare_init)), desc="probe")
     held = heldout_strings(cfg, problem, n_strings, lengths, mode, seed, steps=steps)
     metrics: dict[str, Any] = {"checkpoint": str(path), "model": cfg.model,
                                "language": problem.name, "steps": steps, "seed": seed,
+                               **({"attempt": attempt} if attempt else {}),
                                "heldout": {"description": held.description, **held.info}}
     trip = None
     if n_triples and isinstance(model, OperatorModel):

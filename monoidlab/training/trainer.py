@@ -157,6 +157,19 @@ def attempt_config(cfg: TrainConfig, attempt: int) -> TrainConfig:
     return dataclasses.replace(cfg, seed=seed)
 
 
+def weights_attempt(cfg: TrainConfig, step: int) -> int:
+    """The attempt whose training produced the weights validated (or saved) at global ``step``:
+    a validation at step s sees the weights after steps 0..s-1, so the one at the first step
+    of attempt a (s = a*steps) judges attempt a-1's last weights.
+
+    >>> from monoidlab.training.config import TrainConfig
+    >>> cfg = TrainConfig(language="parity", steps=100, restarts=2, eval_every=100, early_stop=1)
+    >>> [weights_attempt(cfg, s) for s in (50, 100, 101, 200, 300)]
+    [0, 0, 1, 1, 2]
+    """
+    return min(max(int(step) - 1, 0) // cfg.steps, cfg.restarts)
+
+
 def _fresh(cfg: TrainConfig, problem: Problem, device: torch.device
            ) -> tuple[nn.Module, torch.optim.Optimizer]:
     """Initial weights (seeded by ``cfg.seed``) and a new optimiser."""

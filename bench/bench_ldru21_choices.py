@@ -38,7 +38,7 @@ VARIANTS = {
     "annealed + assoc 0.1": dict(steps=4000, assoc_weight=0.1),
 }
 RUNS = [("even-pairs", "early stop"), ("even-pairs", "annealed"),
-        ("dyck-2", "early stop"), ("dyck-2", "annealed"),
+        ("dyck-2", "early stop"), ("dyck-2", "annealed"), ("dyck-2", "annealed + assoc 0.1"),
         *[(task, v) for task in ("tomita-4", "prefix-4-2") for v in VARIANTS if v != "early stop"]]
 
 

@@ -156,3 +156,16 @@ def test_probing_compares_with_the_initial_weights_of_the_attempt_that_won(tmp_p
     # held-out strings exclude that attempt's training strings; init = that attempt's init
     assert seen == [("held", seed, res["best_step"] - 30 * attempt), ("init", seed)]
     assert out["metrics"].get("attempt", 0) == attempt
+
+
+def test_a_run_stopped_at_an_attempt_boundary_resumes_to_the_same_result(tmp_path):
+    # the validation at step 200 judges attempt 0's last weights; stopping there is attempt 0
+    es = dict(language="parity", model="mlp-ldru", steps=200, batch_size=16, lr=3e-3,
+              model_kwargs={"d": 16, "dropout": 0.0}, train_lengths="1:12",
+              test_lengths="13:20", val_lengths="13:20", test_samples=8, val_samples=8,
+              eval_every=200, early_stop=1, restarts=2, threads=1)
+    first = train(TrainConfig(**es), tmp_path / "r", progress=False)
+    assert first["steps"] == 200 and first["attempts"] == 1 and first["stopped_early"]
+    again = train(TrainConfig(**es), tmp_path / "r", resume=True, progress=False)
+    assert again["attempts"] == 1 and again["steps"] == 200
+    assert again["evaluation"] == first["evaluation"]

@@ -276,6 +276,8 @@ def _train(cfg: TrainConfig, out_dir: Path | None, resume: bool, progress: bool,
     # step counts over all attempts: attempt a trains global steps a*steps .. (a+1)*steps - 1
     total = cfg.steps * (1 + cfg.restarts)
     attempt = min(step0 // cfg.steps, cfg.restarts)
+    if watch.stopped:  # stopped by the validation at step0: its weights are the attempt before
+        attempt = weights_attempt(cfg, step0)
     acfg = attempt_config(cfg, attempt)
     model, opt = _fresh(acfg, problem, device)
     if ckpt is not None:

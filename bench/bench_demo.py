@@ -47,6 +47,9 @@ def seed_rows(seeds: list[int], root: Path) -> list[dict]:
         rows.append({"seed": seed, "solved": r["solved"], "steps": r["steps"],
                      "first": r.get("first_solved_step"), "secs": r["train_seconds"],
                      "attempts": r.get("attempts", 1),
+                     # what a majority-class / a count-only model scores on the same strings
+                     "base": {row["kind"]: (row["majority"], row["count_only"])
+                              for row in r["evaluation"].get("summary", [])},
                      "verdict": r["verdict"], "mins": r["min_accuracy"]})
     return rows
 
@@ -83,11 +86,16 @@ def main(argv: list[str] | None = None) -> int:
                   "min near_miss | min ec_stratified | train s | verdict |",
                   "|---|---|---|---|---|---|---|---|---|"]
         for r in rows:
-            m = r["mins"]
+            def acc(k: str, r: dict = r) -> str:
+                maj, cnt = r["base"].get(k, (float("nan"), float("nan")))
+                return f"{r['mins'][k]:.3f} ({maj:.2f} / {cnt:.2f})"
+
             lines.append(f"| {r['seed']} | {'**yes**' if r['solved'] else 'no'} | "
-                         f"{r['first']} ({r['steps']}) | {r['attempts']} | {m['balanced']:.3f} | "
-                         f"{m['near_miss']:.3f} | {m['ec_stratified']:.3f} | {r['secs']:.0f} | "
+                         f"{r['first']} ({r['steps']}) | {r['attempts']} | {acc('balanced')} | "
+                         f"{acc('near_miss')} | {acc('ec_stratified')} | {r['secs']:.0f} | "
                          f"{r['verdict']} |")
+        lines += ["", "In brackets: what a majority-class model / a count-only model scores on "
+                  "the same strings (mean over the scored lengths)."]
         lines.append("")
     text = "\n".join(lines)
     print(text)

@@ -89,7 +89,8 @@ def main(argv=None) -> int:
         rows.append({"task": r["problem"], "model": cfg["model"], "where": where,
                      "support": support, "padding": padding,
                      "solved": r["solved"], "first": r.get("first_solved_step"),
-                     "steps": r["steps"], "attempts": r.get("attempts", 1), "mins": mins, "kinds": ev["kinds"],
+                     "steps": r["steps"], "attempts": r.get("attempts", 1), "mins": mins,
+                     "kinds": ev["kinds"],
                      # the trivial models' mean accuracy per kind on the same strings
                      "base": {row["kind"]: (row["majority"], row["count_only"])
                               for row in ev.get("summary", [])},
@@ -133,7 +134,8 @@ def main(argv=None) -> int:
                f"{x['support']['learned']} / {x['support'][x['padding']]} ({x['padding']})")
         lines.append(f"| {x['task']} | {x['model']} | {sup} | "
                      f"{'**yes**' if x['solved'] else 'no'} | "
-                     f"{first} ({x['steps']}) | {x['attempts']} | {acc(x, 'balanced')} | {acc(x, 'near_miss')} | "
+                     f"{first} ({x['steps']}) | {x['attempts']} | {acc(x, 'balanced')} | "
+                     f"{acc(x, 'near_miss')} | "
                      f"{acc(x, 'ec_stratified')} | {x['score']:.3f} | {x['secs']:.0f} | "
                      f"{x['where']} | {paper} |")
     total = sum(x["secs"] for x in rows)

@@ -76,7 +76,8 @@ def main(argv: list[str] | None = None) -> int:
              f"wall with {args.workers} workers (finished runs are reused). "
              + " ".join(" ".join(__doc__.split("\n\n")[1:3]).replace("``", "`").split()), "",
              "| task | variant | solved | steps | min balanced | min near_miss | "
-             "min ec_stratified | train s | where it fails |", "|---|---|---|---|---|---|---|---|---|"]
+             "min ec_stratified | train s | where it fails |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         def acc(k: str, r: dict = r) -> str:
             maj, cnt = r["base"].get(k, (float("nan"), float("nan")))

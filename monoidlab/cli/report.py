@@ -20,7 +20,7 @@ DEMO_LANGUAGE = "dyck-2"
 # over 4000 steps (stopped early at a high learning rate, dyck-2 missed one near miss at a few
 # lengths), validated at the end on fresh strings, and one restart from a new seed should that
 # validation fail (docs/results.md, "the demo").
-# dyck-4 is not solved within the demo's budget on a CPU: not even in 12000 steps (docs/results.md,
+# dyck-4 is not solved within the demo's budget on a CPU: not even in 24000 steps (docs/results.md,
 # the 21-task table).
 DEMO_TRAINING: dict[str, Any] = dict(
     model="mlp-ldru", steps=4000, batch_size=64, lr=3e-3, lr_schedule="cosine",

@@ -54,7 +54,9 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     import monoidlab as ml
     from monoidlab._util import write_section
+    from monoidlab.evalsets import KINDS  # the tables' columns, in this order
     from monoidlab.min_length import min_training_length
+    from monoidlab.training.evaluate import min_beside_baselines as acc
     from monoidlab.training.sweep import load_sweep, run_sweep
 
     t0 = time.time()
@@ -83,18 +85,17 @@ def main(argv=None) -> int:
                                             padding=pad).support_length if tree else None
                    for pad in ("learned", padding)}
         ev = r["evaluation"]
-        mins = ev["min_accuracy"]
         verdict = ev.get("verdict", "")
         where = verdict.split(":", 1)[1].strip() if not r["solved"] and ":" in verdict else "—"
         rows.append({"task": r["problem"], "model": cfg["model"], "where": where,
                      "support": support, "padding": padding,
                      "solved": r["solved"], "first": r.get("first_solved_step"),
-                     "steps": r["steps"], "attempts": r.get("attempts", 1), "mins": mins,
+                     "steps": r["steps"], "attempts": r.get("attempts", 1),
                      "kinds": ev["kinds"],
                      # the trivial models' mean accuracy per kind on the same strings
                      "base": {row["kind"]: (row["majority"], row["count_only"])
                               for row in ev.get("summary", [])},
-                     "score": r["score_balanced"], "secs": r["train_seconds"]})
+                     "score": r["score_balanced"], "secs": r["train_seconds"], "evaluation": ev})
     solved = sum(x["solved"] for x in rows)
     base = sweep["runs"][0]["config"]  # the settings every run shares (the config's [base])
     lines = [f"## {sweep.get('title', Path(args.config).stem)} (issue 14)", "",
@@ -115,16 +116,6 @@ def main(argv=None) -> int:
              "min ec_stratified | balanced score | train s | where it fails | paper |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
 
-    def acc(x: dict, k: str) -> str:
-        v = x["mins"].get(k)
-        if v is None or v != v:
-            return "n/a"
-        maj, cnt = x["base"].get(k, (None, None))
-        if maj is None or maj != maj:
-            return f"{v:.3f}"
-        return f"{v:.3f} ({maj:.2f} / {cnt:.2f})" if cnt == cnt and cnt is not None \
-            else f"{v:.3f} ({maj:.2f} / –)"
-
     for x in rows:
         first = "—" if x["first"] is None else str(x["first"])
         paper = PAPER_LONGER if (x["support"]["learned"] or 999) > 40 else PAPER_FULL
@@ -134,9 +125,9 @@ def main(argv=None) -> int:
                f"{x['support']['learned']} / {x['support'][x['padding']]} ({x['padding']})")
         lines.append(f"| {x['task']} | {x['model']} | {sup} | "
                      f"{'**yes**' if x['solved'] else 'no'} | "
-                     f"{first} ({x['steps']}) | {x['attempts']} | {acc(x, 'balanced')} | "
-                     f"{acc(x, 'near_miss')} | "
-                     f"{acc(x, 'ec_stratified')} | {x['score']:.3f} | {x['secs']:.0f} | "
+                     f"{first} ({x['steps']}) | {x['attempts']} | "
+                     + " | ".join(acc(x["evaluation"], k) for k in KINDS) +
+                     f" | {x['score']:.3f} | {x['secs']:.0f} | "
                      f"{x['where']} | {paper} |")
     total = sum(x["secs"] for x in rows)
     # a solved run shows more than counting only where a count-only model fails some kind

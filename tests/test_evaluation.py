@@ -12,7 +12,7 @@ from scipy.stats import chisquare
 
 import monoidlab as ml
 from monoidlab.evalsets import KINDS, classes_at, count_baseline, kind_batch, majority_baseline
-from monoidlab.training.evaluate import Evaluation, evaluate_kinds
+from monoidlab.training.evaluate import Evaluation, evaluate_kinds, min_beside_baselines
 from monoidlab.training.problems import LanguageProblem
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -77,6 +77,21 @@ def test_trivial_models_are_not_solved_on_dyck4(dyck4, stub):
             for L, acc in ev.accuracy[k].items():
                 assert acc <= ev.count_only[k][L] + 1e-6  # float32 means
         assert ev.min_accuracy("ec_stratified") < 0.9  # ECs with balanced counts fool it
+
+
+def test_min_beside_baselines_is_the_cell_of_every_results_table(dyck4):
+    # a kind's minimum, then the majority and count-only means, all from one evaluation's JSON
+    ev = evaluate_kinds(always(0), dyck4, LENGTHS, 48, seed=0)
+    data = ev.as_dict()
+    for k in KINDS:
+        row = next(r for r in ev.summary_rows() if r["kind"] == k)
+        assert min_beside_baselines(data, k) == \
+            f"{ev.min_accuracy(k):.3f} ({row['majority']:.2f} / {row['count_only']:.2f})"
+    missing = {**data, "summary": [{**r, "count_only": float("nan")} for r in data["summary"]]}
+    assert min_beside_baselines(missing, "balanced").endswith(" / –)")
+    unavailable = {**data, "summary": [{**r, "min": float("nan")} for r in data["summary"]]}
+    assert min_beside_baselines(unavailable, "near_miss") == "n/a"
+    assert min_beside_baselines(data, "no-such-kind") == "n/a"
 
 
 def test_single_class_lengths_are_reported_but_never_scored(dyck4):

@@ -41,7 +41,7 @@ from monoidlab._util import eval_mode, progress_bar, range_text
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["Evaluation", "evaluate_kinds", "evaluate", "check_test_lengths", "to_device",
+__all__ = ["Evaluation", "evaluate_kinds", "min_beside_baselines", "evaluate", "check_test_lengths", "to_device",
            "DEFAULT_THRESHOLD"]
 
 DEFAULT_THRESHOLD = 0.99  # "solved": the papers call 100% solved; this leaves sampling noise
@@ -204,6 +204,27 @@ class Evaluation:
                    ints(data["majority"]), ints(data["count_only"]), ints(data["class_mix"]),
                    data.get("measure", "per_string"),
                    {m: ints(per) for m, per in data.get("by_measure", {}).items()})
+
+
+def min_beside_baselines(evaluation: dict, kind: str) -> str:
+    """A kind's minimum accuracy beside what a majority-class / a count-only model scores on the
+    same strings (their means over the scored lengths), from an evaluation's JSON form
+    (``Evaluation.as_dict()``, a run's ``results.json["evaluation"]``): the cell every results
+    table prints.
+
+    >>> ev = {"summary": [{"kind": "near_miss", "min": 0.984375, "majority": 0.5,
+    ...                    "count_only": 0.75}]}
+    >>> min_beside_baselines(ev, "near_miss"), min_beside_baselines(ev, "balanced")
+    ('0.984 (0.50 / 0.75)', 'n/a')
+    """
+    row = next((r for r in evaluation.get("summary", []) if r["kind"] == kind), None)
+    if row is None or row["min"] is None or row["min"] != row["min"]:  # absent, or unavailable
+        return "n/a"
+
+    def fmt(v: float | None) -> str:
+        return "–" if v is None or v != v else f"{v:.2f}"
+
+    return f"{row['min']:.3f} ({fmt(row['majority'])} / {fmt(row['count_only'])})"
 
 
 def evaluate_kinds(model: Any, problem: Any, lengths: Any, n_per_length: int = 64,

@@ -91,7 +91,6 @@ def main(argv=None) -> int:
                      "support": support, "padding": padding,
                      "solved": r["solved"], "first": r.get("first_solved_step"),
                      "steps": r["steps"], "attempts": r.get("attempts", 1),
-                     "kinds": ev["kinds"],
                      # the trivial models' mean accuracy per kind on the same strings
                      "base": {row["kind"]: (row["majority"], row["count_only"])
                               for row in ev.get("summary", [])},

@@ -41,8 +41,8 @@ from monoidlab._util import eval_mode, progress_bar, range_text
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["Evaluation", "evaluate_kinds", "min_beside_baselines", "evaluate", "check_test_lengths", "to_device",
-           "DEFAULT_THRESHOLD"]
+__all__ = ["Evaluation", "evaluate_kinds", "min_beside_baselines", "evaluate",
+           "check_test_lengths", "to_device", "DEFAULT_THRESHOLD"]
 
 DEFAULT_THRESHOLD = 0.99  # "solved": the papers call 100% solved; this leaves sampling noise
 

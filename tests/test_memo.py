@@ -1,7 +1,7 @@
 """MLP-LDRU in eval mode computes every distinct subtree once (hash-consing; it replaced
 monoidlab/models/memo.py, whose intent these tests keep): the shared reduction equals the plain
-level-by-level one on mixed lengths and alphabets, the low levels are tables of distinct blocks,
-and training with dropout never shares."""
+level-by-level one on mixed lengths and alphabets, with and without offsets, the low levels are
+tables of distinct blocks, and training with dropout never shares."""
 
 import numpy as np
 import pytest
@@ -21,14 +21,23 @@ def test_eval_forward_equals_the_plain_reduction(vocab, operator):
     lengths = torch.as_tensor(rng.integers(1, 300, 40))
     tokens = torch.as_tensor(rng.integers(0, vocab, (40, 300)))
     with torch.no_grad():
-        shared = model(tokens, lengths)  # eval, no offsets: distinct blocks shared
-        plain = model(tokens, lengths, offsets=torch.zeros_like(lengths))  # level by level
+        shared = model(tokens, lengths)  # eval: distinct blocks shared
+        offsets = torch.as_tensor(rng.integers(0, 50, 40))
+        shifted = model(tokens, lengths, offsets=offsets)  # shared too, padding on both sides
+        model.memo_limit = 0  # level by level
+        plain = model(tokens, lengths)
+        plain_shifted = model(tokens, lengths, offsets=offsets)
+        assert all(lv.ids is None for lv in model._tree(tokens, lengths, 300, None)[0][1:])
+        model.memo_limit = MLPLDRU.memo_limit
         torch.testing.assert_close(shared, plain, atol=1e-5, rtol=1e-5)
+        torch.testing.assert_close(shifted, plain_shifted, atol=1e-5, rtol=1e-5)
         torch.testing.assert_close(shared, old_mlp_ldru_forward(model, tokens, lengths),
                                    atol=1e-5, rtol=1e-5)
-        levels = model._tree(tokens, lengths, 300, None)[0]
-        assert levels[1].ids is not None and levels[-1].ids is None  # shared, then plain
-        assert all(lv.ids is None for lv in model._tree(tokens, lengths, 300, lengths * 0)[0][1:])
+        torch.testing.assert_close(shifted, old_mlp_ldru_forward(model, tokens, lengths, offsets),
+                                   atol=1e-5, rtol=1e-5)
+        for offs in (None, offsets):
+            levels = model._tree(tokens, lengths, 300, offs)[0]
+            assert levels[1].ids is not None and levels[-1].ids is None  # shared, then plain
     model.train()  # dropout differs per node: never shared
     assert all(lv.ids is None for lv in model._tree(tokens, lengths, 300, None)[0])
 

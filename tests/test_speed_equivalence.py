@@ -164,6 +164,29 @@ def test_mlp_ldru_step_equals_previous_step(operator):
                         assert_grad_close(a, b)
 
 
+@pytest.mark.parametrize("padding", ["learned", "identity"])
+def test_mlp_ldru_training_with_offsets_shares_blocks_with_the_same_step(padding):
+    """Training without dropout, strings at random offsets (padding on both sides): the shared
+    blocks give the level-by-level step's logits and gradients (float32, within 1e-5)."""
+    torch.manual_seed(0)
+    model = perturbed(MLPLDRU(2, 2, d=16, dropout=0.0, padding=padding)).train()
+    for i, T in enumerate([3, 17, 40]):
+        tokens, lengths = batch(2, 64, T, seed=i, full=False)
+        offsets = torch.randint(0, 64 - T + 1, (64,), generator=torch.Generator().manual_seed(i))
+        outs, grads = [], []
+        for memo in (4096, 0):
+            model.memo_limit = memo
+            model.zero_grad()
+            out = model(tokens, lengths, offsets)
+            step_loss(out).backward()
+            outs.append(out.detach())
+            grads.append(grads_of(model))
+        torch.testing.assert_close(outs[0], outs[1], **TOL)
+        assert len(grads[0]) == len(grads[1]) > 0
+        for a, b in zip(*grads):
+            assert_grad_close(a, b)
+
+
 @pytest.mark.parametrize("T", [511, 512, 513, 1025, 4096])
 def test_mlp_ldru_eval_skips_padding_with_the_same_outputs(T):
     """Lengths just above a power of two: padding subtrees as constants, the same logits."""

@@ -18,11 +18,13 @@ V tokens and the zero padding vector) and is gathered (dropout stays per positio
 operator pairs are a reshape (B, n, 2d) of the level, with one linear for V_x and V_y. When
 padding is a constant (eval mode, or dropout 0), a node made only of padding is one constant
 per level, computed once: each level is computed only up to the last node that holds a token.
-And in an eval forward every distinct subtree is computed once (hash-consing): a level is a
-table of distinct blocks plus each node's row in it, the table holding every possible pair of
-the level below while that is at most ``memo_limit`` rows and a quarter of the level's nodes,
-else the pairs present (``torch.unique``) while they are at most half the nodes; above that
-the levels are plain (the same values either way; ``memo_limit = 0``: never shared).
+And then (eval, or training without dropout; with or without offsets) every distinct subtree
+is computed once (hash-consing): a level is a table of distinct blocks plus each node's row in
+it, the table holding every possible pair of the level below while that is at most
+``memo_limit`` rows and a quarter of the level's nodes, else the pairs present
+(``torch.unique``) while they are at most half the nodes; above that the levels are plain (the
+same values either way, gradients equal up to float32 summation order; ``memo_limit = 0``:
+never shared).
 
 Example
 -------
@@ -230,7 +232,6 @@ class MLPLDRU(nn.Module):
         offsets and the buffer size M."""
         B, T = tokens.shape
         device = tokens.device
-        given_offsets = offsets
         if offsets is None:
             offsets, end = torch.zeros_like(lengths), longest
         else:
@@ -249,9 +250,9 @@ class MLPLDRU(nn.Module):
         V = self.vocab_size
         # padding is a constant unless dropout draws a different mask per position
         constant = not (self.training and self.drop.p > 0)
-        # distinct blocks shared (eval forward without offsets; offsets, which only training
-        # uses, keep the level-by-level reduction)
-        share = constant and given_offsets is None and self.memo_limit > 0
+        # distinct blocks shared whenever padding is a constant (eval, or training without
+        # dropout), with or without offsets: a padding block has its own id, on either side
+        share = constant and self.memo_limit > 0
         width = end if constant else M
         src = torch.arange(width, device=device) - offsets[:, None]
         valid = (src >= 0) & (src < lengths[:, None])

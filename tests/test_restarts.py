@@ -15,7 +15,8 @@ import torch
 from monoidlab.errors import ConfigError
 from monoidlab.training import TrainConfig, train
 from monoidlab.training import trainer as trainer_mod
-from monoidlab.training.trainer import attempt_config, validation_seed
+from monoidlab.training.evaluate import Evaluation
+from monoidlab.training.trainer import _Validation, attempt_config, validation_seed
 
 # dyck-2 cannot be solved by a d-8 model in 30 steps: every attempt runs to its end
 HARD = dict(language="dyck-2", model="mlp-ldru", steps=30, batch_size=8, lr=3e-3,
@@ -69,7 +70,7 @@ def test_restarts_train_every_attempt_from_a_fresh_seed(tmp_path, monkeypatch):
     assert [v["step"] for v in val] == list(range(10, 91, 10))
     assert [v["attempt"] for v in val] == [0, 0, 0, 1, 1, 1, 2, 2, 2]
     # the tested weights are the best validated ones over all attempts (later wins ties)
-    keys = [(v["val_solved"], v["val_min_accuracy"]) for v in val]
+    keys = [(v["val_solved"], v["val_min_accuracy"], v["val_mean_accuracy"]) for v in val]
     assert res["best_step"] == max(zip(keys, [v["step"] for v in val]))[1]
     best = torch.load(tmp_path / "r" / "best.pt", weights_only=True)
     assert best["step"] == res["best_step"]
@@ -169,3 +170,28 @@ def test_a_run_stopped_at_an_attempt_boundary_resumes_to_the_same_result(tmp_pat
     again = train(TrainConfig(**es), tmp_path / "r", resume=True, progress=False)
     assert again["attempts"] == 1 and again["steps"] == 200
     assert again["evaluation"] == first["evaluation"]
+
+
+def _evaluation(accuracies: dict[str, list[float]]) -> Evaluation:
+    ev = Evaluation("x", tuple(accuracies), 0.99, 64)
+    ev.accuracy = {k: dict(enumerate(a, start=41)) for k, a in accuracies.items()}
+    return ev
+
+
+def test_equal_minima_keep_the_weights_with_fewer_wrong_strings():
+    """tomita-3's attempts: both one string short somewhere (minimum 63/64), the first with 2
+    wrong strings, the second with 40; the first is kept. Solved beats any mean; later wins
+    exact ties."""
+    one, many = 63 / 64, 62 / 64
+    watch = _Validation(patience=1)
+    model = torch.nn.Linear(1, 1)
+    watch.update(100, _evaluation({"a": [1, one, 1], "b": [one, 1, 1]}), model, None)
+    watch.update(200, _evaluation({"a": [one, one, one], "b": [one] * 3}), model, None)
+    assert watch.best_step == 100
+    watch.update(300, _evaluation({"a": [1, one, 1], "b": [one, 1, 1]}), model, None)
+    assert watch.best_step == 300  # an exact tie: the later weights
+    watch.update(400, _evaluation({"a": [many, 1, 1], "b": [1, 1, 1]}), model, None)
+    assert watch.best_step == 300  # a lower minimum loses whatever its mean
+    assert not watch.stopped
+    watch.update(500, _evaluation({"a": [0.99, 0.99, 0.99], "b": [0.99] * 3}), model, None)
+    assert watch.best_step == 500 and watch.stopped  # solved, with a lower mean

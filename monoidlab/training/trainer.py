@@ -405,7 +405,8 @@ class _Validation:
 
     ``update`` records a validation; it returns True when the last ``patience`` validations
     were all solved (stop). The best weights (solved first, then the highest minimum accuracy
-    over kinds; later wins ties) are kept in memory and, with a run folder, in ``best.pt``.
+    over kinds, then the highest mean accuracy over kinds and lengths, i.e. the fewest wrong
+    strings; later wins ties) are kept in memory and, with a run folder, in ``best.pt``.
     Its state travels in the checkpoint, so a resumed run stops where the whole run would.
     """
 
@@ -418,8 +419,7 @@ class _Validation:
         self.best_state: dict[str, Any] | None = None
 
     def update(self, step: int, ev: Evaluation, model: nn.Module, out: Path | None) -> bool:
-        mins = [ev.min_accuracy(k) for k in ev.scored_kinds]
-        key = (ev.solved, min(mins) if mins else 0.0)
+        key = _selection_key(ev)
         if ev.solved and self.first_solved is None:
             self.first_solved = step
         self.streak = self.streak + 1 if ev.solved else 0
@@ -478,9 +478,22 @@ def results_of(ev: Evaluation) -> dict[str, Any]:
             "accuracy": ev.accuracy, "evaluation": ev.as_dict()}
 
 
+def _selection_key(ev: Evaluation) -> tuple[bool, float, float]:
+    """What the best validated weights maximise: solved, then the minimum accuracy over kinds
+    (the strict verdict's margin), then the mean (at equal minima, e.g. one wrong string at some
+    length on both, the fewer wrong strings in all)."""
+    kinds = ev.scored_kinds
+    if not kinds:
+        return (ev.solved, 0.0, 0.0)
+    return (ev.solved, float(min(ev.min_accuracy(k) for k in kinds)),
+            float(np.mean([ev.mean_accuracy(k) for k in kinds])))
+
+
 def _val_metrics(ev: Evaluation) -> dict[str, Any]:
     mins = [ev.min_accuracy(k) for k in ev.scored_kinds]
+    means = [ev.mean_accuracy(k) for k in ev.scored_kinds]
     return {"val_min_accuracy": float(min(mins)) if mins else float("nan"),
+            "val_mean_accuracy": float(np.mean(means)) if means else float("nan"),
             "val_solved": ev.solved, "val_score_balanced": ev.score_balanced,
             **{f"val_min_{k}": ev.min_accuracy(k) for k in ev.kinds}}
 

@@ -72,8 +72,10 @@ def main(argv: list[str] | None = None) -> int:
         rows = list(pool.map(run_one, *zip(*RUNS)))
     wall = time.time() - t0
     lines = ["## Choices of the 21-task sweep, each against its alternative (issue 14)", "",
-             f"`python bench/bench_ldru21_choices.py`: {len(rows)} runs, {wall / 60:.0f} min "
-             f"wall with {args.workers} workers (finished runs are reused). "
+             f"`python bench/bench_ldru21_choices.py`: {len(rows)} runs, "
+             f"{sum(r['secs'] for r in rows) / 60:.0f} min of training in all (one core each; "
+             f"the *train s* column); its last invocation took {wall / 60:.0f} min wall with "
+             f"{args.workers} workers (finished runs are reused). "
              + " ".join(" ".join(__doc__.split("\n\n")[1:3]).replace("``", "`").split()), "",
              "| task | variant | solved | steps | min balanced | min near_miss | "
              "min ec_stratified | train s | where it fails |",

@@ -1,0 +1,83 @@
+"""bench/bench_blame.py and bench/bench_run_errors.py (issue 14): the pieces their figures rest on.
+
+The blame recomputes a string's tree node by node with the model's own operator: its root must
+be the model's root (both paddings), and a node replaced by its own state must change nothing.
+The error count of a run folder must count the strings its results.json scored wrong.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+import monoidlab as ml
+from monoidlab.models.mlp_ldru import MLPLDRU
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _load(name):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "bench" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="module")
+def blame_mod():
+    return _load("bench_blame")
+
+
+@pytest.mark.parametrize("padding", ["identity", "learned"])
+def test_tree_states_root_is_the_model_root(blame_mod, padding):
+    torch.manual_seed(0)
+    model = MLPLDRU(2, 2, d=8, dropout=0.0, padding=padding).eval()
+    rng = np.random.default_rng(0)
+    with torch.no_grad():
+        for L in (1, 2, 5, 8, 13, 33):
+            tokens = rng.integers(0, 2, L)
+            states, top = blame_mod.tree_states(model, tokens)
+            root = model.root_states(torch.as_tensor(tokens)[None], torch.tensor([L]))[0]
+            torch.testing.assert_close(states[(top, 0)], root, atol=1e-5, rtol=1e-5)
+
+
+def test_a_node_replaced_by_its_own_state_changes_nothing(blame_mod):
+    torch.manual_seed(1)
+    lang = ml.load_language("tomita-3")
+    model = MLPLDRU(2, 2, d=8, dropout=0.0, padding="identity").eval()
+    tokens = np.random.default_rng(1).integers(0, 2, 45)
+    with torch.no_grad():
+        states, _ = blame_mod.tree_states(model, tokens)
+        from monoidlab.compositions import node_labels
+
+        lab = node_labels(lang.monoid(), tokens[None], np.array([45]))
+        ec_of = {(int(s), int(e)): int(ec) for (s, e), ec in zip(lab.span, lab.node)}
+        own = {}  # (EC, level) -> the state of the last such node
+        for (k, j), v in states.items():
+            span = (j << k, min((j + 1) << k, 45))
+            if k and span in ec_of:
+                own[(ec_of[span], k)] = v
+        ranks = blame_mod.blame(model, tokens, 1, own, lang.monoid())
+    same = [r for r in ranks if torch.equal(own[(r[3], r[1])],
+                                            states[(r[1], r[2][0] >> r[1])])]
+    assert len(same) >= len(own) and len(ranks) > len(same)  # others get another node's state
+    assert all(abs(r[0]) < 1e-5 for r in same)
+
+
+def test_run_errors_counts_the_wrong_strings(tmp_path):
+    mod = _load("bench_run_errors")
+    acc = {"balanced": {"41": 1.0, "42": 63 / 64}, "near_miss": {"41": 62 / 64, "42": 1.0}}
+    results = {"evaluation": {"n_per_length": 64, "accuracy": acc}, "solved": False,
+               "train_seconds": 12.5}
+    run = tmp_path / "r"
+    run.mkdir()
+    (run / "results.json").write_text(json.dumps(results))
+    (run / "metrics.jsonl").write_text(json.dumps({"step": 10, "val_min_accuracy": 0.5}) + "\n")
+    assert mod.wrong_strings(results) == (3, 256)
+    row = mod.row_of(run)
+    assert row["wrong"] == 3 and row["val_min"] == [0.5] and row["variant"] == ""

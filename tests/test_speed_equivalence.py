@@ -135,6 +135,24 @@ def grads_of(model):
     return [p.grad.clone() for p in model.parameters() if p.grad is not None]
 
 
+def step_of(model, forward, *args, seed=None):
+    """Logits and gradients of one training step's loss through ``forward(*args)``."""
+    if seed is not None:
+        torch.manual_seed(seed)  # the same dropout masks for both implementations
+    model.zero_grad()
+    out = forward(*args)
+    step_loss(out).backward()
+    return out.detach(), grads_of(model)
+
+
+def assert_same_step(a, b):
+    """Logits within TOL and every gradient within 1e-5 of its scale."""
+    torch.testing.assert_close(a[0], b[0], **TOL)
+    assert len(a[1]) == len(b[1]) > 0
+    for ga, gb in zip(a[1], b[1]):
+        assert_grad_close(ga, gb)
+
+
 @pytest.mark.parametrize("operator", ["mlp", "sum", "linear", "gated-sum"])
 def test_mlp_ldru_step_equals_previous_step(operator):
     """Outputs and gradients of the new step equal the old step's (float32, within 1e-5), with
@@ -147,21 +165,12 @@ def test_mlp_ldru_step_equals_previous_step(operator):
         offsets = torch.randint(0, 6, (8,), generator=torch.Generator().manual_seed(i))
         for offs in (None, offsets):
             for train, memo in [(True, 4096), (False, 4096), (False, 0)]:
-                if True:
-                    model.train(train)
-                    model.memo_limit = memo
-                    outs, grads = [], []
-                    for fn in (model, lambda t, n, o: old_mlp_ldru_forward(model, t, n, o)):
-                        torch.manual_seed(7)
-                        model.zero_grad()
-                        out = fn(tokens, lengths, offs)
-                        step_loss(out).backward()
-                        outs.append(out.detach())
-                        grads.append(grads_of(model))
-                    torch.testing.assert_close(outs[0], outs[1], **TOL)
-                    assert len(grads[0]) == len(grads[1])
-                    for a, b in zip(*grads):
-                        assert_grad_close(a, b)
+                model.train(train)
+                model.memo_limit = memo
+                new = step_of(model, model, tokens, lengths, offs, seed=7)
+                old = step_of(model, lambda t, n, o: old_mlp_ldru_forward(model, t, n, o),
+                              tokens, lengths, offs, seed=7)
+                assert_same_step(new, old)
 
 
 @pytest.mark.parametrize("padding", ["learned", "identity"])
@@ -173,18 +182,10 @@ def test_mlp_ldru_training_with_offsets_shares_blocks_with_the_same_step(padding
     for i, T in enumerate([3, 17, 40]):
         tokens, lengths = batch(2, 64, T, seed=i, full=False)
         offsets = torch.randint(0, 64 - T + 1, (64,), generator=torch.Generator().manual_seed(i))
-        outs, grads = [], []
-        for memo in (4096, 0):
-            model.memo_limit = memo
-            model.zero_grad()
-            out = model(tokens, lengths, offsets)
-            step_loss(out).backward()
-            outs.append(out.detach())
-            grads.append(grads_of(model))
-        torch.testing.assert_close(outs[0], outs[1], **TOL)
-        assert len(grads[0]) == len(grads[1]) > 0
-        for a, b in zip(*grads):
-            assert_grad_close(a, b)
+        model.memo_limit = 4096
+        shared = step_of(model, model, tokens, lengths, offsets)
+        model.memo_limit = 0
+        assert_same_step(shared, step_of(model, model, tokens, lengths, offsets))
 
 
 @pytest.mark.parametrize("T", [511, 512, 513, 1025, 4096])

@@ -9,7 +9,8 @@ everywhere else) computes *the same string* under another bracketing: the one th
 tree of the buffer induces. A model whose node states represent the monoid's elements gives
 the same answer under every bracketing (the product is associative); a model that learned a
 function of the balanced bracketing alone need not. This is the associativity probe
-(docs/probing.md) asked at the level of whole strings, with the test's own strings.
+(docs/probing.md) asked at the level of whole strings, on fresh strings of the test's
+distribution (the test's kinds and lengths, another seed).
 
 For each run (an mlp-ldru run on a language with identity padding), for each test kind and
 every length of ``--lengths``, ``--samples`` strings of the test's distribution are scored:

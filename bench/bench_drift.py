@@ -72,6 +72,8 @@ def drift_table(X: np.ndarray, ec: np.ndarray, level: np.ndarray, ref_level: int
 
 
 def run_drift(run: Path, ref_level: int, strings: int, min_nodes: int, seed: int = 1):
+    """:func:`drift_table` of a run folder's weights on fresh strings of its test kinds
+    (``strings`` per length of :data:`LENGTHS` and kind, seed stream ``cfg.seed + seed``)."""
     model, cfg, problem, _ = load_checkpoint(run)
     model.eval()
     if getattr(problem, "language", None) is None:

@@ -153,9 +153,17 @@ def main(argv=None) -> int:
     p.add_argument("--write-docs", action="store_true",
                    help="put the table in docs/results.md (section 'ldru21 bracketing')")
     args = p.parse_args(argv)
-    t0 = time.perf_counter()
+    threads = torch.get_num_threads()
     torch.set_num_threads(1)
-    torch.set_grad_enabled(False)
+    try:  # inference only; leave the caller's threads and grad mode as they were (tests call main)
+        with torch.no_grad():
+            return _main(args)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _main(args) -> int:
+    t0 = time.perf_counter()
     try:
         lengths = length_array(args.lengths, "--lengths")
     except InputError as e:

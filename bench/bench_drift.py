@@ -101,8 +101,16 @@ def main(argv=None) -> int:
     p.add_argument("--strings", type=int, default=16)
     p.add_argument("--min-nodes", type=int, default=20)
     args = p.parse_args(argv)
+    threads = torch.get_num_threads()
     torch.set_num_threads(1)
-    torch.set_grad_enabled(False)
+    try:  # inference only; leave the caller's threads and grad mode as they were (tests call main)
+        with torch.no_grad():
+            return _main(args)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _main(args) -> int:
     for run in map(Path, args.runs):
         table, gap = run_drift(run, args.ref_level, args.strings, args.min_nodes)
         name = json.loads((run / "config.json").read_text()).get("language")

@@ -79,8 +79,11 @@ def test_a_run_folder_is_scored_and_a_learned_padding_is_refused(mod, tmp_path):
             "model_kwargs": {"d": 8, "dropout": 0.0, "padding": "identity"}}
     train(config_from_dict(base, "t"), tmp_path / "parity__mlp-ldru__s0", progress=False)
     res = mod.measure(tmp_path / "parity__mlp-ldru__s0", np.array([9, 12]), 8, 16)
+    threads = torch.get_num_threads()
     assert mod.main([str(tmp_path), "--lengths", "9:12:3", "--samples", "8",
                      "--buffer", "16"]) == 0  # the folder above a run stands for its runs
+    # main must leave the process as it found it: later tests train
+    assert torch.is_grad_enabled() and torch.get_num_threads() == threads
     assert set(res) == {"balanced", "near_miss", "ec_stratified"}
     for bal, rnd, maj in res.values():
         assert len(bal) == len(rnd) == len(maj) == 2

@@ -38,12 +38,10 @@ import numpy as np
 import torch
 
 from monoidlab._util import length_array
-from monoidlab.errors import InputError
+from monoidlab.errors import InputError, MonoidlabError
 from monoidlab.evalsets import count_baseline, majority_baseline
-from monoidlab.models import build_model
 from monoidlab.training.config import config_from_dict
-from monoidlab.training.problems import make_problem
-from monoidlab.training.trainer import read_checkpoint_weights
+from monoidlab.training.trainer import load_checkpoint
 
 RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results.md"
 
@@ -96,10 +94,10 @@ def measure(run: Path, lengths: np.ndarray, samples: int, buffer: int, seed: int
     if cfg.model_kwargs.get("padding") != "identity":
         raise SystemExit(f"{run}: needs model_kwargs.padding = 'identity' (with a learned "
                          "padding another placement is another string)")
-    problem = make_problem(cfg)
-    model = build_model("mlp-ldru", problem.vocab_size, problem.n_classes, **cfg.model_kwargs)
-    weights = run / "best.pt" if (run / "best.pt").is_file() else run / "checkpoint.pt"
-    model.load_state_dict(read_checkpoint_weights(weights))
+    try:  # the weights the run's results were measured on, checked as checkpoints are
+        model, cfg, problem, _ = load_checkpoint(run)
+    except MonoidlabError as e:
+        raise SystemExit(f"{run}: {e}") from None
     model.eval()
     lengths = problem.lengths(lengths)
     rng = np.random.default_rng(seed)

@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
 import torch
 
+from monoidlab.errors import MonoidlabError
 from monoidlab.probing.embeddings import node_embeddings
 from monoidlab.training.trainer import load_checkpoint
 
@@ -112,7 +114,10 @@ def main(argv=None) -> int:
 
 def _main(args) -> int:
     for run in map(Path, args.runs):
-        table, gap = run_drift(run, args.ref_level, args.strings, args.min_nodes)
+        try:
+            table, gap = run_drift(run, args.ref_level, args.strings, args.min_nodes)
+        except MonoidlabError as e:  # a missing or foreign run folder: one line, no traceback
+            sys.exit(f"{run}: {e}")
         name = json.loads((run / "config.json").read_text()).get("language")
         print(f"{run} ({name}): smallest gap between EC centroids at level {args.ref_level}: "
               f"{gap:.3f}")

@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from monoidlab._util import length_array
+from monoidlab._util import inference, length_array
 from monoidlab.errors import InputError, MonoidlabError
 from monoidlab.evalsets import count_baseline, majority_baseline
 from monoidlab.training.config import config_from_dict
@@ -151,13 +151,8 @@ def main(argv=None) -> int:
     p.add_argument("--write-docs", action="store_true",
                    help="put the table in docs/results.md (section 'ldru21 bracketing')")
     args = p.parse_args(argv)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:  # inference only; leave the caller's threads and grad mode as they were (tests call main)
-        with torch.no_grad():
-            return _main(args)
-    finally:
-        torch.set_num_threads(threads)
+    with inference():  # one thread, no gradients; the caller's settings come back (tests call main)
+        return _main(args)
 
 
 def _main(args) -> int:

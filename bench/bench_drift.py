@@ -27,8 +27,8 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import torch
 
+from monoidlab._util import inference
 from monoidlab.errors import MonoidlabError
 from monoidlab.probing.embeddings import node_embeddings
 from monoidlab.training.trainer import load_checkpoint
@@ -103,13 +103,8 @@ def main(argv=None) -> int:
     p.add_argument("--strings", type=int, default=16)
     p.add_argument("--min-nodes", type=int, default=20)
     args = p.parse_args(argv)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:  # inference only; leave the caller's threads and grad mode as they were (tests call main)
-        with torch.no_grad():
-            return _main(args)
-    finally:
-        torch.set_num_threads(threads)
+    with inference():  # one thread, no gradients; the caller's settings come back (tests call main)
+        return _main(args)
 
 
 def _main(args) -> int:

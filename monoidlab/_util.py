@@ -313,6 +313,29 @@ def eval_mode(model: Any) -> Iterator[Any]:
         model.train(was_training)
 
 
+@contextlib.contextmanager
+def inference(threads: int = 1) -> Iterator[None]:
+    """``with inference():`` runs torch on ``threads`` threads without gradients, and gives the
+    caller's thread count and grad mode back afterwards (scripts whose ``main`` tests call).
+
+    >>> import torch
+    >>> with inference():
+    ...     torch.is_grad_enabled(), torch.get_num_threads()
+    (False, 1)
+    >>> torch.is_grad_enabled()
+    True
+    """
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        with torch.no_grad():
+            yield
+    finally:
+        torch.set_num_threads(before)
+
+
 # ------------------------------------------------------------------------------ progress
 def progress_bar(iterable: Iterable[Any] | None = None, **kwargs: Any) -> Any:
     """A ``tqdm.auto`` bar: a widget in Jupyter (with ipywidgets, which the ``dev`` extra

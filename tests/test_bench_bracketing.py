@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -69,28 +70,26 @@ def test_an_associative_operator_is_bracketing_invariant_and_the_paper_one_is_no
     assert gap > 1e-2
 
 
-def test_a_run_folder_is_scored_and_a_learned_padding_is_refused(mod, tmp_path):
-    from monoidlab.training import train
-    from monoidlab.training.config import config_from_dict
-
-    base = {"language": "parity", "model": "mlp-ldru", "steps": 40, "batch_size": 16,
-            "train_lengths": "1:8", "test_lengths": "9:12", "test_samples": 8,
-            "eval_every": 40, "checkpoint_every": 40, "log_every": 20, "threads": 1,
-            "model_kwargs": {"d": 8, "dropout": 0.0, "padding": "identity"}}
-    train(config_from_dict(base, "t"), tmp_path / "parity__mlp-ldru__s0", progress=False)
-    res = mod.measure(tmp_path / "parity__mlp-ldru__s0", np.array([9, 12]), 8, 16)
+def test_a_run_folder_is_scored_and_a_learned_padding_is_refused(mod, tiny_ldru_run, tmp_path):
+    res = mod.measure(tiny_ldru_run, np.array([9, 12]), 8, 16)
     threads = torch.get_num_threads()
-    assert mod.main([str(tmp_path), "--lengths", "9:12:3", "--samples", "8",
-                     "--buffer", "16"]) == 0  # the folder above a run stands for its runs
-    # main must leave the process as it found it: later tests train
-    assert torch.is_grad_enabled() and torch.get_num_threads() == threads
+    torch.set_num_threads(2)  # not main's 1, so that a thread count left behind shows
+    try:
+        assert mod.main([str(tiny_ldru_run.parent), "--lengths", "9:12:3", "--samples", "8",
+                         "--buffer", "16"]) == 0  # the folder above a run stands for its runs
+        # main must leave the process as it found it: later tests train
+        assert torch.is_grad_enabled() and torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(threads)
     assert set(res) == {"balanced", "near_miss", "ec_stratified"}
     for bal, rnd, maj in res.values():
         assert len(bal) == len(rnd) == len(maj) == 2
         assert ((0 <= rnd) & (rnd <= 1)).all() and maj.shape == (2, 2)
         assert ((0.5 <= maj) & (maj <= 1)).all() and (maj[:, 1] >= maj[:, 0]).all()
-    cfg = json.loads((tmp_path / "parity__mlp-ldru__s0" / "config.json").read_text())
+    run = tmp_path / tiny_ldru_run.name  # a copy: the shared run stays as it is
+    shutil.copytree(tiny_ldru_run, run)
+    cfg = json.loads((run / "config.json").read_text())
     cfg["model_kwargs"]["padding"] = "learned"
-    (tmp_path / "parity__mlp-ldru__s0" / "config.json").write_text(json.dumps(cfg))
+    (run / "config.json").write_text(json.dumps(cfg))
     with pytest.raises(SystemExit, match="padding = 'identity'"):
-        mod.measure(tmp_path / "parity__mlp-ldru__s0", np.array([9]), 8, 16)
+        mod.measure(run, np.array([9]), 8, 16)

@@ -40,15 +40,7 @@ def test_states_that_stay_put_do_not_drift_and_moved_ones_do(mod):
     assert table[4][0] == 0.0
 
 
-def test_a_run_folder(mod, tmp_path):
-    from monoidlab.training import train
-    from monoidlab.training.config import config_from_dict
-
-    cfg = {"language": "parity", "model": "mlp-ldru", "steps": 30, "batch_size": 16,
-           "train_lengths": "1:8", "test_lengths": "9:10", "test_samples": 4,
-           "eval_every": 30, "checkpoint_every": 30, "log_every": 10, "threads": 1,
-           "model_kwargs": {"d": 8, "dropout": 0.0, "padding": "identity"}}
-    train(config_from_dict(cfg, "t"), tmp_path / "run", progress=False)
-    table, gap = mod.run_drift(tmp_path / "run", 3, 4, 5)
+def test_a_run_folder(mod, tiny_ldru_run):
+    table, gap = mod.run_drift(tiny_ldru_run, 3, 4, 5)
     assert table[3][:2] == (0.0, 0.0) and gap > 0 and max(table) >= 7
     assert all(med > 0 for k, (med, _, _, _) in table.items() if k != 3)

@@ -712,3 +712,23 @@ def test_sweep_workers_give_the_same_rows(tmp_path):
     assert [r["evaluation"] for r in two["rows"]] == [r["evaluation"] for r in one["rows"]]
     with pytest.raises(ConfigError, match="workers"):
         run_sweep(_sweep_file(tmp_path / "c"), progress=False, workers=-1)
+
+
+def test_inference_gives_the_callers_threads_and_grad_mode_back():
+    """``_util.inference`` (bench scripts whose main tests call): one thread and no gradients
+    inside, the caller's settings afterwards, also after an exception."""
+    import torch
+
+    from monoidlab._util import inference
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        with inference():
+            assert not torch.is_grad_enabled() and torch.get_num_threads() == 1
+        assert torch.is_grad_enabled() and torch.get_num_threads() == 2
+        with pytest.raises(KeyError), inference():
+            raise KeyError("inside")
+        assert torch.is_grad_enabled() and torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(threads)

@@ -79,6 +79,12 @@ def test_assoc_weight_on_an_rnn_exits_2_naming_the_key(capsys):
     assert "mlp-ldru" in line
 
 
+def test_offset_consistency_without_random_offsets_exits_2_naming_the_key(capsys):
+    line = one_line(capsys, ["train", "--language", "parity", "--model", "mlp-ldru",
+                             "--offset_consistency=1"])
+    assert "key 'offset_consistency'" in line and 'needs offsets = "random"' in line
+
+
 def test_exact_coverage_of_a_huge_monoid_exits_2(capsys):
     line = one_line(capsys, ["coverage", "addition-interleaved", "--exact"])
     assert "addition-interleaved: the monoid has 115496 elements" in line

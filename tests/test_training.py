@@ -526,6 +526,83 @@ def test_assoc_weight_on_a_model_without_regulariser_is_a_config_error(model):
     tiny_config(model=model, model_kwargs=TINY[model], assoc_weight=0.0)  # 0 is fine
 
 
+def test_offset_consistency_is_zero_for_an_associative_operator_and_not_for_the_papers():
+    """At offset 0 the term is 0 (to float32 rounding); at random offsets an exactly associative operator (sum, no
+    post block) keeps it at 0 while the paper's operator at random weights does not, and its
+    gradient reaches the operator."""
+    from monoidlab.models.mlp_ldru import MLPLDRU
+
+    torch.manual_seed(0)
+    summed = MLPLDRU(3, 2, d=8, dropout=0.0, padding="identity", operator="sum",
+                     post_block=False)
+    paper = MLPLDRU(3, 2, d=8, dropout=0.0, padding="identity")
+    tokens = torch.randint(0, 3, (16, 21))
+    lengths = torch.randint(3, 22, (16,))
+    offsets = torch.randint(0, 43, (16,))
+    zero = torch.zeros(16, dtype=torch.long)
+    for m in (summed, paper):
+        assert m.consistency_loss(tokens, lengths, zero).item() < 1e-6  # cos(x, x) in float32
+    assert summed.consistency_loss(tokens, lengths, offsets).item() < 1e-6
+    loss = paper.consistency_loss(tokens, lengths, offsets)
+    assert loss.item() > 1e-4
+    loss.backward()
+    grad = paper.gates[0].weight.grad
+    assert grad is not None and torch.isfinite(grad).all() and grad.abs().sum() > 0
+
+
+def test_offset_consistency_adds_its_term_to_the_loss(tmp_path, monkeypatch):
+    """The logged loss of step 1 is the task loss plus offset_consistency × the term, linear in
+    the weight, computed on the step's batch at its offsets; weight 0 never calls it; the
+    trained weights differ from a run without it."""
+    from monoidlab.models.mlp_ldru import MLPLDRU
+
+    calls = []
+    real = MLPLDRU.consistency_loss
+
+    def spy(self, tokens, lengths, offsets):
+        out = real(self, tokens, lengths, offsets)
+        calls.append((tokens.shape, offsets.tolist(), float(out.detach())))
+        return out
+
+    monkeypatch.setattr(MLPLDRU, "consistency_loss", spy)
+    cfg = dict(offsets="random", model_kwargs={"d": 8, "padding": "identity"})
+
+    def first_loss(weight: float) -> float:
+        out = tmp_path / f"w{weight}"
+        train(tiny_config(offset_consistency=weight, steps=1, **cfg), out, progress=False,
+              evaluate_at_end=False)
+        return json.loads((out / "metrics.jsonl").read_text().splitlines()[0])["loss"]
+
+    base = first_loss(0.0)
+    assert calls == []  # weight 0: never called
+    l1, l2 = first_loss(0.5), first_loss(1.0)
+    assert len(calls) == 2 and calls[0] == calls[1] and calls[0][2] > 1e-6
+    assert any(calls[0][1])  # the batch's own (random, not all zero) offsets
+    assert l1 - base == pytest.approx(0.5 * calls[0][2], rel=1e-3, abs=1e-6)
+    assert l2 - base == pytest.approx(calls[0][2], rel=1e-3, abs=1e-6)
+    monkeypatch.undo()
+    _, plain = _trained_weights(monkeypatch, tiny_config(steps=3, **cfg), evaluate_at_end=False)
+    _, cons = _trained_weights(monkeypatch, tiny_config(steps=3, offset_consistency=1.0, **cfg),
+                               evaluate_at_end=False)
+    assert not torch.allclose(plain, cons)
+
+
+@pytest.mark.parametrize("kw, match", [
+    ({}, "key 'offset_consistency': needs offsets = \"random\".*offsets is 'none'"),
+    ({"offsets": "random"}, "key 'offset_consistency': needs model_kwargs padding = "
+                            "\"identity\", not 'learned'"),
+    ({"model": "rnn", "model_kwargs": TINY["rnn"]},
+     "key 'offset_consistency': model 'rnn' has no consistency term; models that have one: "
+     "mlp-ldru"),
+    ({"offset_consistency": -1.0}, "key 'offset_consistency': must be finite and >= 0"),
+])
+def test_offset_consistency_needs_random_offsets_identity_padding_and_an_able_model(kw, match):
+    """Before any work: a ConfigError naming the key and what it needs."""
+    base = {"offset_consistency": 1.0, "model_kwargs": {"d": 8}, **kw}
+    with pytest.raises(ConfigError, match=match):
+        tiny_config(**base)
+
+
 # ----------------------------------------------------------------------------- evaluation
 
 

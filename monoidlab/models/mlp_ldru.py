@@ -362,6 +362,24 @@ class MLPLDRU(nn.Module):
         """The associativity regulariser :meth:`assoc_loss` (:class:`RegularisedModel`)."""
         return self.assoc_loss(tokens, lengths, offsets)
 
+    def consistency_loss(self, tokens: Tensor, lengths: Tensor, offsets: Tensor) -> Tensor:
+        """Offset consistency (:class:`ConsistentModel`): mean over the batch of
+        1 − cos(root at ``offsets``, root at offset 0).
+
+        With identity padding a string at another left offset is the same string under
+        another bracketing, and a model whose states stand for the string's monoid element
+        has the same root under both. The term reads no label. Trained with
+        ``offset_consistency`` (docs/models.md).
+
+        >>> m = MLPLDRU(2, 2, d=8, dropout=0.0, padding="identity")
+        >>> t, n = torch.tensor([[0, 1, 1]]), torch.tensor([3])
+        >>> round(m.consistency_loss(t, n, torch.tensor([0])).item(), 6)
+        0.0
+        """
+        at_offsets = self._roots(tokens, lengths, offsets)
+        at_zero = self._roots(tokens, lengths, None)
+        return (1 - F.cosine_similarity(at_offsets, at_zero, dim=-1)).mean()
+
     def node_states(self, tokens: Tensor, lengths: Tensor | None = None,
                     offsets: Tensor | None = None) -> NodeStates:
         """Every internal node's vector, in the order of ``schedules.schedule("balanced", L, r)``.

@@ -44,8 +44,8 @@ if TYPE_CHECKING:  # torch stays out of `import monoidlab`
     from monoidlab.models.common import NodeStates
 
 __all__ = ["Classifier", "PrefixModel", "TapeModel", "NodeStateModel", "PrefixStateModel",
-           "OperatorModel", "OffsetModel", "RegularisedModel", "GenerativeModel", "capabilities",
-           "PROTOCOLS"]
+           "OperatorModel", "OffsetModel", "RegularisedModel", "ConsistentModel", "GenerativeModel",
+           "capabilities", "PROTOCOLS"]
 
 
 @runtime_checkable
@@ -130,6 +130,15 @@ class RegularisedModel(Protocol):
 
 
 @runtime_checkable
+class ConsistentModel(Protocol):
+    """``consistency_loss(tokens, lengths, offsets) -> scalar``: how far each string's root
+    state at its offset is from its root at offset 0, the same string under two bracketings
+    (the trainer adds it with weight ``offset_consistency``; MLP-LDRU: mean of 1 − cos)."""
+
+    def consistency_loss(self, tokens: Tensor, lengths: Tensor, offsets: Tensor) -> Tensor: ...
+
+
+@runtime_checkable
 class GenerativeModel(Protocol):
     """``generate(prompt, prompt_lengths, max_new_tokens, ...) -> (B, max_new_tokens)`` tokens by
     greedy decoding (decoder language models; exact match of prompt → answer tasks)."""
@@ -139,7 +148,7 @@ class GenerativeModel(Protocol):
 
 
 PROTOCOLS = (Classifier, PrefixModel, TapeModel, NodeStateModel, PrefixStateModel,
-             OperatorModel, OffsetModel, RegularisedModel, GenerativeModel)
+             OperatorModel, OffsetModel, RegularisedModel, ConsistentModel, GenerativeModel)
 
 
 def capabilities(model: Any) -> set[str]:

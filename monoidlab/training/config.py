@@ -107,6 +107,10 @@ class TrainConfig:
                                         "last step)")
     assoc_weight: float = _key(0.0, "weight of the model's regulariser, added to every step's "
                                     "loss (MLP-LDRU: associativity); models without one reject it")
+    offset_consistency: float = _key(0.0, "weight of a label-free term (needs `offsets = "
+                                          "\"random\"` and identity padding): 1 − cos between each "
+                                          "training string's root state at its offset and at "
+                                          "offset 0, i.e. the same string under two bracketings")
     grad_centralisation: bool = _key(False, "subtract each weight matrix's gradient mean over "
                                             "its output axis (the MLP-LDRU authors')")
     # --- bookkeeping
@@ -164,6 +168,8 @@ class TrainConfig:
             ("warmup", 0 <= self.warmup < 1, "must lie in [0, 1)"),
             ("weight_decay", 0 <= self.weight_decay < math.inf, "must be finite and >= 0"),
             ("assoc_weight", 0 <= self.assoc_weight < math.inf, "must be finite and >= 0"),
+            ("offset_consistency", 0 <= self.offset_consistency < math.inf,
+             "must be finite and >= 0"),
             ("batch_size", self.batch_size * self.train_lengths.stop <= MAX_STEP_SYMBOLS,
              f"times the longest training length ({self.train_lengths.stop}) must be at most "
              f"{MAX_STEP_SYMBOLS} symbols per step"),
@@ -242,7 +248,7 @@ class TrainConfig:
     def _check_capabilities(self, source: str) -> None:
         """Options that need a model capability fail here, before any work (never at step 1)."""
         from monoidlab.models import REGISTRY, model_class
-        from monoidlab.models.protocols import OffsetModel, RegularisedModel
+        from monoidlab.models.protocols import ConsistentModel, OffsetModel, RegularisedModel
 
         def able(protocol: type) -> list[str]:
             return [m for m in sorted(REGISTRY) if issubclass(model_class(m), protocol)]
@@ -254,6 +260,30 @@ class TrainConfig:
         if self.offsets == "random" and not issubclass(cls, OffsetModel):
             raise ConfigError(f"{source}: key 'offsets': random offsets need a balanced-tree "
                               f"model ({', '.join(able(OffsetModel))}), not {self.model!r}")
+        if self.offset_consistency:
+            self._check_consistency(source, cls, able(ConsistentModel))
+
+    def _check_consistency(self, source: str, cls: type, able: list[str]) -> None:
+        """``offset_consistency`` compares a string's root at two offsets: that is the same
+        string under two bracketings only with random offsets and identity padding."""
+        import inspect
+
+        from monoidlab.models.protocols import ConsistentModel
+
+        key = f"{source}: key 'offset_consistency'"
+        if not issubclass(cls, ConsistentModel):
+            raise ConfigError(f"{key}: model {self.model!r} has no consistency term; models "
+                              f"that have one: {', '.join(able)}")
+        if self.offsets != "random":
+            raise ConfigError(f"{key}: needs offsets = \"random\" (it compares each training "
+                              f"string's root at its random offset with its root at offset 0); "
+                              f"offsets is {self.offsets!r}")
+        param = inspect.signature(cls).parameters.get("padding")
+        padding = self.model_kwargs.get("padding", param.default if param else "identity")
+        if padding != "identity":
+            raise ConfigError(f"{key}: needs model_kwargs padding = \"identity\", not "
+                              f"{padding!r} (with any other padding a string at another offset "
+                              "also composes padding leaves, so it is not the same string)")
 
     def _check_model_kwargs(self, source: str) -> None:
         """Unknown model options fail here, not at the first step (values fail in build_for)."""

@@ -39,7 +39,7 @@ import numpy as np
 
 from monoidlab._util import atomic_write_text, progress_bar
 from monoidlab.errors import CheckpointError, ConfigError, InputError, TrainingDiverged
-from monoidlab.models.protocols import RegularisedModel
+from monoidlab.models.protocols import ConsistentModel, RegularisedModel
 from monoidlab.training.config import TrainConfig
 from monoidlab.training.evaluate import Evaluation, check_test_lengths, evaluate_kinds, to_device
 from monoidlab.training.run_folder import (
@@ -350,6 +350,9 @@ def _train(cfg: TrainConfig, out_dir: Path | None, resume: bool, progress: bool,
                 if cfg.assoc_weight and isinstance(model, RegularisedModel):  # validated
                     loss = loss + cfg.assoc_weight * model.regulariser(
                         batch["tokens"], batch["lengths"], batch.get("offsets"))
+                if cfg.offset_consistency and isinstance(model, ConsistentModel):  # validated
+                    loss = loss + cfg.offset_consistency * model.consistency_loss(
+                        batch["tokens"], batch["lengths"], batch["offsets"])
             if not torch.isfinite(loss):
                 raise TrainingDiverged(f"loss is {loss.item()} at step {step} (length {L}); "
                                        f"{_kept(ckpt_path)}. Try a lower lr or clip.")

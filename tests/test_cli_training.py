@@ -96,6 +96,30 @@ def test_evaluate_json(capsys, trained):
     assert json.loads(again)["accuracy"] == data["accuracy"]
 
 
+def test_evaluate_on_a_fresh_test_set(capsys, trained):
+    """--test-seed draws the test strings from another seed: the result is evaluate_kinds'
+    on that seed (accuracies and baselines), and the seed is reported; without it, the
+    config's seed."""
+    import torch
+
+    from monoidlab.training import evaluate_kinds, load_checkpoint
+
+    out, _ = trained
+    code, stdout, _ = run(capsys, "evaluate", out, "--lengths", "41:46", "--json")
+    assert code == 0 and json.loads(stdout)["test_seed"] == 0
+    code, stdout, _ = run(capsys, "evaluate", out, "--lengths", "41:46", "--test-seed", "7",
+                          "--json")
+    assert code == 0
+    data = json.loads(stdout)
+    model, cfg, problem, _ = load_checkpoint(out, torch.device("cpu"))
+    with torch.no_grad():
+        want = json.loads(json.dumps(  # the JSON output has string keys
+            evaluate_kinds(model.eval(), problem, "41:46", cfg.test_samples, 7).as_dict()))
+    assert data["test_seed"] == 7
+    for key in ("accuracy", "majority", "count_only", "class_mix"):
+        assert data[key] == want[key], key
+
+
 def test_evaluate_table(capsys, trained):
     """The table shows the JSON's accuracies and baselines per length, its score and verdict."""
     out, _ = trained

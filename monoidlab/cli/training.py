@@ -183,10 +183,11 @@ def cmd_evaluate(args: argparse.Namespace) -> None:
     n_kinds = len(kinds) if isinstance(kinds, list) else 3  # "all": three kinds
     check_work(lengths, (args.samples or cfg.test_samples) * n_kinds, "--lengths/--samples")
     threshold = cfg.solved_threshold if args.threshold is None else args.threshold
-    ev = evaluate_kinds(model, problem, lengths, args.samples or cfg.test_samples, cfg.seed,
+    seed = cfg.seed if args.test_seed is None else args.test_seed
+    ev = evaluate_kinds(model, problem, lengths, args.samples or cfg.test_samples, seed,
                         kinds, threshold, device=device, progress=not args.json)
     res = {"checkpoint": args.checkpoint, "problem": problem.name, "model": cfg.model,
-           **ev.as_dict()}
+           "test_seed": seed, **ev.as_dict()}
     emit(args, res, evaluation_text(ev))
 
 
@@ -220,6 +221,10 @@ cmd_evaluate.configure = lambda p: (
     p.add_argument("--threshold", type=float, default=None,
                    help="solved = accuracy >= THRESHOLD at every scored length of every kind "
                         "(default: the config's solved_threshold, 0.99)"),
+    p.add_argument("--test-seed", type=int, default=None,
+                   help="seed of the test strings (default: the config's seed, the run's own "
+                        "test set); another seed draws a fresh set of the same distribution, "
+                        "to re-check a model that was chosen by its score on the usual one"),
     p.add_argument("--device", default="auto"),
     p.add_argument("--threads", type=int, default=1,
                    help="torch CPU threads (0: torch's default)"),

@@ -260,20 +260,19 @@ class TrainConfig:
         if self.offsets == "random" and not issubclass(cls, OffsetModel):
             raise ConfigError(f"{source}: key 'offsets': random offsets need a balanced-tree "
                               f"model ({', '.join(able(OffsetModel))}), not {self.model!r}")
+        if self.offset_consistency and not issubclass(cls, ConsistentModel):
+            raise ConfigError(f"{source}: key 'offset_consistency': model {self.model!r} has no "
+                              f"consistency term; models that have one: "
+                              f"{', '.join(able(ConsistentModel))}")
         if self.offset_consistency:
-            self._check_consistency(source, cls, able(ConsistentModel))
+            self._check_consistency(source, cls)
 
-    def _check_consistency(self, source: str, cls: type, able: list[str]) -> None:
+    def _check_consistency(self, source: str, cls: type) -> None:
         """``offset_consistency`` compares a string's root at two offsets: that is the same
         string under two bracketings only with random offsets and identity padding."""
         import inspect
 
-        from monoidlab.models.protocols import ConsistentModel
-
         key = f"{source}: key 'offset_consistency'"
-        if not issubclass(cls, ConsistentModel):
-            raise ConfigError(f"{key}: model {self.model!r} has no consistency term; models "
-                              f"that have one: {', '.join(able)}")
         if self.offsets != "random":
             raise ConfigError(f"{key}: needs offsets = \"random\" (it compares each training "
                               f"string's root at its random offset with its root at offset 0); "

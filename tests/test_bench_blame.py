@@ -7,9 +7,7 @@ The error count of a run folder must count the strings its results.json scored w
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,19 +16,10 @@ import torch
 import monoidlab as ml
 from monoidlab.models.mlp_ldru import MLPLDRU
 
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def _load(name):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "bench" / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
 
 @pytest.fixture(scope="module")
-def blame_mod():
-    return _load("bench_blame")
+def blame_mod(bench_script):
+    return bench_script("bench_blame")
 
 
 @pytest.mark.parametrize("padding", ["identity", "learned"])
@@ -69,8 +58,8 @@ def test_a_node_replaced_by_its_own_state_changes_nothing(blame_mod):
     assert all(abs(r[0]) < 1e-5 for r in same)
 
 
-def test_run_errors_counts_the_wrong_strings(tmp_path):
-    mod = _load("bench_run_errors")
+def test_run_errors_counts_the_wrong_strings(tmp_path, bench_script):
+    mod = bench_script("bench_run_errors")
     acc = {"balanced": {"41": 1.0, "42": 63 / 64}, "near_miss": {"41": 62 / 64, "42": 1.0}}
     results = {"evaluation": {"n_per_length": 64, "accuracy": acc}, "solved": False,
                "train_seconds": 12.5}

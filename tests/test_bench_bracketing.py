@@ -8,10 +8,8 @@ folder is scored end to end.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,16 +17,10 @@ import torch
 
 from monoidlab.models.mlp_ldru import MLPLDRU
 
-ROOT = Path(__file__).resolve().parent.parent
-
 
 @pytest.fixture(scope="module")
-def mod():
-    spec = importlib.util.spec_from_file_location("bench_bracketing",
-                                                  ROOT / "bench" / "bench_bracketing.py")
-    m = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(m)
-    return m
+def mod(bench_script):
+    return bench_script("bench_bracketing")
 
 
 def _strings(L, n=16, seed=0):

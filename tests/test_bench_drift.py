@@ -3,21 +3,14 @@
 from __future__ import annotations
 
 import doctest
-import importlib.util
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-
 
 @pytest.fixture(scope="module")
-def mod():
-    spec = importlib.util.spec_from_file_location("bench_drift", ROOT / "bench" / "bench_drift.py")
-    m = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(m)
-    return m
+def mod(bench_script):
+    return bench_script("bench_drift")
 
 
 def test_the_docstring_example(mod):

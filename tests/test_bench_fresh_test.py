@@ -7,25 +7,17 @@ the process's settings; bad input is one line naming it.
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 import torch
 
 from monoidlab.training import evaluate_kinds, load_checkpoint
 
-ROOT = Path(__file__).resolve().parent.parent
-
 
 @pytest.fixture(scope="module")
-def mod():
-    spec = importlib.util.spec_from_file_location("bench_fresh_test",
-                                                  ROOT / "bench" / "bench_fresh_test.py")
-    m = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(m)
-    return m
+def mod(bench_script):
+    return bench_script("bench_fresh_test")
 
 
 def test_own_seed_reproduces_the_results_and_a_fresh_seed_is_evaluate_kinds(mod, tiny_ldru_run):

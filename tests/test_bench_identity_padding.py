@@ -8,22 +8,14 @@ need uncovered compositions equal to the exact coverage gap of each length.
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-
 
 @pytest.fixture(scope="module")
-def bench():
-    spec = importlib.util.spec_from_file_location(
-        "bench_identity_padding", ROOT / "bench" / "bench_identity_padding.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+def bench(bench_script):
+    return bench_script("bench_identity_padding")
 
 
 @pytest.fixture(scope="module")

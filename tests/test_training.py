@@ -480,6 +480,12 @@ def test_tape_task_trains(model, monkeypatch):
     assert not torch.allclose(w, torch.cat([p.detach().ravel() for p in init.parameters()]))
 
 
+def _first_step_loss(out: Path, **kw) -> float:
+    """The logged loss of the first step of a one-step tiny run."""
+    train(tiny_config(steps=1, **kw), out, progress=False, evaluate_at_end=False)
+    return json.loads((out / "metrics.jsonl").read_text().splitlines()[0])["loss"]
+
+
 def test_assoc_weight_adds_the_regulariser_to_the_loss(tmp_path, monkeypatch):
     """The logged loss of step 1 is the task loss plus assoc_weight × the regulariser, linear
     in the weight; the regulariser is called on each step's batch; the weights it trains
@@ -497,10 +503,7 @@ def test_assoc_weight_adds_the_regulariser_to_the_loss(tmp_path, monkeypatch):
     monkeypatch.setattr(MLPLDRU, "regulariser", spy)
 
     def first_loss(weight: float) -> float:
-        out = tmp_path / f"w{weight}"
-        train(tiny_config(assoc_weight=weight, steps=1), out, progress=False,
-              evaluate_at_end=False)
-        return json.loads((out / "metrics.jsonl").read_text().splitlines()[0])["loss"]
+        return _first_step_loss(tmp_path / f"w{weight}", assoc_weight=weight)
 
     base = first_loss(0.0)
     assert calls == []  # weight 0: never called
@@ -568,10 +571,7 @@ def test_offset_consistency_adds_its_term_to_the_loss(tmp_path, monkeypatch):
     cfg = dict(offsets="random", model_kwargs={"d": 8, "padding": "identity"})
 
     def first_loss(weight: float) -> float:
-        out = tmp_path / f"w{weight}"
-        train(tiny_config(offset_consistency=weight, steps=1, **cfg), out, progress=False,
-              evaluate_at_end=False)
-        return json.loads((out / "metrics.jsonl").read_text().splitlines()[0])["loss"]
+        return _first_step_loss(tmp_path / f"w{weight}", offset_consistency=weight, **cfg)
 
     base = first_loss(0.0)
     assert calls == []  # weight 0: never called

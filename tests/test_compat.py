@@ -1,0 +1,50 @@
+"""Run folders written by monoidlab 0.1.0 before the run configuration was renovated still load,
+evaluate and resume (tests/data/runs-v0.1.0, made by tests/data/make_v010_runs.py)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+
+from monoidlab.training import evaluate_kinds, load_checkpoint, train
+from monoidlab.training.config import config_from_dict
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+OLD = Path(__file__).parent / "data" / "runs-v0.1.0"
+
+
+def _copy(name: str, tmp_path: Path) -> Path:
+    dst = tmp_path / name
+    shutil.copytree(OLD / name, dst)
+    return dst
+
+
+@pytest.mark.parametrize("name", ["parity-ldru-finished", "reverse-rnn-finished"])
+def test_an_old_run_folder_loads_and_evaluates_to_its_own_results(name, tmp_path):
+    run = _copy(name, tmp_path)
+    model, cfg, problem, ckpt = load_checkpoint(run)
+    saved = json.loads((run / "results.json").read_text())
+    assert ckpt["step"] == saved.get("best_step", saved["steps"])
+    ev = evaluate_kinds(model, problem, cfg.test_lengths, cfg.test_samples, cfg.seed,
+                        cfg.eval_kinds, cfg.solved_threshold)
+    assert ev.solved == saved["solved"]
+    assert json.loads(json.dumps(ev.accuracy)) == saved["accuracy"]
+
+
+def test_an_old_interrupted_run_resumes_bit_for_bit(tmp_path):
+    run = _copy("parity-ldru-interrupted", tmp_path)
+    cfg = config_from_dict(json.loads((run / "config.json").read_text()), "config.json")
+    res = train(cfg, run, resume=True, progress=False)
+    done = json.loads((OLD / "parity-ldru-finished" / "results.json").read_text())
+    assert res["steps"] == done["steps"] and res["best_step"] == done["best_step"]
+    assert json.loads(json.dumps(res["accuracy"])) == done["accuracy"]
+    a = torch.load(OLD / "parity-ldru-finished" / "checkpoint.pt", weights_only=True)
+    b = torch.load(run / "checkpoint.pt", weights_only=True)
+    assert a["step"] == b["step"] == 12
+    for k in a["model"]:
+        assert torch.equal(a["model"][k], b["model"][k]), k

@@ -164,6 +164,18 @@ def test_resume_from_the_cli(capsys, tmp_path):
     assert code == 2 and "config differs" in one_line_error(err) and "lr" in err
 
 
+def test_train_until_pauses_and_resume_continues(capsys, tmp_path):
+    args = ["train", "--language", "parity", "--out", tmp_path / "r", "--steps=6",
+            "--test_lengths=9", "--checkpoint_every=2", *TINY]
+    code, stdout, _ = run(capsys, *args, "--until", "4")
+    assert code == 0 and "paused before step 4" in stdout
+    assert not (tmp_path / "r" / "results.json").exists()
+    code, stdout, _ = run(capsys, *args, "--resume", "--json")
+    assert code == 0 and json.loads(stdout)["steps"] == 6
+    code, _, err = run(capsys, "train", "--language", "parity", "--until", "4", *TINY)
+    assert code == 2 and "--until" in one_line_error(err) and "--out" in err
+
+
 @pytest.mark.parametrize("extra, needle", [
     (["--stepz=3"], "unknown key 'stepz'"),
     (["--lr=abc"], "key 'lr'"),

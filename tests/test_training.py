@@ -377,6 +377,30 @@ def test_resume_from_a_copied_intermediate_checkpoint(tmp_path):
     assert all(torch.equal(a[k], b[k]) for k in a)
 
 
+def test_a_paused_run_resumes_to_the_uninterrupted_run(tmp_path):
+    """stop_at pauses after the step's validation and checkpoint; resuming gives the same
+    weights, validations and results as the run that never paused."""
+    cfg = tiny_config(steps=12, eval_every=4, early_stop=3, val_lengths="9:10", val_samples=4,
+                      lr_schedule="cosine")
+    full = train(cfg, tmp_path / "full", progress=False)
+    paused = train(cfg, tmp_path / "p", progress=False, stop_at=8)
+    assert paused["paused"] and paused["steps"] == 8 and "evaluation" not in paused
+    assert not (tmp_path / "p" / "results.json").exists()
+    ck = torch.load(tmp_path / "p" / "checkpoint.pt", weights_only=True)
+    assert ck["step"] == 8 and ck["early_stop"]["best_step"] == 8  # the step-8 validation
+    again = train(cfg, tmp_path / "p", resume=True, progress=False, stop_at=8)  # already there
+    assert again["paused"] and again["steps"] == 8
+    resumed = train(cfg, tmp_path / "p", resume=True, progress=False)
+    assert resumed["accuracy"] == full["accuracy"] and resumed["best_step"] == full["best_step"]
+    a = torch.load(tmp_path / "full" / "checkpoint.pt", weights_only=True)["model"]
+    b = torch.load(tmp_path / "p" / "checkpoint.pt", weights_only=True)["model"]
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    assert _metrics(tmp_path / "p" / "metrics.jsonl") == _metrics(tmp_path / "full" /
+                                                                  "metrics.jsonl")
+    with pytest.raises(ValueError, match="stop_at"):
+        train(cfg, tmp_path / "q", progress=False, stop_at=0)
+
+
 def test_resume_refuses_a_different_config(tmp_path):
     train(tiny_config(steps=4), tmp_path / "run", progress=False)
     with pytest.raises(ValueError, match="lr"):
@@ -708,6 +732,37 @@ def test_sweep_resumes_an_unfinished_run(tmp_path, monkeypatch):
     monkeypatch.setattr(trainer_mod, "train", spy)
     run_sweep(f, progress=False)
     assert seen == [("parity__mlp-ldru__s1", True)]
+
+
+def test_sweep_conditions_name_their_runs_and_merge_model_options(tmp_path):
+    f = tmp_path / "c.toml"
+    f.write_text(f"""[sweep]
+conditions = ["d2-id", "d2-learned"]
+models = ["mlp-ldru"]
+out = "{(tmp_path / 'c').as_posix()}"
+[base]
+steps = 3
+[models.mlp-ldru]
+model_kwargs = {{ d = 8, dropout = 0.0 }}
+[conditions.d2-id]
+language = "dyck-2"
+model_kwargs = {{ padding = "identity" }}
+[conditions.d2-learned]
+language = "dyck-2"
+train_lengths = "1:12"
+""")
+    runs = load_sweep(f)["runs"]
+    assert [r["id"] for r in runs] == ["d2-id__mlp-ldru__s0", "d2-learned__mlp-ldru__s0"]
+    assert runs[0]["config"]["model_kwargs"] == {"d": 8, "dropout": 0.0, "padding": "identity"}
+    assert runs[1]["config"]["model_kwargs"] == {"d": 8, "dropout": 0.0}
+    assert runs[1]["config"]["train_lengths"] == "1:12" and runs[0]["config"]["steps"] == 3
+    assert all(r["config"]["language"] == "dyck-2" for r in runs)
+    f.write_text(f.read_text().replace('language = "dyck-2"\ntrain', 'train'))
+    with pytest.raises(ConfigError, match=r"\[conditions.d2-learned\].*language"):
+        load_sweep(f)
+    f.write_text(f.read_text().replace('"d2-learned"]', '"d2-other"]'))
+    with pytest.raises(ConfigError, match=r"no table \[conditions.d2-other\]"):
+        load_sweep(f)
 
 
 def test_sweep_errors(tmp_path):

@@ -54,10 +54,15 @@ def _train(args: argparse.Namespace, extra: list[str]) -> None:
     from monoidlab.training import train
 
     cfg = _config(args, extra)
+    if args.until is not None and not args.out:
+        raise UsageError("--until pauses a run to continue it later: it needs --out")
+    positive(args.until, "--until")
     res = train(cfg, args.out, resume=args.resume, overwrite=args.overwrite,
-                progress=not args.json)
+                progress=not args.json, stop_at=args.until)
     text = (f"{res['model']} on {res['problem']}: {res['steps']} steps, "
             f"{res['train_seconds']:.0f} s on {res['device']}")
+    if res.get("paused"):
+        text += f"\npaused before step {res['steps']}: continue with --resume"
     if "evaluation" in res:
         from monoidlab.training import Evaluation
 
@@ -156,6 +161,9 @@ def _configure_train(p: argparse.ArgumentParser) -> None:
     p.add_argument("--overwrite", action="store_true",
                    help="replace the run already in OUT (without it, or --resume, an existing "
                         "run is refused)")
+    p.add_argument("--until", type=int, default=None, metavar="STEP",
+                   help="pause before global step STEP (after its validation and checkpoint), "
+                        "without the final evaluation; --resume continues the same run")
     p.add_argument("--json", action="store_true")
 
 

@@ -4,6 +4,7 @@ A sweep file is TOML::
 
     [sweep]
     languages = ["parity", "cycle-navigation"]   # and/or tasks = ["reverse_string", ...]
+                                                   # and/or conditions = ["dyck-6-identity"]
     models = ["mlp-ldru", "pr-lstm"]
     seeds = [0, 1]
     lrs = [1e-3, 3e-4]                             # optional: learning rates × seeds per cell
@@ -14,6 +15,9 @@ A sweep file is TOML::
     steps = 2000
     [models.pr-lstm]                               # per-model overrides
     model_kwargs = { hidden = 64 }
+    [conditions.dyck-6-identity]                   # a named condition: a language or task
+    language = "dyck-6"                            # with its own keys (several per language)
+    model_kwargs = { padding = "identity" }
     [paper]                                        # optional: published scores beside ours
     source = "Delétang et al. (2023), Table 2"
     scores = { rnn = { parity_check = 100.0 } }    # percent, per model and task
@@ -48,8 +52,8 @@ from monoidlab.training.config import ConfigError, TrainConfig, config_from_dict
 __all__ = ["load_sweep", "run_sweep", "summarise"]
 
 
-_SWEEP_KEYS = {"languages", "tasks", "models", "seeds", "lrs", "out", "results_md", "notes",
-               "title", "workers"}
+_SWEEP_KEYS = {"languages", "tasks", "conditions", "models", "seeds", "lrs", "out", "results_md",
+               "notes", "title", "workers"}
 _MARKERS = ("<!--", "-->")
 
 
@@ -61,17 +65,20 @@ def load_sweep(path: str | os.PathLike) -> dict[str, Any]:
     sweep = data.get("sweep")
     if not isinstance(sweep, dict):
         raise ConfigError(f"{path}: missing [sweep] table")
-    unknown = set(data) - {"sweep", "base", "models", "tasks", "paper"}
+    unknown = set(data) - {"sweep", "base", "models", "tasks", "conditions", "paper"}
     if unknown:
         raise ConfigError(f"{path}: unknown table(s) {sorted(unknown)}")
     unknown = set(sweep) - _SWEEP_KEYS
     if unknown:
         raise ConfigError(f"{path}: [sweep] unknown key(s) {sorted(unknown)}; known: "
                           f"{', '.join(sorted(_SWEEP_KEYS))}")
-    languages, tasks = (_str_list(path, sweep, k, []) for k in ("languages", "tasks"))
-    problems = [("language", x) for x in languages] + [("task", x) for x in tasks]
+    languages, tasks, conditions = (_str_list(path, sweep, k, [])
+                                    for k in ("languages", "tasks", "conditions"))
+    problems = ([("language", x) for x in languages] + [("task", x) for x in tasks]
+                + [("condition", x) for x in conditions])
     if not problems:
-        raise ConfigError(f"{path}: [sweep] needs 'languages' and/or 'tasks'")
+        raise ConfigError(f"{path}: [sweep] needs 'languages', 'tasks' and/or 'conditions'")
+    per_condition = _table(path, data, "conditions")
     models = _str_list(path, sweep, "models", None)
     if not models:
         raise ConfigError(f"{path}: [sweep] key 'models': a non-empty list of model names")
@@ -94,9 +101,18 @@ def load_sweep(path: str | os.PathLike) -> dict[str, Any]:
         for model in models:
             for lr in lrs or [None]:  # the lrs axis overrides every other 'lr'
                 for seed in seeds:
-                    keys = {**base, **_table(path, per_model, model, "models."),
-                            **_table(path, per_task, name, "tasks."), kind: name,
-                            "model": model, "seed": seed}
+                    if kind == "condition":  # its own table names the language or task
+                        own = _condition(path, per_condition, name)
+                        below = {**base, **_table(path, per_model, model, "models.")}
+                        keys = {**below, **own, "model": model, "seed": seed}
+                        for table in ("model_kwargs", "task_kwargs"):  # merged, option by option
+                            if isinstance(below.get(table), dict) and isinstance(
+                                    own.get(table), dict):
+                                keys[table] = {**below[table], **own[table]}
+                    else:
+                        keys = {**base, **_table(path, per_model, model, "models."),
+                                **_table(path, per_task, name, "tasks."), kind: name,
+                                "model": model, "seed": seed}
                     tag = "" if lr is None else f"__lr{lr:g}"
                     if lr is not None:
                         keys["lr"] = float(lr)
@@ -151,6 +167,19 @@ def _table(path: Path, data: dict, key: str, prefix: str = "") -> dict:
         raise ConfigError(f"{path}: [{prefix}{key}] must be a table, got "
                           f"{type(value).__name__} {value!r}")
     return value
+
+
+def _condition(path: Path, conditions: dict, name: str) -> dict:
+    """A named condition's keys: exactly one of ``language`` / ``task``, and any config key
+    (they override ``[base]`` and ``[models.X]``, ``model_kwargs`` option by option; the run's
+    folder is named by the condition)."""
+    if name not in conditions:
+        raise ConfigError(f"{path}: [sweep] key 'conditions': no table [conditions.{name}]")
+    own = _table(path, conditions, name, "conditions.")
+    if ("language" in own) == ("task" in own):
+        raise ConfigError(f"{path}: [conditions.{name}] needs exactly one of 'language' or "
+                          "'task'")
+    return {"language": None, "task": None, **own}
 
 
 def _text(path: Path, sweep: dict, key: str, default: str) -> str:

@@ -223,7 +223,7 @@ def load_checkpoint(path: str | os.PathLike, device: torch.device | str = "cpu"
 
 def train(cfg: TrainConfig, out_dir: str | os.PathLike | None = None, resume: bool = False,
           progress: bool = True, evaluate_at_end: bool = True,
-          overwrite: bool = False) -> dict[str, Any]:
+          overwrite: bool = False, stop_at: int | None = None) -> dict[str, Any]:
     """Train a model; returns ``{"evaluation": ..., "solved", "verdict", "score_balanced",
     "accuracy": {kind: {L: acc}}, "steps", ...}`` (the strict evaluation of
     :mod:`monoidlab.training.evaluate`, unless ``evaluate_at_end`` is False).
@@ -233,18 +233,26 @@ def train(cfg: TrainConfig, out_dir: str | os.PathLike | None = None, resume: bo
     ``results.json``. ``resume=True`` continues from ``out_dir/checkpoint.pt``. A folder that
     already holds a run is refused unless ``resume`` or ``overwrite`` (which replaces it); the
     folder is locked while the run trains (:class:`~monoidlab.training.run_folder.RunFolder`).
+
+    ``stop_at`` pauses the run before global step ``stop_at`` (after that step's validation and
+    checkpoint): nothing is evaluated and no ``results.json`` is written; the result says
+    ``{"paused": True, "steps": stop_at}``, and ``resume=True`` continues it exactly as if it had
+    never stopped (a long run trained across several sessions). It changes nothing of the run.
     """
     cfg.validate()
+    if stop_at is not None and (isinstance(stop_at, bool) or not isinstance(stop_at, int)
+                                or stop_at < 1):
+        raise InputError(f"stop_at: expected a step >= 1, got {stop_at!r}")
     if not out_dir:
         if resume:
             raise CheckpointError("--resume needs the run folder to continue (--out)")
-        return _train(cfg, None, False, progress, evaluate_at_end)
+        return _train(cfg, None, False, progress, evaluate_at_end, stop_at)
     with RunFolder(out_dir, resume=resume, overwrite=overwrite) as run:  # before any work
-        return _train(cfg, run.path, resume, progress, evaluate_at_end)
+        return _train(cfg, run.path, resume, progress, evaluate_at_end, stop_at)
 
 
 def _train(cfg: TrainConfig, out_dir: Path | None, resume: bool, progress: bool,
-           evaluate_at_end: bool) -> dict[str, Any]:
+           evaluate_at_end: bool, stop_at: int | None = None) -> dict[str, Any]:
     import torch
 
     from monoidlab.training.config import config_from_dict
@@ -317,7 +325,7 @@ def _train(cfg: TrainConfig, out_dir: Path | None, resume: bool, progress: bool,
     model.train()
     t0, ema_loss, ema_acc = time.time(), None, None
     log_fh = open(out / "metrics.jsonl", "a") if out else None  # noqa: SIM115
-    last, stopped = total, False
+    last, stopped, paused = total, False, False
     if watch.stopped:  # resumed after an early stop: nothing left to train
         bar, last, stopped = range(0), step0, True
     try:
@@ -341,6 +349,9 @@ def _train(cfg: TrainConfig, out_dir: Path | None, resume: bool, progress: bool,
                 g["lr"] = lr
             if ckpt_path and step > step0 and step % cfg.checkpoint_every == 0:
                 save(step)
+            if stop_at is not None and step >= stop_at:  # paused: resume continues from here
+                last, paused = step, True
+                break
             # 4. forward / backward on the batch of this step (seeded by step)
             L, batch = training_batch(acfg, problem, train_lengths, local)
             batch = to_device(batch, device)
@@ -377,7 +388,7 @@ def _train(cfg: TrainConfig, out_dir: Path | None, resume: bool, progress: bool,
                 _log(log_fh, writer, step + 1, {"loss": lv, "acc": av, "lr": lr, "length": L,
                                                 "elapsed_s": round(time.time() - t0, 2)})
         # the last attempt's final (fully annealed) weights: validated like every other
-        if cfg.early_stop and not stopped and last > step0:
+        if cfg.early_stop and not stopped and not paused and last > step0:
             stopped = validate(last)
     finally:
         if log_fh:
@@ -389,6 +400,10 @@ def _train(cfg: TrainConfig, out_dir: Path | None, resume: bool, progress: bool,
               "parameters": sum(p.numel() for p in model.parameters()), **watch.summary()}
     if cfg.restarts:
         result["attempts"] = attempt + 1
+    if paused:
+        if writer:
+            writer.close()
+        return {**result, "paused": True}
     if cfg.early_stop and watch.best_state is not None:  # evaluate the best validated weights
         model.load_state_dict(watch.best_state)
     if evaluate_at_end:

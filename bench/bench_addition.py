@@ -33,7 +33,7 @@ import numpy as np
 
 from monoidlab._util import atomic_write_text
 from monoidlab.training import load_config, train
-from monoidlab.training.config import config_from_dict
+from monoidlab.training.parse import config_from_dict
 
 ROOT = Path(__file__).resolve().parent.parent
 RANDOMIZED_KEYS = ("max_randomized_len", "eval_positions", "share_across_batch", "seed")
@@ -55,12 +55,12 @@ def variant_config(base: dict, variant: str, seed: int) -> dict:
         raise ValueError(f"unknown variant {variant!r}; known: {', '.join(VARIANTS)}") from None
     cfg = {**base, "seed": seed}
     if fmt:
-        cfg["task_kwargs"] = {**base["task_kwargs"], "format": fmt}
+        cfg["task_options"] = {**base["task_options"], "format": fmt}
     if position:
-        mk = base["model_kwargs"]
+        mk = base["model_options"]
         if not position.startswith("randomized-"):
             mk = {k: v for k, v in mk.items() if k not in RANDOMIZED_KEYS}
-        cfg["model_kwargs"] = {**mk, "position": position}
+        cfg["model_options"] = {**mk, "position": position}
     return config_from_dict(cfg).as_dict()
 
 

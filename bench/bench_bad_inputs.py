@@ -53,14 +53,14 @@ MEM_CAP = 6 * 2**30  # address-space cap of every command (torch alone maps ~1 G
 OUTCOMES = ["clear error", "ok", "traceback", "hang", "oom", "wrong", "data lost"]
 
 TINY = ["--device=cpu", "--batch_size=8", "--test_lengths=41:42", "--test_samples=4",
-        "--model_kwargs.d=8", "--checkpoint_every=10", "--log_every=5", "--train_lengths=1:6"]
+        "--model_options.d=8", "--checkpoint_every=10", "--log_every=5", "--train_lengths=1:6"]
 RUN_ARGS = ["train", "--language", "parity", "--model", "mlp-ldru", "--steps", "30", *TINY]
 
 
 @dataclasses.dataclass
 class Case:
     name: str
-    item: int  # issue 15's item (1..7), 0 for other hostile inputs
+    item: int  # the item of the first hostile pass (1..7), 0 for others
     argv: list[str]
     expect: str = "error"  # "error", "ok" or "any" (a clear error or a quick success)
     writes: tuple[str, ...] = ()  # sandbox-relative folders the case may change
@@ -94,7 +94,7 @@ train_lengths = "1:4"
 test_lengths = "5:6"
 test_samples = 4
 [models.mlp-ldru]
-model_kwargs = {{ d = 8 }}
+model_options = {{ d = 8 }}
 """
 
 
@@ -136,7 +136,7 @@ def build_master(root: Path, py: list[str], env: dict) -> None:
     torch.save({"model": {}}, C / "missing-keys.pt")
     torch.save(dict(ck, config=5), C / "config-not-dict.pt")
     torch.save(dict(ck, config={**ck["config"], "bogus": 1}), C / "config-unknown-key.pt")
-    torch.save(dict(ck, config={**ck["config"], "model_kwargs": {"d": 16}}), C / "wrong-shapes.pt")
+    torch.save(dict(ck, config={**ck["config"], "model_options": {"d": 16}}), C / "wrong-shapes.pt")
     torch.save(dict(ck, model="weights"), C / "model-not-dict.pt")
     torch.save(dict(ck, step="twenty"), C / "step-not-int.pt")
     pwned = root / "outside" / "pwned"
@@ -201,7 +201,7 @@ def build_master(root: Path, py: list[str], env: dict) -> None:
     G.mkdir()
     base = 'language = "parity"\nsteps = 3\nbatch_size = 4\ndevice = "cpu"\n' \
            'train_lengths = "1:4"\ntest_lengths = "5:6"\ntest_samples = 4\n' \
-           'model_kwargs = { d = 8 }\n'
+           'model_options = { d = 8 }\n'
     configs = {
         "toplevel-outside-train": "lr = 1e6\n[train]\n" + base,
         "unknown-table": "[train]\n" + base + "[foo]\nx = 1\n",
@@ -477,14 +477,14 @@ def corpus() -> list[Case]:
     for key in ("log_every", "checkpoint_every", "eval_every", "test_samples", "batch_size"):
         add(Case(f"train --{key}=0" if key != "eval_every" else "train --eval_every=-1", 4,
                  [*train, f"--{key}={-1 if key == 'eval_every' else 0}", "--json"]))
-    for kw in ("model_kwargs.d=0", "model_kwargs.d=-4", "model_kwargs.dropout=2"):
+    for kw in ("model_options.d=0", "model_options.d=-4", "model_options.dropout=2"):
         add(Case(f"train mlp-ldru {kw}", 4, [*train, f"--{kw}", "--json"]))
     add(Case("train pr-lstm hidden=0", 4, ["train", "--language", "parity", "--model", "pr-lstm",
                                            "--steps", "3", "--device=cpu",
-                                           "--model_kwargs.hidden=0", "--json"]))
+                                           "--model_options.hidden=0", "--json"]))
     add(Case("train transformer d_model=10 n_heads=3", 4,
              ["train", "--language", "parity", "--model", "transformer", "--steps", "3",
-              "--device=cpu", "--model_kwargs.d_model=10", "--model_kwargs.n_heads=3", "--json"]))
+              "--device=cpu", "--model_options.d_model=10", "--model_options.n_heads=3", "--json"]))
     add(Case("evaluate --splits on a parity checkpoint", 4,
              ["evaluate", F + "/run", "--splits", "--json"]))
 
@@ -565,7 +565,7 @@ def corpus() -> list[Case]:
     add(Case("config eval_every = -1", 5, ["train", "--config", f"{cf}/eval-every-neg.toml"]))
     add(Case("config lr = inf", 5, ["train", "--config", f"{cf}/lr-inf.toml"]))
     add(Case("config lr = nan", 5, ["train", "--config", f"{cf}/lr-nan.toml"]))
-    add(Case("config model_kwargs d = 'abc'", 5, ["train", "--config", f"{cf}/d-string.toml"]))
+    add(Case("config model_options d = 'abc'", 5, ["train", "--config", f"{cf}/d-string.toml"]))
     add(Case("config top-level keys only", 5, ["train", "--config", f"{cf}/top-only.toml",
                                                "--json"], expect="ok"))
     for tag in ("deep", "notutf8", "dir"):

@@ -19,7 +19,7 @@ checkpoint.pt), MLP-LDRU on a language. Three parts, all on one thread:
    each tree level, in the run's training batches (``--batches`` batches as the trainer draws
    them: its sampler, lengths and offsets) and in the test strings.
 
-Measured on tomita-3 (issue 14): docs/results.md quotes the output.
+Measured on tomita-3: docs/results.md quotes the output.
 """
 
 from __future__ import annotations
@@ -36,9 +36,10 @@ from monoidlab.compositions import node_labels
 from monoidlab.languages import load_language
 from monoidlab.models import build_model
 from monoidlab.probing.embeddings import node_embeddings
-from monoidlab.training.config import config_from_dict
+from monoidlab.training.loop import training_batch
+from monoidlab.training.parse import config_from_dict
 from monoidlab.training.problems import make_problem
-from monoidlab.training.trainer import read_checkpoint_weights, training_batch
+from monoidlab.training.trainer import read_checkpoint_weights
 
 
 def margins_of(model, problem, cfg, margin):
@@ -135,14 +136,15 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     torch.set_num_threads(1)
     run = Path(args.run)
-    cfg = config_from_dict(json.loads((run / "config.json").read_text()), str(run / "config.json"))
+    cfg = config_from_dict(json.loads((run / "config.json").read_text()), str(run / "config.json"),
+                           saved=True)
     if cfg.model != "mlp-ldru" or cfg.language is None:
         sys.exit(f"{run}: blame needs an mlp-ldru run on a language, not {cfg.model} / {cfg.task}")
     problem = make_problem(cfg)
     lang = load_language(cfg.language)
     monoid = lang.monoid()
     weights = run / "best.pt" if (run / "best.pt").is_file() else run / "checkpoint.pt"
-    model = build_model("mlp-ldru", problem.vocab_size, problem.n_classes, **cfg.model_kwargs)
+    model = build_model("mlp-ldru", problem.vocab_size, problem.n_classes, **cfg.model_options)
     model.load_state_dict(read_checkpoint_weights(weights))
     model.eval()
     torch.set_grad_enabled(False)

@@ -37,10 +37,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from monoidlab._util import inference, length_array
+from monoidlab._util import inference
 from monoidlab.errors import InputError, MonoidlabError
-from monoidlab.evalsets import count_baseline, majority_baseline
-from monoidlab.training.config import config_from_dict
+from monoidlab.evaluation import count_baseline, majority_baseline
+from monoidlab.geometry import length_array
+from monoidlab.training.parse import config_from_dict
 from monoidlab.training.trainer import load_checkpoint
 
 RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results.md"
@@ -88,11 +89,12 @@ def logits_at_positions(model, tokens: torch.Tensor, positions: np.ndarray,
 def measure(run: Path, lengths: np.ndarray, samples: int, buffer: int, seed: int = 0) -> dict:
     """{kind: (balanced accuracies, random accuracies, (n, 2) majority / count-only
     accuracies)} over ``lengths`` (the lengths with strings of that kind)."""
-    cfg = config_from_dict(json.loads((run / "config.json").read_text()), str(run / "config.json"))
+    cfg = config_from_dict(json.loads((run / "config.json").read_text()), str(run / "config.json"),
+                           saved=True)
     if cfg.model != "mlp-ldru" or cfg.language is None:
         raise SystemExit(f"{run}: needs an mlp-ldru run on a language, not {cfg.model}")
-    if cfg.model_kwargs.get("padding") != "identity":
-        raise SystemExit(f"{run}: needs model_kwargs.padding = 'identity' (with a learned "
+    if cfg.padding != "identity":
+        raise SystemExit(f"{run}: needs model_options.padding = 'identity' (with a learned "
                          "padding another placement is another string)")
     try:  # the weights the run's results were measured on, checked as checkpoints are
         model, cfg, problem, _ = load_checkpoint(run)

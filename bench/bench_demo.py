@@ -38,11 +38,11 @@ def timed_demo(out: Path) -> tuple[float, dict]:
 
 def seed_rows(seeds: list[int], root: Path) -> list[dict]:
     from monoidlab.cli.report import DEMO_LANGUAGE, DEMO_TRAINING
-    from monoidlab.training import TrainConfig, train
+    from monoidlab.training import RunConfig, train
 
     rows = []
     for seed in seeds:
-        cfg = TrainConfig(language=DEMO_LANGUAGE, **{**DEMO_TRAINING, "seed": seed})
+        cfg = RunConfig(language=DEMO_LANGUAGE, **{**DEMO_TRAINING, "seed": seed})
         r = train(cfg, root / f"seed{seed}", progress=False)
         rows.append({"seed": seed, "solved": r["solved"], "steps": r["steps"],
                      "first": r.get("first_solved_step"), "secs": r["train_seconds"],
@@ -57,8 +57,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--write-docs", action="store_true")
     args = p.parse_args(argv)
     from monoidlab.cli.report import DEMO_LANGUAGE, DEMO_TRAINING, key_figures_text
-    from monoidlab.evalsets import KINDS  # the tables' columns, in this order
-    from monoidlab.training.evaluate import min_beside_baselines as acc
+    from monoidlab.evaluation import KINDS  # the tables' columns, in this order
+    from monoidlab.evaluation import min_beside_baselines as acc
 
     with tempfile.TemporaryDirectory() as tmp:
         wall, key = timed_demo(Path(tmp) / "demo")
@@ -70,9 +70,9 @@ def main(argv: list[str] | None = None) -> int:
              f"**{wall:.0f} s wall** (a new process: imports, training, strict evaluation, "
              f"report with probing and UMAP; load average {load:.1f} at the end on a 2-core "
              "machine). Settings: `monoidlab.cli.report.DEMO_TRAINING` "
-             f"(MLP-LDRU d {DEMO_TRAINING['model_kwargs']['d']}, "
+             f"(MLP-LDRU d {DEMO_TRAINING['model_options']['d']}, "
              f"{DEMO_TRAINING['sampler']} sampler, padding "
-             f"{DEMO_TRAINING['model_kwargs']['padding']}, {DEMO_TRAINING['steps']} steps of "
+             f"{DEMO_TRAINING['model_options']['padding']}, {DEMO_TRAINING['steps']} steps of "
              f"a cosine schedule validated at their end on fresh strings, at most "
              f"{DEMO_TRAINING.get('restarts', 0)} restart(s) from a new seed if that validation "
              "fails). What the terminal ends with:", "", "```text",

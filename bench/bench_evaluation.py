@@ -20,9 +20,9 @@ import numpy as np
 import torch
 
 import monoidlab as ml
-from monoidlab._util import Lengths
+from monoidlab.evaluation import evaluate_kinds
+from monoidlab.geometry import Lengths
 from monoidlab.models import build_model
-from monoidlab.training.evaluate import evaluate_kinds
 from monoidlab.training.problems import LanguageProblem
 
 

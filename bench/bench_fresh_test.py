@@ -4,7 +4,7 @@ Usage: python bench/bench_fresh_test.py RUN_DIR_OR_SWEEP_DIR... [--seeds 1000,10
        [--solved-only] [--write-docs]
 
 A run's test strings are seeded by its ``seed``; a recipe chosen among variants by how they did
-on those strings is partly the one luckiest on them (tomita-3 in docs/results.md, issue 14).
+on those strings is partly the one luckiest on them (tomita-3 in docs/results.md).
 For each run folder (a sweep's ``out`` stands for the run folders in it) this reads the wrong
 strings of the run's own test set from its results.json, then scores the tested weights on fresh
 sets of the same lengths, kinds, size and distribution, one per ``--seeds`` entry (what

@@ -18,7 +18,7 @@ Tasks dyck-4 (the control: every condition covers), dyck-6, dyck-8, dyck-12; fiv
 Per run: the predicted support length of the condition
 (:func:`monoidlab.min_length.min_training_length`, test lengths 41..500), whether training
 lengths 1..L of the condition cover the test compositions, the strict outcome
-(:func:`monoidlab.training.evaluate.evaluate_kinds`: accuracy >= 0.99 at every scored length
+(:func:`monoidlab.evaluation.evaluate_kinds`: accuracy >= 0.99 at every scored length
 of every kind), the minimum accuracy per kind, and for failing runs the failing lengths next
 to the lengths that need compositions training never shows (exact supports of
 :mod:`monoidlab.coverage`; per length, the exact list is in ``RUNS/coverage.json`` or from
@@ -78,9 +78,9 @@ def train_settings(recipe: str) -> dict[str, Any]:
     """
     if recipe == "cpu":
         return {"optimizer": "adam", "lr": 3e-3, "lr_schedule": "cosine", "clip": 1.0,
-                "batch_size": 64, "model_kwargs": {"d": 32, "dropout": 0.0}}
+                "batch_size": 64, "model_options": {"d": 32, "dropout": 0.0}}
     if recipe == "authors":
-        return {"recipe": "authors", "model_kwargs": {}}
+        return {"recipe": "authors", "model_options": {}}
     raise ValueError(f"unknown recipe {recipe!r}: cpu or authors")
 
 
@@ -88,11 +88,11 @@ def run_config(task: str, condition: str, seed: int, steps: int, train_max: int,
                recipe: str = "cpu", test_lengths: str = "42:500:2", test_samples: int = 32,
                eval_every: int = 500, val_lengths: str = "42:294:12", val_samples: int = 32,
                early_stop: int = 3, device: str = "cpu") -> dict[str, Any]:
-    """The TrainConfig data of one run (plain data: it travels to a worker and into JSON)."""
+    """The RunConfig data of one run (plain data: it travels to a worker and into JSON)."""
     padding, offsets = CONDITIONS[condition]
     base = train_settings(recipe)
     return {**base, "language": task, "model": "mlp-ldru",
-            "model_kwargs": {**base["model_kwargs"], "padding": padding},
+            "model_options": {**base["model_options"], "padding": padding},
             "offsets": offsets, "sampler": "near_miss", "train_lengths": f"1:{train_max}",
             "test_lengths": test_lengths, "test_samples": test_samples, "steps": steps,
             "seed": seed, "eval_every": eval_every if eval_every < steps else 0,
@@ -137,7 +137,7 @@ def coverage_analysis(lang: Any, condition: str, train_max: int,
     needing: dict[int, int] = {}
     groups: dict[bytes, dict[str, Any]] = {}
     for L in lens:
-        rows = node_table("balanced", [L], None, None, padding)
+        rows = node_table("balanced", [L], None, padding)
         hit = np.zeros(len(xs), bool)
         for m1, m2 in np.unique(rows[:, 2:4].astype(np.int64), axis=0):
             hit |= R[m1, xs] & R[m2, ys]
@@ -176,14 +176,14 @@ def string_check(out: Path, cfg: Any, lengths: list[int], missing: Any) -> dict:
     import torch
 
     from monoidlab.compositions import node_labels
-    from monoidlab.training.evaluate import to_device
+    from monoidlab.evaluation import to_device
 
     model, problem = _evaluated_model(out, cfg)
     monoid = problem.language.monoid()
     bad = np.zeros((monoid.size, monoid.size), bool)
     if len(missing):
         bad[missing[:, 0], missing[:, 1]] = True
-    identity = cfg.model_kwargs.get("padding") == "identity"
+    identity = cfg.padding == "identity"
     n = {"strings": 0, "with": 0, "wrong": 0, "wrong_with": 0}
     acc: dict[str, dict[int, float]] = {}
     with torch.no_grad():
@@ -213,7 +213,7 @@ def run_one(job: dict) -> dict:
     import torch
 
     torch.set_num_threads(1)
-    from monoidlab.training.config import config_from_dict
+    from monoidlab.training.parse import config_from_dict
     from monoidlab.training.trainer import train
 
     out = Path(job["out"])
@@ -235,7 +235,7 @@ def run_one(job: dict) -> dict:
     needing = sorted(int(L) for L in cov["needing"] if int(L) in set(scored))
     row = {k: job[k] for k in ("task", "condition", "seed", "train_max", "support", "covered")}
     row.update({"config": job["config"], "solved": res["solved"], "verdict": res["verdict"],
-                "min_accuracy": res["min_accuracy"], "score_balanced": res["score_balanced"],
+                "min_accuracy": res["min_accuracy"], "paper_score": res["paper_score"],
                 "failing": failing, "failing_lengths": fail, "scored_lengths": scored,
                 "needing_lengths": needing, "steps": res["steps"],
                 "first_solved_step": res.get("first_solved_step"),
@@ -285,7 +285,7 @@ def plan(tasks: list[str], seeds: list[int], steps: int, runs: Path,
 
     ``settings`` go to :func:`run_config` (recipe, test_lengths, test_samples, ...)."""
     import monoidlab as ml
-    from monoidlab._util import Lengths
+    from monoidlab.geometry import Lengths
 
     conditions = list(conditions or CONDITIONS)
     jobs, coverage = [], {}
@@ -392,17 +392,16 @@ def markdown(result: dict, command: str) -> str:
     """The docs section: settings, per-condition summary, every run, uncovered compositions."""
     rows, cov = result["rows"], result["coverage"]
     s = result["settings"]
-    kinds = ("balanced", "near_miss", "ec_stratified")
+    kinds = ("paper", "near_miss", "ec_stratified")
     cpu = sum(r["cpu_s"] for r in rows)
     fresh = [r for r in rows if not r.get("reused")]
-    lines = ["## Identity padding and random offsets against the Dyck support lengths "
-             "(issue 18)", "",
+    lines = ["## Identity padding and random offsets against the Dyck support lengths", "",
              f"`{command}`: {len(rows)} runs, **{result['wall_s'] / 60:.1f} min wall** with "
              f"{result['workers']} worker processes (coverage analysis {result['coverage_s']:.0f} s"
              f"; {cpu / 60:.1f} min CPU in the runs"
              + (f", {len(rows) - len(fresh)} runs reused from an earlier call" if
                 len(fresh) < len(rows) else "") + ").", "",
-             f"Every run: MLP-LDRU (d {s.get('model_kwargs', {}).get('d', 'recipe')}), at most "
+             f"Every run: MLP-LDRU (d {s.get('model_options', {}).get('d', 'recipe')}), at most "
              f"{result['steps']} steps of batch {s.get('batch_size', 'recipe')}, "
              f"{_recipe_text(s)}, the `near_miss` sampler, one length per batch, one torch "
              f"thread; {_validation_text(s)}. Strict evaluation on the even lengths "

@@ -1,4 +1,4 @@
-"""The 21-task table of MLP-LDRU at CPU scale under strict evaluation (issue 14), one command.
+"""The 21-task table of MLP-LDRU at CPU scale under strict evaluation, one command.
 
 Usage: python bench/bench_ldru21.py [--config configs/ldru21-cpu.toml] [--workers 2]
        [--write-docs]
@@ -54,9 +54,9 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     import monoidlab as ml
     from monoidlab._util import write_section
-    from monoidlab.evalsets import KINDS  # the tables' columns, in this order
+    from monoidlab.evaluation import KINDS  # the tables' columns, in this order
+    from monoidlab.evaluation import min_beside_baselines as acc
     from monoidlab.min_length import min_training_length
-    from monoidlab.training.evaluate import min_beside_baselines as acc
     from monoidlab.training.sweep import load_sweep, run_sweep
 
     t0 = time.time()
@@ -76,9 +76,9 @@ def main(argv=None) -> int:
     sweep = load_sweep(args.config)
     rows = []
     for r in res["rows"]:
-        cfg = next(x["config"] for x in sweep["runs"] if x["id"] == r["id"])
+        cfg = next(x["config"] for x in sweep["runs"] if x["id"] == r["id"]).as_dict()
         lang = ml.load_language(r["problem"])
-        padding = cfg["model_kwargs"].get("padding", "learned")
+        padding = cfg["model_options"].get("padding", "learned")
         # the support length is a balanced-tree notion: MLP-LDRU and PR-LSTM, not the LSTM
         tree = cfg["model"] in ("mlp-ldru", "pr-lstm")
         support = {pad: min_training_length(lang, range(41, 501), within="auto",
@@ -94,10 +94,10 @@ def main(argv=None) -> int:
                      # the trivial models' mean accuracy per kind on the same strings
                      "base": {row["kind"]: (row["majority"], row["count_only"])
                               for row in ev.get("summary", [])},
-                     "score": r["score_balanced"], "secs": r["train_seconds"], "evaluation": ev})
+                     "score": r["paper_score"], "secs": r["train_seconds"], "evaluation": ev})
     solved = sum(x["solved"] for x in rows)
-    base = sweep["runs"][0]["config"]  # the settings every run shares (the config's [base])
-    lines = [f"## {sweep.get('title', Path(args.config).stem)} (issue 14)", "",
+    base = sweep["runs"][0]["config"].as_dict()  # the settings every run shares ([base])
+    lines = [f"## {sweep.get('title', Path(args.config).stem)}", "",
              f"`python bench/bench_ldru21.py --config configs/{Path(args.config).name} "
              f"--write-docs` (one sweep): {wall / 60:.0f} min wall on a "
              f"shared 2-core machine over {len(calls)} invocation(s) (a rerun reuses finished "
@@ -111,8 +111,8 @@ def main(argv=None) -> int:
              "each minimum, in brackets: what a majority-class model / a count-only model "
              "scores on the same strings (mean over the scored lengths).", "",
              "| task | model | support length (learned / model's padding) | solved | first "
-             "solved at step (stopped at) | attempts | min balanced | min near_miss | "
-             "min ec_stratified | balanced score | train s | where it fails | paper |",
+             "solved at step (stopped at) | attempts | min paper | min near_miss | "
+             "min ec_stratified | paper score | train s | where it fails | paper |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
 
     for x in rows:

@@ -26,14 +26,14 @@ ROOT = Path(__file__).resolve().parent.parent
 OUT = Path("runs/ldru21-choices")
 
 BASE = dict(model="mlp-ldru", batch_size=64, lr=3e-3, lr_schedule="cosine", clip=1.0,
-            model_kwargs={"d": 32, "dropout": 0.0, "padding": "identity"},
+            model_options={"d": 32, "dropout": 0.0, "padding": "identity"},
             train_lengths="1:40", test_lengths="41:500", test_samples=64, sampler="near_miss",
             checkpoint_every=1000, log_every=250, threads=1, device="cpu", seed=0)
 VARIANTS = {
     "early stop": dict(steps=12000, eval_every=500, val_lengths="42:300:11", val_samples=48,
                        early_stop=3),
     "annealed": dict(steps=4000),
-    "annealed, d 64": dict(steps=4000, model_kwargs={**BASE["model_kwargs"], "d": 64}),
+    "annealed, d 64": dict(steps=4000, model_options={**BASE["model_options"], "d": 64}),
     "annealed + random offsets": dict(steps=4000, offsets="random"),
     "annealed + assoc 0.1": dict(steps=4000, assoc_weight=0.1),
 }
@@ -45,7 +45,7 @@ RUNS = [("even-pairs", "early stop"), ("even-pairs", "annealed"),
 def run_one(task: str, variant: str) -> dict:
     from monoidlab._paths import slugify
     from monoidlab.training import train
-    from monoidlab.training.config import config_from_dict
+    from monoidlab.training.parse import config_from_dict
 
     cfg = config_from_dict({**BASE, **VARIANTS[variant], "language": task}, variant)
     out = OUT / f"{task}__{slugify(variant)}"
@@ -64,14 +64,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--write-docs", action="store_true")
     args = p.parse_args(argv)
-    from monoidlab.evalsets import KINDS  # the table's columns, in this order
-    from monoidlab.training.evaluate import min_beside_baselines as acc
+    from monoidlab.evaluation import KINDS  # the table's columns, in this order
+    from monoidlab.evaluation import min_beside_baselines as acc
 
     t0 = time.time()
     with ProcessPoolExecutor(args.workers) as pool:
         rows = list(pool.map(run_one, *zip(*RUNS)))
     wall = time.time() - t0
-    lines = ["## Choices of the 21-task sweep, each against its alternative (issue 14)", "",
+    lines = ["## Choices of the 21-task sweep, each against its alternative", "",
              f"`python bench/bench_ldru21_choices.py`: {len(rows)} runs, "
              f"{sum(r['secs'] for r in rows) / 60:.0f} min of training in all (one core each; "
              f"the *train s* column); its last invocation took {wall / 60:.0f} min wall with "

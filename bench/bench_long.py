@@ -87,10 +87,11 @@ def train_until(run_id: str, config: dict, out: Path, until: int) -> dict:
     import torch
 
     from monoidlab.training import train
-    from monoidlab.training.config import config_from_dict
+    from monoidlab.training.config import RunConfig
+    from monoidlab.training.parse import config_from_dict
 
     torch.set_num_threads(1)
-    cfg = config_from_dict(config, f"{run_id}")
+    cfg = config if isinstance(config, RunConfig) else config_from_dict(config, run_id)
     run = out / run_id
     total = cfg.steps * (1 + cfg.restarts)
     every = cfg.eval_every or total

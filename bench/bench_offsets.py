@@ -1,4 +1,4 @@
-"""Coverage-driven training (issue 9): do random left offsets let short strings cover what long
+"""Coverage-driven training: do random left offsets let short strings cover what long
 test strings need?
 
 1. Predicted support lengths (the smallest maximum training length whose compositions cover
@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def support_table(test: str = "41:500") -> list[dict]:
     import monoidlab as ml
-    from monoidlab.cli import parse_range
+    from monoidlab.cli import parse_lengths
     from monoidlab.min_length import min_training_length
     from monoidlab.sublanguage import resolve_within
 
@@ -42,8 +42,8 @@ def support_table(test: str = "41:500") -> list[dict]:
         lang = ml.load_language(name)
         within = resolve_within(lang, "auto")
         t0 = time.time()
-        plain = min_training_length(lang, parse_range(test), within=within)
-        shifted = min_training_length(lang, parse_range(test), within=within, offsets="random")
+        plain = min_training_length(lang, parse_lengths(test), within=within)
+        shifted = min_training_length(lang, parse_lengths(test), within=within, offsets="random")
         rows.append({"name": name, "needed": plain.needed, "support_length": plain.support_length,
                      "support_length_offsets": shifted.support_length,
                      "seconds": round(time.time() - t0, 2)})
@@ -54,9 +54,9 @@ def _train(job: dict) -> dict:
     import torch
 
     torch.set_num_threads(1)
-    from monoidlab.training import TrainConfig, train
+    from monoidlab.training import RunConfig, train
 
-    cfg = TrainConfig(**job["config"])
+    cfg = RunConfig(**job["config"])
     t0 = time.time()
     done = Path(job["out"]) / "results.json"
     if done.is_file() and "evaluation" in json.loads(done.read_text()):
@@ -64,7 +64,7 @@ def _train(job: dict) -> dict:
     else:
         res = train(cfg, out_dir=job["out"], resume=False, progress=False)
     mins = res["min_accuracy"]
-    return {**job["meta"], "score_balanced": res["score_balanced"], "solved": res["solved"],
+    return {**job["meta"], "paper_score": res["paper_score"], "solved": res["solved"],
             "wall_s": round(time.time() - t0, 1), **{f"min_{k}": v for k, v in mins.items()},
             "acc_500": {k: v.get(500, v.get("500")) for k, v in res["accuracy"].items()}}
 
@@ -81,7 +81,7 @@ def jobs(table, args) -> list[dict]:
             for seed in args.seeds:
                 cfg = dict(language=name, model="mlp-ldru", steps=args.steps,
                            batch_size=args.batch_size, lr=args.lr,
-                           model_kwargs={"d": args.d, "dropout": args.dropout},
+                           model_options={"d": args.d, "dropout": args.dropout},
                            train_lengths=f"1:{max_len}", test_lengths="41:500",
                            test_samples=args.test_samples, sampler="balanced", offsets=pad,
                            seed=seed, checkpoint_every=10**9, log_every=100, device=args.device)
@@ -152,9 +152,9 @@ def main(argv=None) -> int:
                   "|---|---|---|---|---|---|---|---|---|"]
         for r in results:
             lines.append(f"| {r['language']} | {r['condition']} | {r['seed']} | "
-                         f"{'**yes**' if r['solved'] else 'no'} | {r['min_balanced']:.3f} | "
+                         f"{'**yes**' if r['solved'] else 'no'} | {r['min_paper']:.3f} | "
                          f"{r['min_near_miss']:.3f} | {r['min_ec_stratified']:.3f} | "
-                         f"{r['score_balanced']:.3f} | {r['wall_s']} |")
+                         f"{r['paper_score']:.3f} | {r['wall_s']} |")
         lines += ["", f"(training wall time {time.time() - t1:.0f} s with {args.workers} "
                   f"workers on `{args.device}`)", ""]
         print("\n".join(lines[-(len(results) + 6):]), flush=True)

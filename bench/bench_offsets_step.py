@@ -1,5 +1,5 @@
 """The MLP-LDRU training step at random offsets: against the step without offsets, and against
-the plain level-by-level path that offsets took before (issue 14).
+the plain level-by-level path that offsets took before.
 
 Usage: python bench/bench_offsets_step.py [--language tomita-3] [--steps 100] [--rounds 3]
 

@@ -24,9 +24,9 @@ import numpy as np
 import torch
 
 from monoidlab.probing import probe_checkpoint
-from monoidlab.training import TrainConfig, train
+from monoidlab.training import RunConfig, train
 
-RUNS = {  # (language, model) -> steps, model_kwargs, other config keys
+RUNS = {  # (language, model) -> steps, model_options, other config keys
     ("parity", "mlp-ldru"): (400, {"d": 64}, {}),
     ("cycle-navigation", "mlp-ldru"): (600, {"d": 64}, {}),
     # PR-LSTM needs more steps and a higher lr to solve these on CPU in minutes
@@ -37,7 +37,7 @@ RUNS = {  # (language, model) -> steps, model_kwargs, other config keys
 
 def train_run(lang: str, model: str, out: Path, retrain: bool, test_samples: int) -> dict:
     steps, kw, extra = RUNS[(lang, model)]
-    cfg = TrainConfig(language=lang, model=model, steps=steps, batch_size=64, model_kwargs=kw,
+    cfg = RunConfig(language=lang, model=model, steps=steps, batch_size=64, model_options=kw,
                       test_samples=test_samples, threads=1, seed=0, **extra)
     run = out / f"{lang}-{model}"
     res_file = run / "results.json"

@@ -44,7 +44,7 @@ test_lengths = "21:30"
 test_samples = 32
 checkpoint_every = 20
 [models.mlp-ldru]
-model_kwargs = {{ d = 16 }}
+model_options = {{ d = 16 }}
 """
 
 def listeners() -> list[tuple[str, int, list[int], str]]:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 def run(language: str, recipe: str, steps: int, seed: int) -> dict:
     from monoidlab.training import train
-    from monoidlab.training.config import config_from_dict
+    from monoidlab.training.parse import config_from_dict
 
     cfg = config_from_dict({"language": language, "recipe": recipe, "steps": steps,
                             "seed": seed, "threads": 1, "test_lengths": "41:200:53",
@@ -36,7 +36,7 @@ def run(language: str, recipe: str, steps: int, seed: int) -> dict:
     return {"language": language, "recipe": recipe, "steps": steps,
             "optimizer": cfg.optimizer, "lr": cfg.lr, "batch": cfg.batch_size,
             "sampler": cfg.sampler, "loss_last_100": sum(losses[-2:]) / max(1, len(losses[-2:])),
-            "score_balanced": result["score_balanced"], "min_accuracy": result["min_accuracy"],
+            "paper_score": result["paper_score"], "min_accuracy": result["min_accuracy"],
             "solved": result["solved"], "wall_s": round(wall, 1)}
 
 
@@ -57,7 +57,7 @@ def main(argv=None) -> int:
     for r in rows:
         mins = ", ".join(f"{k} {v:.2f}" for k, v in r["min_accuracy"].items())
         print(f"| {r['language']} | {r['recipe']} | {r['optimizer']}, {r['lr']:g}, {r['batch']}, "
-              f"{r['sampler']} | {r['loss_last_100']:.3f} | {r['score_balanced']:.3f} | {mins} "
+              f"{r['sampler']} | {r['loss_last_100']:.3f} | {r['paper_score']:.3f} | {mins} "
               f"| {'yes' if r['solved'] else 'no'} | {r['wall_s']:.0f} |")
     print(f"\n{args.steps} steps each, seed {args.seed}, MLP-LDRU at each recipe's settings, one "
           "thread; test lengths 41, 94, 147, 200 with 32 strings per length and kind.")

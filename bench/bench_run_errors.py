@@ -3,7 +3,7 @@
 Usage: python bench/bench_run_errors.py RUN_DIR [RUN_DIR ...] [--markdown]
 
 The strict verdict only says whether a run missed *some* string; to compare variants of a task
-that all miss by a little (tomita-3 in issue 14), this counts how many: for each run folder
+that all miss by a little (tomita-3 in docs/results.md), this counts how many: for each run folder
 (config.json, results.json, metrics.jsonl; an optional variant.txt labels the row) the number
 of wrong strings over every scored test length and kind, that number over the scored strings,
 the validations' minimum accuracies and the training seconds. Reads the folders only; nothing

@@ -94,7 +94,7 @@ def round_robin(fns: dict, rounds: int, device) -> dict:
 
 
 def ratio_table(device, batch: int, lengths: list[int], rounds: int, quick: bool) -> dict:
-    """The issue-17 table: forward times, same-run ratios; training steps; labelling."""
+    """The speed table: forward times, same-run ratios; training steps; labelling."""
     sys.path.insert(0, str(REPO / "tests"))
     from references import old_mlp_ldru_forward, old_scan_forward, old_scan_forward_all
 
@@ -414,14 +414,14 @@ def inference_scaling(device, lengths, batch: int, budget_s: float) -> list[dict
 
 
 def train_speed(device, length: int, batch: int, budget_s: float) -> list[dict]:
-    from monoidlab.training import TrainConfig
-    from monoidlab.training.evaluate import to_device as _to_device
+    from monoidlab.evaluation import to_device as _to_device
+    from monoidlab.training import RunConfig
     from monoidlab.training.problems import make_problem
     from monoidlab.training.trainer import build_for
 
     rows = []
     for name, kw in TRAIN_MODELS.items():
-        cfg = TrainConfig(language="parity", model=name, model_kwargs=kw, batch_size=batch)
+        cfg = RunConfig(language="parity", model=name, model_options=kw, batch_size=batch)
         problem = make_problem(cfg)
         torch.manual_seed(0)
         model = build_for(cfg, problem).to(device).train()
@@ -523,7 +523,7 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help="lengths <= 256, 0.3 s per point")
     ap.add_argument("--no-train", action="store_true", help="skip the training-speed table")
     ap.add_argument("--sections", default="ratios,scaling",
-                    help="comma list of: ratios (the issue-17 table), labelling (its labelling "
+                    help="comma list of: ratios (the speed table), labelling (its labelling "
                          "part alone), scaling (+ training)")
     ap.add_argument("--rounds", type=int, default=3, help="timing rounds of the ratio table")
     ap.add_argument("--out", default=str(Path(__file__).resolve().parent.parent / "docs" /

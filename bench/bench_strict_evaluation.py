@@ -1,4 +1,4 @@
-"""Strict evaluation of the runs earlier figures were based on (issue 13).
+"""Strict evaluation of the runs earlier figures were based on.
 
 1. The demo's checkpoint (``monoidlab demo``: dyck-4, MLP-LDRU d 32, 600 steps), reported
    before as "0.924 (solved at threshold 0.9)".
@@ -24,15 +24,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 DYCK4_3000 = dict(language="dyck-4", model="mlp-ldru", steps=3000, batch_size=64, lr=1e-3,
-                  model_kwargs={"d": 32, "dropout": 0.1}, train_lengths="1:40",
+                  model_options={"d": 32, "dropout": 0.1}, train_lengths="1:40",
                   test_lengths="41:500", test_samples=64, checkpoint_every=1000, log_every=100,
                   seed=0, threads=1)
 
 
-# The demo as it was before issue 13 (monoidlab.cli.report.DEMO_TRAINING now trains dyck-2 to
+# The demo as it was before strict evaluation (monoidlab.cli.report.DEMO_TRAINING now trains dyck-2 to
 # a strict solve; docs/results.md, "the demo").
 OLD_DEMO = dict(language="dyck-4", model="mlp-ldru", steps=600, batch_size=64, lr=2e-3,
-                model_kwargs={"d": 32, "dropout": 0.0}, train_lengths="1:40",
+                model_options={"d": 32, "dropout": 0.0}, train_lengths="1:40",
                 test_lengths="41:500", test_samples=32, sampler="balanced",
                 checkpoint_every=200, log_every=50, seed=0, threads=1)
 
@@ -57,14 +57,14 @@ def main(argv=None) -> int:
 
     torch.set_num_threads(1)
     from monoidlab._util import write_section
-    from monoidlab.cli.training import evaluation_text
-    from monoidlab.training import TrainConfig, evaluate_kinds, load_checkpoint, train
+    from monoidlab.evaluation import evaluation_text
+    from monoidlab.training import RunConfig, evaluate_kinds, load_checkpoint, train
 
     rows = []
     for label, cfg_dict, before in runs():
         out = Path(args.runs) / label.split(",")[0].split(" (")[0].replace(" ", "-") / \
             cfg_dict.get("sampler", "balanced")
-        cfg = TrainConfig(**cfg_dict).validate()
+        cfg = RunConfig(**cfg_dict)
         t0 = time.time()
         if not (out / "results.json").is_file():
             resume = (out / "checkpoint.pt").is_file()
@@ -80,24 +80,24 @@ def main(argv=None) -> int:
         print(evaluation_text(ev, lengths=False))
         s = {r["kind"]: r for r in ev.summary_rows()}
         rows.append((label, before, ev, s))
-    lines = ["## Strict evaluation of earlier figures (issue 13)", "",
+    lines = ["## Strict evaluation of earlier figures", "",
              "Per test length 41..500, 64 strings of each kind: `balanced` (the papers' "
              "protocol), `near_miss` (one edit away from another class), `ec_stratified` "
              "(every reachable EC equally). Min/mean accuracy over the scored lengths (even "
              "lengths: odd lengths of a Dyck language have one class and are never scored), "
              "and the majority-class / best count-only baselines on the same strings. "
              "Produced by `python bench/bench_strict_evaluation.py --write-docs`.", "",
-             "| run | reported before | verdict (threshold 0.99) | balanced min / mean | "
+             "| run | reported before | verdict (threshold 0.99) | paper min / mean | "
              "near_miss min / mean | ec_stratified min / mean | majority (nm) | count-only "
-             "(nm / ec) | score_balanced |", "|---|---|---|---|---|---|---|---|---|"]
+             "(nm / ec) | paper_score |", "|---|---|---|---|---|---|---|---|---|"]
     def mm(s, k):
         return f"{s[k]['min']:.3f} / {s[k]['mean']:.3f}"
 
     for label, before, ev, s in rows:
         lines.append(f"| {label} | {before} | {'**solved**' if ev.solved else 'not solved'} | "
-                     f"{mm(s, 'balanced')} | {mm(s, 'near_miss')} | {mm(s, 'ec_stratified')} | "
+                     f"{mm(s, 'paper')} | {mm(s, 'near_miss')} | {mm(s, 'ec_stratified')} | "
                      f"{s['near_miss']['majority']:.3f} | {s['near_miss']['count_only']:.3f} / "
-                     f"{s['ec_stratified']['count_only']:.3f} | {ev.score_balanced:.3f} |")
+                     f"{s['ec_stratified']['count_only']:.3f} | {ev.paper_score:.3f} |")
     text = "\n".join(lines) + "\n"
     print("\n" + text)
     if args.write_docs:

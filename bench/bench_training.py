@@ -1,4 +1,4 @@
-"""Learning benchmark: the three CPU runs of issue 4, through the real command line.
+"""Learning benchmark: the first three CPU learning runs, through the real command line.
 
 1. ``monoidlab train --language parity --model mlp-ldru`` (the defaults; the same settings
    are spelled out in configs/parity-mlp-ldru.toml);

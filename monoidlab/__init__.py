@@ -10,7 +10,6 @@ The main path, importable from the top level (torch, seaborn and umap load only 
 12
 """
 
-from monoidlab._util import Lengths
 from monoidlab.automaton import Automaton, minimise
 from monoidlab.coverage import (
     Coverage,
@@ -28,6 +27,7 @@ from monoidlab.errors import (
     SpecError,
     UnknownName,
 )
+from monoidlab.geometry import Lengths
 from monoidlab.languages import language_names, load_language, suite, suite_names
 from monoidlab.min_length import MinLength, min_training_length
 from monoidlab.monoid import SyntacticMonoid

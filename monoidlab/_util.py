@@ -1,8 +1,5 @@
-"""Small shared pieces with no monoidlab dependencies: length ranges, atomic writes, input checks.
+"""Small shared pieces: atomic writes, work limits, input checks, progress bars.
 
-* :class:`Lengths`: an inclusive range of string lengths as typed data (``Lengths(41, 500)``);
-  ``"41:500"`` is only its text form, parsed by :meth:`Lengths.parse`.
-* :func:`length_array`: int | range | sequence | Lengths → sorted unique int64 array.
 * :func:`atomic_write_text`, :func:`atomic_write_bytes`, :func:`atomic_torch_save`,
   :func:`write_section`: files written through a temporary file and ``os.replace``.
 * :func:`check_batch`: the one validator of ``(tokens (B, T), lengths (B,))`` numpy batches.
@@ -11,8 +8,7 @@
 
 Example
 -------
->>> Lengths.parse("41:500:20").values()[:3].tolist(), str(Lengths(1, 40))
-([41, 61, 81], '1:40')
+>>> check_workload(range(41, 501), 512)   # 460 lengths x 512 strings: within the limits
 """
 
 from __future__ import annotations
@@ -21,18 +17,17 @@ import contextlib
 import os
 import tempfile
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from monoidlab.errors import InputError
+from monoidlab.geometry import Lengths, length_array
 
-__all__ = ["Lengths", "LengthsLike", "length_array", "range_text", "atomic_write_bytes",
-           "atomic_write_text", "atomic_torch_save", "write_section", "check_batch", "eval_mode",
-           "progress_bar", "check_workload", "MAX_LENGTH", "MAX_SYMBOLS", "MAX_STRINGS",
-           "MAX_BATCH_SYMBOLS"]
+__all__ = ["atomic_write_bytes", "atomic_write_text", "atomic_torch_save", "write_section",
+           "check_batch", "length_mask", "format_table", "eval_mode", "inference", "progress_bar", "check_workload",
+           "MAX_LENGTH", "MAX_SYMBOLS", "MAX_STRINGS", "MAX_BATCH_SYMBOLS"]
 
 # Work a single call may ask for (docs/reliability.md): longer strings or more symbols
 # would run for hours or exhaust memory, so they are refused in one line before any work.
@@ -40,121 +35,6 @@ MAX_LENGTH = 100_000  # the longest string a command samples, labels or evaluate
 MAX_SYMBOLS = 1_000_000_000  # symbols in all, over every length of one call (time)
 MAX_STRINGS = 10_000_000  # strings in all, over every length of one call
 MAX_BATCH_SYMBOLS = 2**27  # symbols held at once in one array (1 GiB as int64)
-
-
-# ------------------------------------------------------------------------------ lengths
-@dataclass(frozen=True)
-class Lengths:
-    """Lengths ``start, start + step, ...`` up to ``stop`` *inclusive* (as the papers write
-    41..500). Iterating yields ints; ``str()`` gives the text form ``"41:500"``.
-
-    >>> list(Lengths(3, 9, 3)), len(Lengths(41, 500))
-    ([3, 6, 9], 460)
-    """
-
-    start: int
-    stop: int
-    step: int = 1
-
-    def __post_init__(self) -> None:
-        for name in ("start", "stop", "step"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int | np.integer):
-                raise InputError(f"lengths: {name} must be an integer, got {v!r}")
-        if self.start < 0 or self.stop < self.start or self.step < 1:
-            raise InputError(f"lengths: need 0 <= start <= stop and step >= 1, got "
-                             f"{self.start}:{self.stop}:{self.step}")
-
-    @classmethod
-    def parse(cls, value: Any, what: str = "lengths") -> Lengths:
-        """``"A:B"``, ``"A:B:STEP"``, ``"N"``, an int, ``[A, B]``/``[A, B, STEP]``, a ``range``
-        with a positive step, or a :class:`Lengths`. Errors name ``what``.
-
-        >>> Lengths.parse("40"), Lengths.parse([1, 40]) == Lengths(1, 40)
-        (Lengths(start=40, stop=40, step=1), True)
-        """
-        if isinstance(value, Lengths):
-            return value
-        if isinstance(value, range):
-            if value.step < 1 or len(value) == 0:
-                raise InputError(f"{what}: expected a non-empty increasing range, got {value!r}")
-            return cls(value.start, value[-1], value.step)
-        if isinstance(value, int | np.integer) and not isinstance(value, bool):
-            parts = [int(value)]
-        elif isinstance(value, str):
-            try:
-                parts = [int(x) for x in value.strip().split(":")]
-            except ValueError:
-                raise InputError(f"{what}: expected A:B, A:B:STEP or N (integers), got "
-                                 f"{value!r}") from None
-        elif isinstance(value, list | tuple) and all(
-                isinstance(x, int | np.integer) and not isinstance(x, bool) for x in value):
-            parts = [int(x) for x in value]
-        else:
-            raise InputError(f"{what}: expected A:B, A:B:STEP, N or a list [A, B], got "
-                             f"{type(value).__name__} {value!r}")
-        if len(parts) == 1:
-            parts = parts * 2
-        if len(parts) not in (2, 3):
-            raise InputError(f"{what}: expected A:B, A:B:STEP or N, got {value!r}")
-        try:
-            return cls(*parts)
-        except InputError:
-            raise InputError(f"{what}: need 0 <= A <= B and STEP >= 1, got {value!r}") from None
-
-    def __iter__(self) -> Iterator[int]:
-        return iter(range(self.start, self.stop + 1, self.step))
-
-    def __len__(self) -> int:
-        return len(range(self.start, self.stop + 1, self.step))
-
-    def values(self) -> np.ndarray:
-        """The lengths as an int64 array."""
-        return np.arange(self.start, self.stop + 1, self.step, dtype=np.int64)
-
-    def __str__(self) -> str:
-        if self.start == self.stop:
-            return str(self.start)
-        return f"{self.start}:{self.stop}" + (f":{self.step}" if self.step != 1 else "")
-
-
-#: What a ``lengths`` argument accepts (see :func:`length_array`).
-LengthsLike = int | np.integer | range | Sequence[int] | np.ndarray | Lengths | str
-
-
-def length_array(lengths: LengthsLike, what: str = "lengths") -> np.ndarray:
-    """int | range | sequence | :class:`Lengths` | "A:B" → sorted unique non-negative int64 array.
-
-    >>> length_array([5, 3, 5]).tolist(), length_array("2:4").tolist()
-    ([3, 5], [2, 3, 4])
-    """
-    if isinstance(lengths, Lengths | str):
-        return Lengths.parse(lengths, what).values()
-    if isinstance(lengths, range):
-        lengths = list(lengths)
-    arr = np.atleast_1d(np.asarray(lengths))
-    if arr.size == 0:
-        raise InputError(f"{what}: empty")
-    if not np.issubdtype(arr.dtype, np.integer) or arr.min() < 0:
-        raise InputError(f"{what} must be non-negative integers, got {lengths!r}")
-    return np.unique(arr.astype(np.int64))
-
-
-def range_text(lengths: Iterable[int]) -> str:
-    """``"41:500"`` for contiguous lengths, ``"41:499:2"`` for an evenly strided run of
-    three or more, else a comma list.
-
-    >>> range_text([3, 4, 5]), range_text([2, 4]), range_text([41, 43, 45]), range_text([1, 2, 4])
-    ('3:5', '2,4', '41:45:2', '1,2,4')
-    """
-    arr = np.asarray(list(lengths) if not isinstance(lengths, np.ndarray) else lengths)
-    if len(arr) and np.array_equal(arr, np.arange(arr[0], arr[-1] + 1)):
-        return f"{arr[0]}:{arr[-1]}"
-    if len(arr) >= 3:
-        step = int(arr[1] - arr[0])
-        if step > 1 and np.array_equal(arr, np.arange(arr[0], arr[-1] + 1, step)):
-            return f"{arr[0]}:{arr[-1]}:{step}"
-    return ",".join(map(str, arr.tolist()))
 
 
 # ------------------------------------------------------------------------------ atomic writes
@@ -298,6 +178,16 @@ def check_batch(tokens: Any, lengths: Any, n_symbols: int, who: str = "batch",
     return tokens, lengths
 
 
+def length_mask(lengths: np.ndarray, T: int) -> np.ndarray:
+    """(B, T) bool, True at the positions < length (a batch's real symbols; the torch twin is
+    :func:`monoidlab.models.common.length_mask`).
+
+    >>> length_mask(np.array([1, 3]), 3).astype(int).tolist()
+    [[1, 0, 0], [1, 1, 1]]
+    """
+    return np.arange(T)[None, :] < np.asarray(lengths)[:, None]
+
+
 @contextlib.contextmanager
 def eval_mode(model: Any) -> Iterator[Any]:
     """``with eval_mode(model):`` runs the model in eval mode without gradients and restores
@@ -334,6 +224,26 @@ def inference(threads: int = 1) -> Iterator[None]:
             yield
     finally:
         torch.set_num_threads(before)
+
+
+# ------------------------------------------------------------------------------ text
+def format_table(rows: list[dict[str, Any]], columns: Sequence[str]) -> str:
+    """Plain fixed-width table (no pandas import for the fast commands)."""
+    cells = [[str(c) for c in columns]] + [[_fmt(r.get(c, "")) for c in columns] for r in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(columns))]
+    lines = ["  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip() for row in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, bool):
+        return "yes" if v else "-"
+    if isinstance(v, float):
+        return f"{v:.3f}"
+    if isinstance(v, list | tuple):
+        return " ".join(map(str, v))
+    return str(v)
 
 
 # ------------------------------------------------------------------------------ progress

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from monoidlab._kernels import fold_kernel
-from monoidlab._util import check_batch
+from monoidlab._util import check_batch, length_mask
 from monoidlab.errors import InputError, MonoidTooLarge, SpecError
 
 if TYPE_CHECKING:
@@ -345,7 +345,7 @@ class Automaton:
                 raise InputError(f"{self.name}: symbol {chr(codes[first])!r} in string {row} is "
                                  f"not in the alphabet {list(self.alphabet)}")
             flat = order[pos]
-            mask = np.arange(T)[None, :] < lengths[:, None]
+            mask = length_mask(lengths, T)
             tokens[mask] = flat
             return tokens, lengths
         for i, s in enumerate(strings):
@@ -386,7 +386,7 @@ class Automaton:
         table = np.concatenate([self.delta, np.arange(self.n_states)[:, None]], axis=1)
         flat = table.astype(np.int64).ravel()
         k1 = self.n_symbols + 1
-        tok = np.where(np.arange(tokens.shape[1])[None, :] < lengths[:, None], tokens, self.n_symbols)
+        tok = np.where(length_mask(lengths, tokens.shape[1]), tokens, self.n_symbols)
         state = np.full(len(lengths), self.start, np.int64)
         for col in np.ascontiguousarray(tok.T):
             state = flat[state * k1 + col]

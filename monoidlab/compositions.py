@@ -24,8 +24,9 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from monoidlab._kernels import balanced_count_kernel
-from monoidlab._util import check_batch
-from monoidlab.errors import InputError, UnknownName
+from monoidlab._util import check_batch, length_mask
+from monoidlab.errors import InputError
+from monoidlab.geometry import Padding, buffer_size
 from monoidlab.schedules import Schedule
 from monoidlab.schedules import schedule as get_schedule
 
@@ -34,19 +35,7 @@ if TYPE_CHECKING:
 
     from monoidlab.monoid import SyntacticMonoid
 
-__all__ = ["NodeLabels", "node_labels", "composition_counts", "PADDINGS", "check_padding"]
-
-# How a balanced-tree model treats an all-padding child (docs/coverage.md): "learned" — the
-# padding leaf is a learned constant, so (x, ε) is a composition the model must learn;
-# "identity" — the node passes the other child through: no composition at all.
-PADDINGS = ("learned", "identity")
-
-
-def check_padding(padding: str) -> str:
-    """``padding`` itself, or an :class:`~monoidlab.errors.UnknownName` listing the choices."""
-    if padding not in PADDINGS:
-        raise UnknownName(f"unknown padding {padding!r}; choose from {', '.join(PADDINGS)}")
-    return padding
+__all__ = ["NodeLabels", "node_labels", "composition_counts"]
 
 
 @dataclass
@@ -83,12 +72,11 @@ class NodeLabels:
                              "has_composition": self.has_composition,
                              "left_length": self.left_length, "right_length": self.right_length})
 
-    def composes(self, padding: str = "learned") -> np.ndarray:
+    def composes(self, padding: Padding | str = Padding.LEARNED) -> np.ndarray:
         """Which rows are compositions: both children padding never; one child padding only
         with ``learned`` padding (with ``identity`` padding such a node passes the other child
         through)."""
-        check_padding(padding)
-        if padding == "identity":
+        if Padding.parse(padding) is Padding.IDENTITY:
             return (self.left_length > 0) & (self.right_length > 0)
         return self.has_composition
 
@@ -150,7 +138,7 @@ def node_labels(monoid: SyntacticMonoid, tokens: ArrayLike, lengths: ArrayLike,
 def composition_counts(monoid: SyntacticMonoid, tokens: ArrayLike, lengths: ArrayLike,
                        schedule: str = "balanced", offsets: ArrayLike | None = None,
                        per_level: bool = False, chunk: int = 20_000,
-                       padding: str = "learned") -> np.ndarray:
+                       padding: Padding | str = Padding.LEARNED) -> np.ndarray:
     """Observed composition counts over a batch: ``(|M|, |M|)`` (or per level ``(levels, |M|, |M|)``).
 
     Nodes without a composition (both children padding; with ``padding="identity"`` also one
@@ -158,8 +146,7 @@ def composition_counts(monoid: SyntacticMonoid, tokens: ArrayLike, lengths: Arra
     path: the buffer of each chunk of strings is halved level by level with strided views, no
     schedule objects involved.
     """
-    check_padding(padding)
-    both = padding == "identity"
+    both = Padding.parse(padding) is Padding.IDENTITY
     tokens, lengths, offsets = _check(monoid, tokens, lengths, offsets)
     M = monoid.size
     n_levels = int(np.ceil(np.log2(max(int((lengths + offsets).max(initial=1)), 1)))) + 1
@@ -175,10 +162,10 @@ def composition_counts(monoid: SyntacticMonoid, tokens: ArrayLike, lengths: Arra
         for s in range(0, len(lengths), chunk):
             tok, lens = tokens[s: s + chunk], lengths[s: s + chunk]
             T = int(lens.max(initial=1))
-            buf = 1 << (T - 1).bit_length()
+            buf = buffer_size(T)
             vals = np.zeros((len(lens), buf), flat.dtype)
             height = np.ceil(np.log2(np.maximum(lens, 1)))
-            valid = np.arange(T)[None, :] < lens[:, None]
+            valid = length_mask(lens, T)
             vals[:, :T] = np.where(valid, letters[tok[:, :T]], 0)
             level, width = 0, 1
             while vals.shape[1] > 1:

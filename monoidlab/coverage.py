@@ -26,18 +26,16 @@ The minimum training length built on these supports is in :mod:`monoidlab.min_le
 
 from __future__ import annotations
 
-import warnings
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from monoidlab._util import LengthsLike, length_array, range_text
-from monoidlab.compositions import check_padding
 from monoidlab.errors import InputError
+from monoidlab.geometry import LengthsLike, Offsets, OffsetsLike, Padding, length_array, range_text
 from monoidlab.laws import backward_laws, forward_laws
+from monoidlab.sampling import DEFAULT_SAMPLER
 from monoidlab.schedules import schedule as get_schedule
 from monoidlab.sublanguage import Within, class_mask, resolve_within
 
@@ -49,12 +47,9 @@ if TYPE_CHECKING:
     from monoidlab.sampling import Batch
 
 __all__ = ["Coverage", "CoverageGap", "exact_coverage", "sampled_coverage", "coverage_gap",
-           "compare", "node_table", "offsets_for", "ec_laws", "EXACT_SAMPLERS", "Offsets"]
+           "compare", "node_table", "ec_laws", "EXACT_SAMPLERS"]
 
 EXACT_SAMPLERS = ("uniform", "balanced")  # the string laws exact coverage computes
-
-#: Left offsets of the strings in their balanced buffer (see :func:`offsets_for`).
-Offsets = str | int | Sequence[int] | np.ndarray | None
 
 
 # ---------------------------------------------------------------------- data classes
@@ -64,7 +59,9 @@ class Coverage:
 
     ``counts[x, y]``: expected (exact) or observed-per-string (sampled) number of nodes with
     composition (x, y) per string; ``support``: compositions that occur at all (exact booleans);
-    ``per_level``: the same counts split by tree level (index = level), when requested.
+    ``per_level``: the same counts split by tree level (index = level, a node's height above
+    the leaves), when requested, and ``level_support`` the support of each level (exact:
+    the compositions that can occur there at all; sampled: those seen there).
     """
 
     monoid: SyntacticMonoid = field(repr=False)
@@ -76,6 +73,7 @@ class Coverage:
     sampler: str = "uniform"  # the string law: uniform, balanced (exact) or "sampled"
     n_strings: int | None = None
     per_level: np.ndarray | None = field(default=None, repr=False)
+    level_support: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def probabilities(self) -> np.ndarray:
@@ -97,7 +95,7 @@ class Coverage:
 
         >>> import monoidlab as ml
         >>> exact_coverage(ml.load_language("parity"), range(1, 5))
-        Coverage(parity, balanced schedule, lengths 1:4, exact uniform; 4 of 4 compositions, 1.75 nodes per string)
+        Coverage(parity, balanced schedule, lengths 1:4, exact balanced; 4 of 4 compositions, 1.75 nodes per string)
         """
         name = getattr(getattr(self.monoid, "automaton", None), "name", "?")
         law = f"exact {self.sampler}" if self.exact else (
@@ -180,47 +178,30 @@ class CoverageGap:
 
 
 # ---------------------------------------------------------------------- node tables
-def offsets_for(length: int, offsets: Offsets, offset_buffer: int | None = None) -> np.ndarray:
-    """Offsets used for one training length: 0, a list, or ``"random"`` (uniform over 0..B−L).
-
-    ``random`` draws r uniformly from 0..B−L with B = ``offset_buffer`` (default: the next power
-    of two ≥ 2·L, so that every string can move inside one doubled buffer).
-    """
-    if offsets is None or offsets == "none" or (isinstance(offsets, int | np.integer)
-                                                 and offsets == 0):
-        return np.zeros(1, np.int64)
-    if isinstance(offsets, str):
-        if offsets != "random":
-            raise InputError(f"offsets: expected 'random', an int or a list, got {offsets!r}")
-        B = offset_buffer or 1 << (2 * length - 1).bit_length()
-        if B < length:
-            raise InputError(f"offset_buffer {B} < length {length}")
-        return np.arange(0, B - length + 1)
-    return np.atleast_1d(np.asarray(offsets, np.int64))
-
-
-def node_table(schedule: str, lengths: LengthsLike, offsets: Offsets = None,
-               offset_buffer: int | None = None, padding: str = "learned") -> np.ndarray:
+def node_table(schedule: str, lengths: LengthsLike, offsets: OffsetsLike = None,
+               padding: Padding | str = Padding.LEARNED) -> np.ndarray:
     """Rows ``(L, level, m1, m2, prefix, suffix, weight)`` for every composition-carrying node.
 
     ``weight`` = probability of that (length, offset) under the length law (uniform over
-    ``lengths``) × the offset law (uniform over :func:`offsets_for`). With ``padding =
-    "identity"`` a node with an all-padding child carries no composition (it passes the other
-    child through), so only nodes with string on both sides are listed.
+    ``lengths``) × the offset law (uniform over :meth:`Offsets.for_length
+    <monoidlab.geometry.Offsets.for_length>`). With ``padding = "identity"`` a node with an
+    all-padding child carries no composition (it passes the other child through), so only
+    nodes with string on both sides are listed.
     """
-    check_padding(padding)
+    identity = Padding.parse(padding) is Padding.IDENTITY
+    law = Offsets.parse(offsets)
     lens = length_array(lengths)
     lens = lens[lens >= 1]
     rows = []
     for L in lens:
-        offs = offsets_for(int(L), offsets, offset_buffer)
+        offs = law.for_length(int(L))
         for off in offs:
             s = get_schedule(schedule, int(L), int(off))
             if not s.n_nodes:
                 continue
             m1 = s.left_span[:, 1] - s.left_span[:, 0]
             m2 = s.right_span[:, 1] - s.right_span[:, 0]
-            keep = ((m1 > 0) & (m2 > 0)) if padding == "identity" else (m1 + m2) > 0
+            keep = ((m1 > 0) & (m2 > 0)) if identity else (m1 + m2) > 0
             w = 1.0 / (len(lens) * len(offs))
             rows.append(np.stack([np.full(keep.sum(), L), s.level[keep], m1[keep], m2[keep],
                                   s.span[keep, 0], L - s.span[keep, 1],
@@ -248,9 +229,10 @@ def _class_targets(lang: Automaton, sampler: str, within: Within) -> list[np.nda
 
 # ---------------------------------------------------------------------- exact coverage
 def exact_coverage(lang: Automaton, lengths: LengthsLike, *, schedule: str = "balanced",
-                   sampler: str = "uniform", within: Within = None, offsets: Offsets = None,
-                   offset_buffer: int | None = None, padding: str = "learned",
-                   per_level: bool = False, distribution: str | None = None) -> Coverage:
+                   sampler: str = DEFAULT_SAMPLER, within: Within = None,
+                   offsets: OffsetsLike = None,
+                   padding: Padding | str = Padding.LEARNED,
+                   per_level: bool = False) -> Coverage:
     """Exact expected composition counts per string (no sampling).
 
     Parameters
@@ -259,24 +241,20 @@ def exact_coverage(lang: Automaton, lengths: LengthsLike, *, schedule: str = "ba
     lengths : lengths drawn uniformly (int, range or list).
     sampler : the string law, as the samplers of :mod:`monoidlab.sampling` draw it:
         ``uniform`` (uniform over the strings of each length, or of the sub-language
-        ``within``) or ``balanced`` (each class available at that length equally likely,
-        uniform inside the class).
+        ``within``) or ``balanced`` (the default, as everywhere in monoidlab: each class
+        available at that length equally likely, uniform inside the class).
     within : a sub-language (:mod:`monoidlab.sublanguage`, e.g. ``"auto"``).
-    offsets : ``balanced`` schedule only: 0, ``"random"`` or a list (left padding, see
-        :func:`offsets_for`); ``offset_buffer`` bounds the random offsets' buffer.
+    offsets : ``balanced`` schedule only: where the strings sit in their buffer, an
+        :class:`~monoidlab.geometry.Offsets` or what :meth:`Offsets.parse
+        <monoidlab.geometry.Offsets.parse>` reads (0, ``"random"``, a list).
     padding : ``learned`` (a node with one all-padding child composes (x, ε), as MLP-LDRU's
         learned padding leaf does) or ``identity`` (such a node passes the other child through:
         no composition; see docs/coverage.md).
-    distribution : deprecated name of ``sampler``.
     """
-    if distribution is not None:
-        warnings.warn("exact_coverage(distribution=...) is deprecated; use sampler=...",
-                      DeprecationWarning, stacklevel=2)
-        sampler = distribution
     monoid = lang.monoid()
     M = monoid.size
     table = monoid.table
-    rows = node_table(schedule, lengths, offsets, offset_buffer, padding)
+    rows = node_table(schedule, lengths, offsets, padding)
     lens = length_array(lengths)
     n_levels = int(rows[:, 1].max(initial=0)) + 1 if len(rows) else 1
     max_len = int(lens.max())
@@ -285,7 +263,7 @@ def exact_coverage(lang: Automaton, lengths: LengthsLike, *, schedule: str = "ba
     targets = _class_targets(lang, sampler, within)
     plain = sampler == "uniform" and bool(targets[0].all())
     counts = np.zeros((n_levels, M, M))
-    support = np.zeros((M, M), bool)
+    support = np.zeros((n_levels, M, M), bool) if per_level else np.zeros((1, M, M), bool)
     if plain:
         # Context is irrelevant: Σ over node groups of weight · P_m1 ⊗ P_m2, one matmul per level.
         for lev in range(1, n_levels):
@@ -296,7 +274,7 @@ def exact_coverage(lang: Automaton, lengths: LengthsLike, *, schedule: str = "ba
             w = np.bincount(inv.ravel(), weights=sel[:, 6])
             A, B = P[keys[:, 0]], P[keys[:, 1]]
             counts[lev] = (A * w[:, None]).T @ B
-            support |= (R[keys[:, 0]].T @ R[keys[:, 1]]) > 0
+            support[lev if per_level else 0] |= (R[keys[:, 0]].T @ R[keys[:, 1]]) > 0
     else:
         pi = forward_laws(lang.delta, lang.start, max_len)
         pi_r = forward_laws(lang.delta, lang.start, max_len, indicator=True)
@@ -336,17 +314,18 @@ def exact_coverage(lang: Automaton, lengths: LengthsLike, *, schedule: str = "ba
                 T = Bm[np.arange(n)[None, :], elements].sum(axis=1)  # T[z] = Σ_q B[q, f_z(q)]
                 Tr = Br[np.arange(n)[None, :], elements].any(axis=1)
                 counts[lev] += np.outer(P[m1], P[m2]) * T[table]
-                support |= np.outer(R[m1], R[m2]).astype(bool) & Tr[table]
-    return Coverage(monoid, schedule, lens, counts.sum(axis=0), support, True,
+                support[lev if per_level else 0] |= np.outer(R[m1], R[m2]).astype(bool) & Tr[table]
+    return Coverage(monoid, schedule, lens, counts.sum(axis=0), np.asarray(support.any(axis=0)), True,
                     sampler if resolve_within(lang, within) is None else f"{sampler} within {within}",
-                    None, counts if per_level else None)
+                    None, counts if per_level else None, support if per_level else None)
 
 
 def sampled_coverage(batch: Batch, schedule: str = "balanced", offsets: ArrayLike | None = None,
                      per_level: bool = False, monoid: SyntacticMonoid | Automaton | None = None,
-                     padding: str = "learned") -> Coverage:
+                     padding: Padding | str = Padding.LEARNED) -> Coverage:
     """Observed composition counts of a :class:`~monoidlab.sampling.Batch`, per string.
 
+    ``offsets``: the offset of each string in its buffer, (B,) ints (none: all at 0).
     ``monoid`` defaults to the batch language's monoid; a given one must belong to the same
     language.
     """
@@ -357,7 +336,8 @@ def sampled_coverage(batch: Batch, schedule: str = "balanced", offsets: ArrayLik
                            padding=padding)
     n = max(len(batch), 1)
     return Coverage(monoid, schedule, np.unique(batch.lengths), c.sum(axis=0) / n,
-                    c.sum(axis=0) > 0, False, "sampled", len(batch), c / n if per_level else None)
+                    c.sum(axis=0) > 0, False, "sampled", len(batch), c / n if per_level else None,
+                    c > 0 if per_level else None)
 
 
 def _monoid_for(monoid_or_lang: SyntacticMonoid | Automaton | None,

@@ -71,4 +71,5 @@ class OutputPathError(MonoidlabError, OSError):
 
 
 class RunExists(MonoidlabError, FileExistsError):
-    """A run folder already holds a run (use ``--resume`` or ``--overwrite``)."""
+    """A run folder already holds a run (continue it with ``resume=True`` or replace it with
+    ``overwrite=True``; on the command line ``--resume`` / ``--overwrite``)."""

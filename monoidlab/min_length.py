@@ -15,16 +15,16 @@ Example
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from monoidlab._util import LengthsLike, length_array, range_text
-from monoidlab.coverage import Coverage, Offsets, ec_laws, exact_coverage, node_table
+from monoidlab.coverage import Coverage, ec_laws, exact_coverage, node_table
 from monoidlab.errors import InputError
+from monoidlab.geometry import LengthsLike, OffsetsLike, Padding, length_array, range_text
+from monoidlab.sampling import DEFAULT_SAMPLER
 from monoidlab.sublanguage import Within, resolve_within
 
 if TYPE_CHECKING:
@@ -44,45 +44,43 @@ class MinLength:
     support_length: int | None  # None: no training length up to the search limit covers
     uncovered_at_limit: int
     samples_needed: dict[str, float] = field(default_factory=dict)  # train range -> N for 1 - delta
+    sampler: str = DEFAULT_SAMPLER  # the training strings the sample sizes are for
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
 
-def _support_at(lang: Automaton, L: int, schedule: str, offsets: Offsets,
-                offset_buffer: int | None, R: np.ndarray, within: Within,
-                padding: str) -> np.ndarray:
+def _support_at(lang: Automaton, L: int, schedule: str, offsets: OffsetsLike, R: np.ndarray,
+                within: Within, padding: Padding | str) -> np.ndarray:
     if resolve_within(lang, within) is None:
-        rows = node_table(schedule, [L], offsets, offset_buffer, padding)
+        rows = node_table(schedule, [L], offsets, padding)
         if not len(rows):
             return np.zeros((lang.monoid().size,) * 2, bool)
         keys = np.unique(rows[:, 2:4].astype(np.int64), axis=0)
         return (R[keys[:, 0]].T @ R[keys[:, 1]]) > 0
     return exact_coverage(lang, [L], schedule=schedule, within=within, offsets=offsets,
-                          offset_buffer=offset_buffer, padding=padding).support
+                          padding=padding, sampler="uniform").support
 
 
 def min_training_length(lang: Automaton, test_lengths: LengthsLike, *,
                         schedule: str = "balanced", train_min: int = 1,
                         max_search: int | None = None, within: Within = None,
-                        offsets: Offsets = None, offset_buffer: int | None = None,
-                        padding: str = "learned", delta: float | None = None, r: int = 1,
+                        offsets: OffsetsLike = None, padding: Padding | str = Padding.LEARNED,
+                        delta: float | None = None, r: int = 1,
                         sample_ranges: Iterable[LengthsLike] = (),
-                        train_offsets: Offsets = None) -> MinLength:
+                        sampler: str = DEFAULT_SAMPLER) -> MinLength:
     """(a) Smallest L such that training lengths [train_min, L] show every composition that the
     test lengths need; (b) optionally, for each training range in ``sample_ranges``, the number
     of samples N for which all needed compositions are seen at least ``r`` times with
-    probability ≥ 1 − ``delta`` (see :func:`samples_needed`).
+    probability ≥ 1 − ``delta`` (see :func:`samples_needed`), for training strings drawn by
+    ``sampler`` (``uniform`` or ``balanced``, the default as everywhere; the support does not
+    depend on it).
 
-    ``offsets`` (balanced schedule: ``"random"``, an int or a list) place the *training*
-    strings; test strings sit at offset 0. ``train_offsets`` is its deprecated name.
+    ``offsets`` (balanced schedule: an :class:`~monoidlab.geometry.Offsets`, ``"random"``,
+    an int or a list) place the *training* strings; test strings sit at offset 0.
     ``padding = "identity"``: nodes with an all-padding child compose nothing, on both sides
     (see :func:`monoidlab.coverage.exact_coverage`).
     """
-    if train_offsets is not None:
-        warnings.warn("min_training_length(train_offsets=...) is deprecated; use offsets=...",
-                      DeprecationWarning, stacklevel=2)
-        offsets = train_offsets
     if delta is not None and not 0 < delta < 1:
         raise InputError(f"delta must lie in (0, 1), got {delta}")
     if isinstance(r, bool) or not isinstance(r, int) or r < 1:
@@ -90,23 +88,26 @@ def min_training_length(lang: Automaton, test_lengths: LengthsLike, *,
     if max_search is not None and max_search < 1:
         raise InputError(f"max_search must be >= 1, got {max_search}")
     monoid = lang.monoid()
-    test = exact_coverage(lang, test_lengths, schedule=schedule, within=within, padding=padding)
+    # supports do not depend on the string law (every string of the sub-language has a class);
+    # the uniform law is the fast one
+    test = exact_coverage(lang, test_lengths, schedule=schedule, within=within, padding=padding,
+                          sampler="uniform")
     needed = test.support
     max_search = max_search or int(length_array(test_lengths).max())
     R = ec_laws(monoid, max_search, indicator=True)
     have = np.zeros_like(needed)
     found = None
     for L in range(max(train_min, 1), max_search + 1):
-        have |= _support_at(lang, L, schedule, offsets, offset_buffer, R, within, padding)
+        have |= _support_at(lang, L, schedule, offsets, R, within, padding)
         if not (needed & ~have).any():
             found = L
             break
     out = MinLength(lang.name, schedule, range_text(length_array(test_lengths)), int(needed.sum()),
-                    found, int((needed & ~have).sum()))
+                    found, int((needed & ~have).sum()), sampler=sampler)
     if delta is not None:
         for rng_ in sample_ranges:
             cov = exact_coverage(lang, rng_, schedule=schedule, within=within, offsets=offsets,
-                                 offset_buffer=offset_buffer, padding=padding)
+                                 padding=padding, sampler=sampler)
             out.samples_needed[range_text(length_array(rng_))] = samples_needed(cov, needed, delta, r)
     return out
 

@@ -31,7 +31,7 @@ import numpy as np
 
 from monoidlab._enumerate import HashCollision, enumerate_monoid
 from monoidlab._kernels import label_kernels
-from monoidlab._util import check_batch
+from monoidlab._util import check_batch, length_mask
 from monoidlab.errors import InputError, MissingDependency, MonoidTooLarge
 
 if TYPE_CHECKING:
@@ -205,7 +205,7 @@ class SyntacticMonoid:
     def _padded_columns(self, tokens: np.ndarray,
                         lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         k = self.n_symbols
-        valid = np.arange(tokens.shape[1])[None, :] < lengths[:, None]
+        valid = length_mask(lengths, tokens.shape[1])
         # (T, B) contiguous so that each step reads one row; padding = the identity column k.
         return np.ascontiguousarray(np.where(valid, tokens, k).T), valid
 

@@ -22,7 +22,7 @@ import io
 import json
 import os
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,12 +30,13 @@ import numpy as np
 
 from monoidlab._paths import check_output_dir, confine, ensure_dir, slugify
 from monoidlab._util import atomic_write_text
+from monoidlab.geometry import LengthsLike, length_array
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
     from monoidlab.automaton import Automaton
-    from monoidlab.training.evaluate import Evaluation
+    from monoidlab.evaluation import Evaluation
 
 __all__ = ["build_report"]
 
@@ -80,8 +81,8 @@ font-size:.9em}figure{margin:1em 0}img{max-width:100%}figcaption{font-size:.85em
 
 def build_report(language: str | Automaton, out_dir: str | os.PathLike, *,
                  checkpoint: str | os.PathLike | None = None,
-                 train_lengths: Sequence[int] = range(1, 41),
-                 test_lengths: Sequence[int] = range(41, 501), schedule: str = "balanced",
+                 train_lengths: LengthsLike = range(1, 41),
+                 test_lengths: LengthsLike = range(41, 501), schedule: str = "balanced",
                  probe: bool = True, umap: bool = True, n_probe: int = 200,
                  progress: bool = False) -> Path:
     """Write ``OUT/<language>.html`` and return its path.
@@ -101,6 +102,8 @@ def build_report(language: str | Automaton, out_dir: str | os.PathLike, *,
 
     t0 = time.time()
     check_output_dir(out_dir, "report folder")  # before minutes of work, not after
+    train_lengths = length_array(train_lengths, "train_lengths")
+    test_lengths = length_array(test_lengths, "test_lengths")
     lang = ml.load_language(language) if isinstance(language, str) else language
     monoid = lang.monoid()
     within = resolve_within(lang, "auto")
@@ -193,11 +196,11 @@ def _rng(r: Iterable[int]) -> str:
     return f"{r[0]}..{r[-1]}"
 
 
-def _run_evaluation(checkpoint: str | os.PathLike, test_lengths: Sequence[int]
+def _run_evaluation(checkpoint: str | os.PathLike, test_lengths: np.ndarray
                     ) -> Evaluation | None:
     """The strict evaluation a run folder's ``results.json`` holds, when it covers exactly
     ``test_lengths`` (its weights are the ones ``load_checkpoint`` loads from the folder)."""
-    from monoidlab.training.evaluate import Evaluation
+    from monoidlab.evaluation import Evaluation
 
     res = Path(checkpoint) / "results.json"
     if not res.is_file():
@@ -208,32 +211,32 @@ def _run_evaluation(checkpoint: str | os.PathLike, test_lengths: Sequence[int]
         return None  # an older or partial results.json: evaluate afresh
     seen = {L for per in (ev.accuracy, ev.single_class) for k in per for L in per[k]}
     seen |= {L for v in ev.unavailable.values() for L in v}
-    return ev if seen == set(test_lengths) else None
+    return ev if seen == set(test_lengths.tolist()) else None
 
 
-def _model_section(checkpoint: str | os.PathLike, lang: Automaton, test_lengths: Sequence[int],
+def _model_section(checkpoint: str | os.PathLike, lang: Automaton, test_lengths: np.ndarray,
                    probe: bool, umap: bool, n_probe: int, key: dict[str, Any]) -> list[str]:
     from monoidlab import viz
+    from monoidlab.evaluation import BASELINES
     from monoidlab.min_length import min_training_length
     from monoidlab.sublanguage import resolve_within
     from monoidlab.training import evaluate_kinds, load_checkpoint
 
     model, cfg, problem, ckpt = load_checkpoint(checkpoint)
-    padding = cfg.model_kwargs.get("padding", "learned")
-    offsets = None if cfg.offsets == "none" else cfg.offsets
+    padding = cfg.padding
     support = min_training_length(lang, test_lengths, within=resolve_within(lang, "auto"),
-                                  padding=padding, offsets=offsets).support_length
-    max_train = max(cfg.train_lengths)
-    key["model"] = {"model": cfg.model, "steps": ckpt["step"], "padding": padding,
-                    "offsets": cfg.offsets, "max_train_length": max_train,
+                                  padding=padding, offsets=cfg.offsets).support_length
+    max_train = cfg.train_lengths.last
+    key["model"] = {"model": cfg.model, "steps": ckpt["step"], "padding": padding.value,
+                    "offsets": cfg.offsets.mode, "max_train_length": max_train,
                     "support_length": support}
     parts = [f"<h2>Trained model: {html.escape(cfg.model)}</h2>",
              _table([{"checkpoint": str(checkpoint), "steps": ckpt["step"],
                       "train lengths": str(cfg.train_lengths), "sampler": cfg.sampler,
-                      "model_kwargs": json.dumps(cfg.model_kwargs),
+                      "model_options": json.dumps(cfg.model_options.as_dict()),
                       "support length (this model's padding and offsets)":
                           support or "never (search limit)"}],
-                    ["checkpoint", "steps", "train lengths", "sampler", "model_kwargs",
+                    ["checkpoint", "steps", "train lengths", "sampler", "model_options",
                      "support length (this model's padding and offsets)"])]
     ev = _run_evaluation(checkpoint, test_lengths)
     if ev is None:
@@ -246,22 +249,23 @@ def _model_section(checkpoint: str | os.PathLike, lang: Automaton, test_lengths:
     else:
         source = "the run's own final evaluation (results.json), every test length"
     verdict = ev.verdict()
-    key["model"].update(solved=ev.solved, verdict=verdict, score_balanced=ev.score_balanced,
+    key["model"].update(solved=ev.solved, verdict=verdict, paper_score=ev.paper_score,
                         kinds=ev.summary_rows(), evaluation_source=source)
     parts.append(f"<p><b>{html.escape(verdict)}</b></p>")
     parts.append(f"<p class=note>Source: {html.escape(source)}, {ev.n_per_length} strings per "
                  "length and kind.</p>")
     parts.append("<p class=note>Strict evaluation: per test length, three kinds of strings "
-                 "drawn exactly from the automaton (balanced = the papers' protocol, near_miss = "
+                 "drawn exactly from the automaton (paper = the papers' protocol, near_miss = "
                  "one edit away from another class, ec_stratified = every reachable equivalence "
                  "class equally), each beside what a trivial model gets on the same strings. "
                  "Lengths with a single class are shown but never scored. "
-                 f"The papers' balanced score (mean over lengths): {ev.score_balanced:.3f}.</p>")
+                 f"The papers' score (mean over lengths of the {ev.kinds[0]} kind): "
+                 f"{ev.paper_score:.3f}.</p>")
     parts.append(_table(ev.summary_rows(), ["kind", "scored_lengths", "single_class_lengths",
-                                            "min", "mean", "majority", "count_only"]))
+                                            "min", "mean", *[b.name for b in BASELINES]]))
     parts.append(_img(viz.kind_accuracy_figure(ev), "accuracy by length and test kind "
-                      "(dashed: majority-class baseline; hollow: single-class lengths, not "
-                      "scored; dotted: the solved threshold)"))
+                      "(dashed: majority-class baseline, dash-dotted: count-only; hollow: "
+                      "single-class lengths, not scored; dotted: the solved threshold)"))
     if probe and problem.language is not None:
         parts += _probe_section(checkpoint, umap, n_probe, key)
     return parts

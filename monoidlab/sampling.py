@@ -33,26 +33,31 @@ True
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from monoidlab._util import LengthsLike, length_array
+from monoidlab._suggest import did_you_mean
+from monoidlab._util import length_mask
 from monoidlab.automaton import Automaton
 from monoidlab.errors import InputError, UnknownName
+from monoidlab.geometry import LengthsLike, length_array
 from monoidlab.laws import backward_laws, draw_walks, forward_laws
 from monoidlab.sublanguage import Within, class_mask
 
 if TYPE_CHECKING:
     import pandas
 
-__all__ = ["Batch", "sample", "length_batches", "path_counts", "SAMPLERS", "as_lengths",
+__all__ = ["Batch", "sample", "length_batches", "path_counts", "SAMPLERS", "DEFAULT_SAMPLER",
            "check_sampler", "check_mix", "DEFAULT_MIX"]
 
 SAMPLERS = ("uniform", "balanced", "ec_stratified", "ldru", "near_miss")
+#: The one default sampler of monoidlab: :func:`sample`, exact and sampled coverage, the
+#: minimum training length, the trainer and the command line (every class equally often:
+#: uniform strings of a Dyck language are nearly all rejected).
+DEFAULT_SAMPLER = "balanced"
 MIX_PARTS = ("members", "near_miss", "uniform")
 DEFAULT_MIX = {"members": 0.5, "near_miss": 0.25, "uniform": 0.25}
 
@@ -110,13 +115,11 @@ class Batch:
                      np.concatenate([b.labels for b in batches]), batches[0].automaton)
 
 
-as_lengths = length_array  # the name used before length_array moved to monoidlab._util
-
-
 def check_sampler(sampler: str) -> str:
     """``sampler`` itself, or :class:`~monoidlab.errors.UnknownName` listing the samplers."""
     if sampler not in SAMPLERS:
-        raise UnknownName(f"unknown sampler {sampler!r}; choose from {', '.join(SAMPLERS)}")
+        raise UnknownName(f"unknown sampler {sampler!r}{did_you_mean(sampler, SAMPLERS)}; "
+                          f"choose from {', '.join(SAMPLERS)}")
     return sampler
 
 
@@ -166,15 +169,16 @@ def _draw_lengths(rng: np.random.Generator, lengths: LengthsLike, n: int) -> np.
     return rng.choice(length_array(lengths), size=n)
 
 
-def sample(lang: Automaton, lengths: LengthsLike, n: int, *, sampler: str = "uniform",
+def sample(lang: Automaton, lengths: LengthsLike, n: int, *, sampler: str = DEFAULT_SAMPLER,
            seed: int | np.random.Generator | None = None,
            within: Within = None, classes: Sequence[str] | None = None,
-           mix: dict | None = None, method: str | None = None) -> Batch:
+           mix: dict | None = None) -> Batch:
     """Draw ``n`` strings with lengths uniform over ``lengths``.
 
     Parameters
     ----------
-    sampler : one of ``uniform``, ``balanced``, ``ec_stratified``, ``ldru``, ``near_miss``.
+    sampler : one of ``uniform``, ``balanced`` (the default, :data:`DEFAULT_SAMPLER`),
+        ``ec_stratified``, ``ldru``, ``near_miss``.
     seed : int or ``numpy.random.Generator``.
     within : a sub-language (:mod:`monoidlab.sublanguage`): keep only strings whose class is
         among these, e.g. ``"auto"`` for well-formed ``modular-arithmetic`` expressions.
@@ -182,12 +186,7 @@ def sample(lang: Automaton, lengths: LengthsLike, n: int, *, sampler: str = "uni
         the drawn length). A requested class with no string of some drawn length is an error.
     mix : for ``near_miss``, the proportions of ``members``, ``near_miss`` and ``uniform``
         strings (default ``DEFAULT_MIX``).
-    method : deprecated name of ``sampler``.
     """
-    if method is not None:
-        warnings.warn("sample(method=...) is deprecated; use sampler=...", DeprecationWarning,
-                      stacklevel=2)
-        sampler = method
     check_sampler(sampler)
     if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 0:
         raise InputError(f"n must be a non-negative integer, got {n!r}")
@@ -201,7 +200,7 @@ def sample(lang: Automaton, lengths: LengthsLike, n: int, *, sampler: str = "uni
     if sampler == "uniform" and keep.all():
         T = int(lens.max(initial=0))
         tokens = rng.integers(0, lang.n_symbols, size=(n, T))
-        tokens[np.arange(T)[None, :] >= lens[:, None]] = 0
+        tokens[~length_mask(lens, T)] = 0
     elif sampler in ("uniform", "balanced"):
         groups = np.where(keep[out], out, -1) if sampler == "balanced" else np.where(keep[out], 0, -1)
         n_groups = lang.n_classes if sampler == "balanced" else 1

@@ -52,6 +52,7 @@ from typing import Any
 import numpy as np
 
 from monoidlab.errors import InputError, UnknownName
+from monoidlab.geometry import buffer_size
 
 __all__ = ["SCHEDULES", "Schedule", "schedule", "render", "node_index_map"]
 
@@ -154,7 +155,7 @@ def _as_int(value: Any, what: str) -> int:
 @functools.lru_cache(maxsize=4096)
 def _schedule(name: str, length: int, offset: int) -> Schedule:
     if name == "balanced":
-        buffer = 1 << (offset + length - 1).bit_length()  # 2**ceil(log2(offset + L)), 1 for 1
+        buffer = buffer_size(offset + length)
         lefts, rights, stages, root = _balanced_nodes(buffer)
         prefix = None
     elif name == "scan":

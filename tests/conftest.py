@@ -83,12 +83,12 @@ def tiny_ldru_run(tmp_path_factory):
     names it, ``<parent>/parity__mlp-ldru__s0``, for the bench scripts that read run folders.
     Shared by the session: copy it before changing anything in it."""
     from monoidlab.training import train
-    from monoidlab.training.config import config_from_dict
+    from monoidlab.training.parse import config_from_dict
 
     cfg = {"language": "parity", "model": "mlp-ldru", "steps": 40, "batch_size": 16,
            "train_lengths": "1:8", "test_lengths": "9:12", "test_samples": 8,
            "eval_every": 40, "checkpoint_every": 40, "log_every": 20, "threads": 1,
-           "model_kwargs": {"d": 8, "dropout": 0.0, "padding": "identity"}}
+           "model_options": {"d": 8, "dropout": 0.0, "padding": "identity"}}
     run = tmp_path_factory.mktemp("sweep") / "parity__mlp-ldru__s0"
     train(config_from_dict(cfg, "tiny_ldru_run"), run, progress=False)
     return run

@@ -7,6 +7,7 @@ own, the tree models' outputs one string and one node at a time.
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -458,3 +459,23 @@ def reference_minimise(delta, start: int, output):
     old_to_new = np.full(n, -1, np.int64)
     old_to_new[reach] = rank[block]
     return rank[qdelta[perm]], 0, qout[perm], old_to_new
+
+
+def task_accuracy(pred, batch):
+    """Per-string accuracy of a tape task, by definition: right unmasked positions over the
+    unmasked positions (``pred``: class ids (B, m) or logits (B, m, C))."""
+    pred = np.asarray(pred)
+    if pred.ndim == 3:
+        pred = pred.argmax(-1)
+    assert pred.shape == batch.targets.shape
+    correct = (pred == batch.targets) & batch.mask
+    return correct.sum(1) / batch.mask.sum(1)
+
+
+def task_batch_accuracy(pred, batch):
+    """The reference script's scalar over a batch: right unmasked tokens over unmasked ones."""
+    pred = np.asarray(pred)
+    if pred.ndim == 3:
+        pred = pred.argmax(-1)
+    correct = (pred == batch.targets) & batch.mask
+    return float(correct.sum() / batch.mask.sum())

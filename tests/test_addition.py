@@ -16,11 +16,11 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
+from monoidlab.evaluation import to_device as _to_device
 from monoidlab.models import build_model
 from monoidlab.models.decoder import DecoderLM
 from monoidlab.tasks.addition import FORMATS, AdditionTask, AdditionTokenizer, int_to_digits
-from monoidlab.training import TrainConfig, train
-from monoidlab.training.evaluate import to_device as _to_device
+from monoidlab.training import RunConfig, train
 from monoidlab.training.next_token import NextTokenProblem, addition_problem
 
 HINTED = ("index_hints", "combination")
@@ -295,10 +295,10 @@ def test_decoder_registry_and_errors():
 # -- the trainer and the CLI ------------------------------------------------------------------
 
 def test_problem_trains_and_evaluates_per_length(tmp_path):
-    cfg = TrainConfig(task="addition", model="decoder-lm", steps=3, batch_size=8,
+    cfg = RunConfig(task="addition", model="decoder-lm", steps=3, batch_size=8,
                       train_lengths="4", test_lengths="1:3", test_samples=4, device="cpu",
-                      task_kwargs={"format": "combination", "n_hints": 16, "space_prob": 0.2},
-                      model_kwargs={"d_model": 16, "n_layers": 1, "n_heads": 2,
+                      task_options={"format": "combination", "n_hints": 16, "space_prob": 0.2},
+                      model_options={"d_model": 16, "n_layers": 1, "n_heads": 2,
                                     "position": "randomized-fire", "max_randomized_len": 64,
                                     "eval_positions": "random"})
     from monoidlab.training import evaluate, load_checkpoint
@@ -319,7 +319,7 @@ def test_problem_trains_and_evaluates_per_length(tmp_path):
               for r in ("a", "b"))
     assert all(torch.equal(wa[k], wb[k]) for k in wa)  # seeded data, weights and positions
     init = build_model("decoder-lm", vocab_size=problem.vocab_size,
-                       n_classes=problem.n_classes, **cfg.model_kwargs).state_dict()
+                       n_classes=problem.n_classes, **cfg.model_options.as_dict()).state_dict()
     assert any(not torch.equal(init[k], wa[k]) for k in wa if k in init)
     assert isinstance(addition_problem(), NextTokenProblem)
 
@@ -329,9 +329,9 @@ def test_cli_train_addition(capsys, tmp_path):
 
     code = main(["train", "--task", "addition", "--model", "decoder-lm", "--steps=2",
                  "--device=cpu", "--batch_size=8", "--train_lengths=3", "--test_lengths=1:2",
-                 "--test_samples=4", "--task_kwargs.format=reversed",
-                 "--model_kwargs.d_model=16", "--model_kwargs.n_layers=1",
-                 "--model_kwargs.n_heads=2", "--out", str(tmp_path / "run"), "--json"])
+                 "--test_samples=4", "--task_options.format=reversed",
+                 "--model_options.d_model=16", "--model_options.n_layers=1",
+                 "--model_options.n_heads=2", "--out", str(tmp_path / "run"), "--json"])
     out, err = capsys.readouterr()
     assert code in (0, None), err
     res = json.loads(out)

@@ -1,4 +1,4 @@
-"""A table-driven corpus of bad and hostile inputs to the command line (issue 15).
+"""A table-driven corpus of bad and hostile inputs to the command line.
 
 Every case runs ``monoidlab.cli.main`` in a fresh sandbox (a finished tiny run, crafted
 checkpoints, specs and configs) and asserts: exit status 2, exactly one line
@@ -21,12 +21,12 @@ import pytest
 import torch
 
 from monoidlab.cli import main
-from monoidlab.training import TrainConfig, train
+from monoidlab.training import RunConfig, train
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 TINY = ["--device=cpu", "--batch_size=4", "--train_lengths=1:4", "--test_lengths=5:6",
-        "--test_samples=4", "--model_kwargs.d=8", "--eval_kinds=[\"balanced\"]"]
+        "--test_samples=4", "--model_options.d=8", "--eval_kinds=[\"paper\"]"]
 TRAIN = ["train", "--language", "parity", "--steps", "2", *TINY]
 SWEEP = """[sweep]
 languages = [{langs}]
@@ -40,9 +40,9 @@ batch_size = 4
 train_lengths = "1:4"
 test_lengths = "5:6"
 test_samples = 4
-eval_kinds = ["balanced"]
+eval_kinds = ["paper"]
 [models.mlp-ldru]
-model_kwargs = {{ d = 8 }}
+model_options = {{ d = 8 }}
 """
 REP = ["--train", "1:4", "--test", "5:6", "--no-probe", "--no-umap", "--json"]
 
@@ -68,10 +68,10 @@ def master(tmp_path_factory) -> Path:
         (root / d).mkdir(parents=True)
     (root / "outside" / "keep.txt").write_text("precious\n")
     (F / "afile").write_text("a file\n")
-    cfg = TrainConfig(language="parity", model="mlp-ldru", steps=4, device="cpu", batch_size=4,
+    cfg = RunConfig(language="parity", model="mlp-ldru", steps=4, device="cpu", batch_size=4,
                       train_lengths="1:4", test_lengths="5:6", test_samples=4,
-                      model_kwargs={"d": 8}, checkpoint_every=2, log_every=1,
-                      eval_kinds=["balanced"])
+                      model_options={"d": 8}, checkpoint_every=2, log_every=1,
+                      eval_kinds=["paper"])
     train(cfg, F / "run", progress=False)
     ck = torch.load(F / "run" / "checkpoint.pt", weights_only=True)
     C = F / "ck"
@@ -190,10 +190,11 @@ BAD = [
     ("evaluate a folder without checkpoint", ["evaluate", F], {}, (), "no checkpoint"),
     ("train --log_every=0", [*TRAIN, "--log_every=0"], {}, (), "'log_every'"),
     ("train --checkpoint_every=0", [*TRAIN, "--checkpoint_every=0"], {}, (), "checkpoint_every"),
-    ("train d=0", [*TRAIN, "--model_kwargs.d=0"], {}, (), "model_kwargs"),
-    ("train d=-4", [*TRAIN, "--model_kwargs.d=-4"], {}, (), "model_kwargs"),
+    ("train d=0", [*TRAIN, "--model_options.d=0"], {}, (), "model_options"),
+    ("train d=-4", [*TRAIN, "--model_options.d=-4"], {}, (), "model_options"),
     ("train pr-lstm hidden=0", ["train", "--language", "parity", "--model", "pr-lstm",
-                                "--model_kwargs.hidden=0", "--device=cpu"], {}, (), "empty weights"),
+                                "--model_options.hidden=0", "--device=cpu"], {}, (),
+     "option 'hidden': an integer >= 1"),
     ("evaluate --splits on parity", ["evaluate", F + "/run", "--splits"], {}, (), "ListOps"),
     ("argparse error is one line", ["coverage", "parity", "--train", "-1:5"], {}, (),
      "expected one argument"),
@@ -305,12 +306,12 @@ def test_report_train_model_keeps_the_run_of_an_absolute_spec_path_inside_out(bo
                                                                               monkeypatch):
     """``report SPEC --train-model`` with SPEC an absolute path trains into OUT/<stem>-<model>,
     not into a folder named after the absolute path (which escaped OUT)."""
-    from monoidlab._util import Lengths
     from monoidlab.cli import report as report_cli
+    from monoidlab.geometry import Lengths
 
     monkeypatch.setattr(report_cli, "DEMO_TRAINING", {
         **report_cli.DEMO_TRAINING, "steps": 2, "batch_size": 4, "test_samples": 4,
-        "model_kwargs": {"d": 8, "dropout": 0.0}, "train_lengths": Lengths(1, 4),
+        "model_options": {"d": 8, "dropout": 0.0}, "train_lengths": Lengths(1, 4),
         "test_lengths": Lengths(5, 6), "checkpoint_every": 1, "log_every": 1})
     before = snapshot(box)
     code, err = run(["report", f"{SP}/parity2.toml", "--train-model", "--out", "rep", *REP], box,

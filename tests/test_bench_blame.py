@@ -1,4 +1,4 @@
-"""bench/bench_blame.py and bench/bench_run_errors.py (issue 14): the pieces their figures rest on.
+"""bench/bench_blame.py and bench/bench_run_errors.py: the pieces their figures rest on.
 
 The blame recomputes a string's tree node by node with the model's own operator: its root must
 be the model's root (both paddings), and a node replaced by its own state must change nothing.
@@ -60,7 +60,7 @@ def test_a_node_replaced_by_its_own_state_changes_nothing(blame_mod):
 
 def test_run_errors_counts_the_wrong_strings(tmp_path, bench_script):
     mod = bench_script("bench_run_errors")
-    acc = {"balanced": {"41": 1.0, "42": 63 / 64}, "near_miss": {"41": 62 / 64, "42": 1.0}}
+    acc = {"paper": {"41": 1.0, "42": 63 / 64}, "near_miss": {"41": 62 / 64, "42": 1.0}}
     results = {"evaluation": {"n_per_length": 64, "accuracy": acc}, "solved": False,
                "train_seconds": 12.5}
     run = tmp_path / "r"

@@ -1,4 +1,4 @@
-"""bench/bench_bracketing.py (issue 14): scoring a string under another bracketing.
+"""bench/bench_bracketing.py: scoring a string under another bracketing.
 
 The recomputed tree must be the model's own forward at the contiguous placement; an exactly
 associative model (element-wise sum, no post block) must give the same logits under every
@@ -73,7 +73,7 @@ def test_a_run_folder_is_scored_and_a_learned_padding_is_refused(mod, tiny_ldru_
         assert torch.is_grad_enabled() and torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(threads)
-    assert set(res) == {"balanced", "near_miss", "ec_stratified"}
+    assert set(res) == {"paper", "near_miss", "ec_stratified"}
     for bal, rnd, maj in res.values():
         assert len(bal) == len(rnd) == len(maj) == 2
         assert ((0 <= rnd) & (rnd <= 1)).all() and maj.shape == (2, 2)
@@ -81,7 +81,7 @@ def test_a_run_folder_is_scored_and_a_learned_padding_is_refused(mod, tiny_ldru_
     run = tmp_path / tiny_ldru_run.name  # a copy: the shared run stays as it is
     shutil.copytree(tiny_ldru_run, run)
     cfg = json.loads((run / "config.json").read_text())
-    cfg["model_kwargs"]["padding"] = "learned"
+    cfg["model_options"]["padding"] = "learned"
     (run / "config.json").write_text(json.dumps(cfg))
     with pytest.raises(SystemExit, match="padding = 'identity'"):
         mod.measure(run, np.array([9]), 8, 16)

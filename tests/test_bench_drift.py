@@ -1,4 +1,4 @@
-"""bench/bench_drift.py (issue 14): per-level drift of each EC's centroid."""
+"""bench/bench_drift.py: per-level drift of each EC's centroid."""
 
 from __future__ import annotations
 

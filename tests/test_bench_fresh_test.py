@@ -1,4 +1,4 @@
-"""bench/bench_fresh_test.py (issue 14): the same weights on fresh test sets.
+"""bench/bench_fresh_test.py: the same weights on fresh test sets.
 
 Re-scoring a run on its own seed must give its results.json exactly (the reference); another
 seed must give what evaluate_kinds gives on that seed; main prints a row per run and restores

@@ -1,4 +1,4 @@
-"""bench/bench_identity_padding.py (issue 18): the table's core on a tiny budget.
+"""bench/bench_identity_padding.py: the table's core on a tiny budget.
 
 Two training steps per run and three test lengths, so the runs take seconds; what is checked is
 the table, not the models: one row per condition and seed, the predicted support length and the
@@ -44,9 +44,9 @@ def test_rows_and_coverage_column(bench, table):
         assert r["support"] == expect.support_length
         assert r["train_max"] == (plain if r["condition"] == "support" else 40)
         assert r["covered"] == (expect.support_length <= r["train_max"])
-        assert r["config"]["model_kwargs"]["padding"] == padding
+        assert r["config"]["model_options"]["padding"] == padding
         assert r["config"]["train_lengths"] == f"1:{r['train_max']}"
-        assert set(r["min_accuracy"]) == {"balanced", "near_miss", "ec_stratified"}
+        assert set(r["min_accuracy"]) == {"paper", "near_miss", "ec_stratified"}
         assert r["scored_lengths"] == [42, 44, 46]
         assert r["hypothesis"] == bench.hypothesis(r)
     # dyck-6: 44 with learned padding, 28 with identity padding (docs/coverage.md)

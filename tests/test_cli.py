@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import monoidlab as ml
-from monoidlab.cli import CLIError, format_table, main, parse_range
+from monoidlab.cli import UsageError, format_table, main, parse_lengths
 
 MONOID_KEYS = {"name", "states", "alphabet", "size", "idempotents", "r_classes", "l_classes",
                "h_classes", "j_classes", "group", "aperiodic", "commutative"}
@@ -128,10 +128,11 @@ def test_no_command_prints_help(capsys):
 
 
 def test_helpers():
-    assert parse_range("41:500") == range(41, 501) and parse_range("7") == range(7, 8)
+    assert list(parse_lengths("41:500", "--test")) == list(range(41, 501))
+    assert list(parse_lengths("7", "--test")) == [7]
     for bad in ("a:b", "5:3", "-1:4"):
-        with pytest.raises(CLIError):
-            parse_range(bad)
+        with pytest.raises(UsageError):
+            parse_lengths(bad, "--test")
     table = format_table([{"a": 1, "b": True, "c": 0.5}], ["a", "b", "c"])
     assert table.splitlines() == ["a  b    c", "-  ---  -----", "1  yes  0.500"]
 

@@ -2,6 +2,7 @@
 
 import json
 
+import numpy as np
 import pytest
 
 import monoidlab as ml
@@ -96,16 +97,24 @@ def test_coverage_train_offsets_random(capsys):
         assert off["missing_list"] == want["missing_list"]
 
 
-def test_coverage_defaults_to_the_training_sampler(capsys):
-    """Without --sampler, coverage uses the sampler training uses by default (TrainConfig's
-    `balanced`, not uniform strings) and says so; --sampler still chooses."""
-    from monoidlab.training.config import TrainConfig
+def test_one_default_sampler_everywhere(capsys):
+    """sample(), exact coverage, the minimum length's sample sizes, the trainer and the CLI
+    share one default sampler (`balanced`), and every output that depends on it names it;
+    --sampler still chooses."""
+    import inspect
 
-    assert TrainConfig().sampler == "balanced"
+    from monoidlab.sampling import DEFAULT_SAMPLER
+    from monoidlab.training.config import RunConfig
+
+    assert DEFAULT_SAMPLER == "balanced" == RunConfig(language="parity").sampler
+    for fn in (ml.sample, exact_coverage, ml.min_training_length):
+        assert inspect.signature(fn).parameters["sampler"].default == DEFAULT_SAMPLER, fn
     lang = ml.load_language("dyck-2")
+    assert np.array_equal(ml.sample(lang, [6], 50, seed=1).tokens,
+                          ml.sample(lang, [6], 50, seed=1, sampler="balanced").tokens)
     argv = ["coverage", "dyck-2", "--train", "1:5", "--test", "30:34", "--exact"]
     default = run_json(capsys, *argv)
-    assert (default["sampler"], default["sampler_from"]) == ("balanced", "training's default")
+    assert (default["sampler"], default["sampler_from"]) == ("balanced", "the default")
     want = {s: compare(exact_coverage(lang, range(1, 6), sampler=s),
                        exact_coverage(lang, range(30, 35), sampler=s)).summary()
             for s in ("balanced", "uniform")}
@@ -116,7 +125,8 @@ def test_coverage_defaults_to_the_training_sampler(capsys):
     assert uniform["missing_list"] == want["uniform"]["missing_list"]
     code, out, _ = run(capsys, *argv)
     assert code == 0
-    assert "sampler balanced (training's default; --sampler to choose)" in out.splitlines()[1]
+    assert "sampler balanced (the default of monoidlab, training's too; --sampler to choose)" \
+        in out.splitlines()[1]
     sampled = run_json(capsys, "coverage", "dyck-2", "--train", "1:8", "--test", "30:34",
                        "--n-train", "300", "--n-test", "60")
     assert (sampled["exact"], sampled["sampler"]) == (False, "balanced")

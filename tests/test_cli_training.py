@@ -14,7 +14,7 @@ from monoidlab.cli import main
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 TINY = ["--device=cpu", "--batch_size=16", "--train_lengths=1:8", "--test_samples=16",
-        "--model_kwargs.d=16"]
+        "--model_options.d=16"]
 
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -50,27 +50,27 @@ def test_train_json(capsys, tmp_path):
     assert code == 0
     res = json.loads(stdout)
     assert res["steps"] == 3 and res["model"] == "mlp-ldru" and res["problem"] == "parity"
-    assert set(res["accuracy"]) == {"balanced", "near_miss", "ec_stratified"}
+    assert set(res["accuracy"]) == {"paper", "near_miss", "ec_stratified"}
     assert all(set(per) == {"41", "42"} for per in res["accuracy"].values())
     mins = [min(per.values()) for per in res["accuracy"].values()]
     assert res["solved"] is (min(mins) >= 0.99)  # strict: every length of every kind
-    bal = res["accuracy"]["balanced"]
-    assert res["score_balanced"] == pytest.approx(sum(bal.values()) / 2)
+    bal = res["accuracy"]["paper"]
+    assert res["paper_score"] == pytest.approx(sum(bal.values()) / 2)
     assert res["verdict"].startswith("solved" if res["solved"] else "not solved")
     assert {"checkpoint.pt", "metrics.jsonl", "config.json", "results.json"} <= \
         {p.name for p in out.iterdir()}
     cfg = json.loads((out / "config.json").read_text())
-    assert cfg["test_lengths"] == "41:42" and cfg["model_kwargs"] == {"d": 16}
+    assert cfg["test_lengths"] == "41:42" and cfg["model_options"]["d"] == 16
 
 
 def test_train_text_output(capsys, tmp_path):
     code, stdout, _ = run(capsys, "train", "--language", "parity", "--model", "pr-lstm",
                           "--steps", "2", "--test_lengths=9", "--out", tmp_path / "r",
-                          "--device=cpu", "--batch_size=8", "--model_kwargs.hidden=8")
+                          "--device=cpu", "--batch_size=8", "--model_options.hidden=8")
     assert code == 0
     assert "pr-lstm on parity: 2 steps" in stdout
-    assert "score_balanced" in stdout and "solved" in stdout.splitlines()[-2]
-    for kind in ("balanced", "near_miss", "ec_stratified"):  # one summary row per kind
+    assert "paper_score" in stdout and "solved" in stdout.splitlines()[-2]
+    for kind in ("paper", "near_miss", "ec_stratified"):  # one summary row per kind
         assert any(line.split()[:1] == [kind] for line in stdout.splitlines())
     assert f"checkpoint: {tmp_path / 'r'}/checkpoint.pt" in stdout
 
@@ -80,10 +80,10 @@ def test_evaluate_json(capsys, trained):
     code, stdout, _ = run(capsys, "evaluate", out, "--lengths", "41:43", "--json")
     assert code == 0
     data = json.loads(stdout)
-    assert data["kinds"] == ["balanced", "near_miss", "ec_stratified"]
+    assert data["kinds"] == ["paper", "near_miss", "ec_stratified"]
     assert all(list(data["accuracy"][k]) == ["41", "42", "43"] for k in data["kinds"])
-    bal = data["accuracy"]["balanced"]
-    assert data["score_balanced"] == pytest.approx(sum(bal.values()) / 3)
+    bal = data["accuracy"]["paper"]
+    assert data["paper_score"] == pytest.approx(sum(bal.values()) / 3)
     worst = min(min(per.values()) for per in data["accuracy"].values())
     assert data["solved"] == (worst >= data["threshold"]) and data["threshold"] == 0.99
     # every accuracy comes with its baselines on the same strings
@@ -128,7 +128,7 @@ def test_evaluate_table(capsys, trained):
     data = json.loads(run(capsys, "evaluate", out, "--samples", "8", "--lengths", "41:43",
                           "--json")[1])
     lines = stdout.splitlines()
-    assert lines[0].split()[:3] == ["length", "balanced", "balanced"]
+    assert lines[0].split()[:3] == ["length", "paper", "paper"]
     assert "near_miss majority" in lines[0]
     # one row per length: each kind's accuracy (as the JSON has it), then its majority baseline
     for line, L in zip(lines[2:5], ("41", "42", "43")):
@@ -136,7 +136,8 @@ def test_evaluate_table(capsys, trained):
         assert cells[0] == L
         assert cells[1::2] == [f"{data['accuracy'][k][L]:.3f}" for k in data["kinds"]]
         assert cells[2::2] == [f"{data['majority'][k][L]:.3f}" for k in data["kinds"]]
-    assert f"score_balanced (the papers' mean over lengths) {data['score_balanced']:.4f}" in lines
+    assert (f"paper_score (the papers' mean over lengths of the paper kind) "
+            f"{data['paper_score']:.4f}") in lines
     assert lines[-1] == data["verdict"] and lines[-1].startswith(
         "solved" if data["solved"] else "not solved")
 
@@ -179,7 +180,7 @@ def test_train_until_pauses_and_resume_continues(capsys, tmp_path):
 @pytest.mark.parametrize("extra, needle", [
     (["--stepz=3"], "unknown key 'stepz'"),
     (["--lr=abc"], "key 'lr'"),
-    (["--model_kwargs.dd=8"], "key 'model_kwargs'"),
+    (["--model_options.dd=8"], "key 'model_options'"),
     (["--optimizer=sgd"], "key 'optimizer'"),
     (["--test_lengths=9:2"], "key 'test_lengths'"),
     (["--steps", "0"], "key 'steps'"),
@@ -220,9 +221,9 @@ batch_size = 8
 test_lengths = "9:10"
 test_samples = 8
 [models.mlp-ldru]
-model_kwargs = {{ d = 8 }}
+model_options = {{ d = 8 }}
 [models.pr-lstm]
-model_kwargs = {{ hidden = 8 }}
+model_options = {{ hidden = 8 }}
 """)
     code, stdout, _ = run(capsys, "sweep", f, "--json")
     assert code == 0
@@ -247,24 +248,24 @@ def test_installed_entry_point(tmp_path):
                            "--json", *TINY, "--threads=1"],
                           capture_output=True, text=True, timeout=300, env=env)
     assert done.returncode == 0, done.stderr
-    assert set(json.loads(done.stdout)["accuracy"]["balanced"]) == {"41", "42"}
+    assert set(json.loads(done.stdout)["accuracy"]["paper"]) == {"41", "42"}
 
 
 def test_train_help_lists_every_config_key(capsys):
-    """`monoidlab train --help` names every TrainConfig key as --KEY=DEFAULT with its type and
+    """`monoidlab train --help` names every RunConfig key as --KEY=DEFAULT with its type and
     meaning, and the model names."""
     import dataclasses
 
     from monoidlab.models import REGISTRY
-    from monoidlab.training.config import TrainConfig, config_keys
+    from monoidlab.training.config import RunConfig, config_keys
 
     with pytest.raises(SystemExit) as done:
         main(["train", "--help"])
     assert done.value.code == 0
     out = capsys.readouterr().out
     flat = " ".join(out.split())  # meanings are wrapped over lines
-    keys = [f.name for f in dataclasses.fields(TrainConfig)]
-    assert [r["key"] for r in config_keys()] == keys
+    keys = [f.name for f in dataclasses.fields(RunConfig) if not f.metadata.get("internal")]
+    assert [r["key"] for r in config_keys() if r["key"] != "offset_buffer"] == keys
     for row in config_keys():
         assert f"--{row['key']}={row['default']} ({row['type']}) " in flat, row["key"]
         assert " ".join(row["meaning"].replace("`", "").split()) in flat, row["key"]
@@ -272,23 +273,31 @@ def test_train_help_lists_every_config_key(capsys):
     assert "--sampler=balanced (text) training strings" in flat
     assert "--train_lengths=1:40 (lengths)" in flat and "--bf16=true (true/false)" in flat
     assert all(name in out for name in REGISTRY)
-    assert "--model_kwargs.d=32" in out
+    assert "--model_options.d=32" in out
 
 
 def test_config_keys_have_meanings_and_true_defaults():
-    from monoidlab.training.config import TrainConfig, config_keys
+    import dataclasses
 
-    cfg = TrainConfig()
+    from monoidlab.training.config import RunConfig, config_keys
+
+    fields = {f.name: f for f in dataclasses.fields(RunConfig)}
     for row in config_keys():
         assert len(row["meaning"]) > 10 and "\n" not in row["meaning"], row["key"]
-        value = getattr(cfg, row["key"])
+        assert row["section"] in ("problem", "model", "data", "optimisation", "evaluation",
+                                  "run"), row["key"]
+        if row["key"] == "offset_buffer":  # beside offsets in files, one value in memory
+            assert RunConfig(language="parity").offsets.buffer is None
+            continue
+        value = fields[row["key"]].default
         assert row["default"] == ("none" if value is None else
                                   str(value).lower() if isinstance(value, bool) else
-                                  "{}" if value == {} else str(value)), row["key"]
+                                  "{}" if value == {} else getattr(value, "mode", str(value))
+                                  ), row["key"]
 
 
 def test_training_md_config_table_is_fresh():
-    """docs/training.md's table of config keys is generated from TrainConfig; regenerate it
+    """docs/training.md's table of config keys is generated from RunConfig; regenerate it
     when a key, default or meaning changes."""
     from monoidlab.training.config import config_table_markdown
 
@@ -299,3 +308,30 @@ def test_training_md_config_table_is_fresh():
     assert doc[start:end] == config_table_markdown() + "\n", (
         "docs/training.md's config table is stale: python -c \"from monoidlab.training.config "
         "import config_table_markdown as t; print(t())\" and paste it between the markers")
+
+
+def test_api_errors_name_arguments_and_the_cli_names_its_options(capsys, tmp_path):
+    """The API speaks of resume=True / overwrite=True / out_dir; the same error on the command
+    line says --resume / --overwrite / --out."""
+    from monoidlab.errors import RunExists
+    from monoidlab.training import RunConfig, train
+
+    args = ["train", "--language", "parity", "--out", tmp_path / "r", "--steps=2",
+            "--test_lengths=9", *TINY]
+    assert run(capsys, *args)[0] == 0
+    with pytest.raises(RunExists) as info:
+        train(RunConfig(language="parity", steps=2), tmp_path / "r", progress=False)
+    assert "resume=True" in str(info.value) and "--resume" not in str(info.value)
+    code, _, err = run(capsys, *args)
+    line = one_line_error(err)
+    assert code == 2 and "--resume" in line and "--overwrite" in line and "resume=True" not in line
+
+
+def test_resume_alone_continues_the_run_with_its_own_config(capsys, tmp_path):
+    args = ["train", "--language", "parity", "--out", tmp_path / "r", "--steps=6",
+            "--test_lengths=9", "--checkpoint_every=2", *TINY]
+    assert run(capsys, *args, "--until", "4")[0] == 0
+    code, stdout, _ = run(capsys, "train", "--out", tmp_path / "r", "--resume", "--json")
+    assert code == 0 and json.loads(stdout)["steps"] == 6
+    code, _, err = run(capsys, "train", "--out", tmp_path / "r", "--resume", "--lr=0.5")
+    assert code == 2 and "config differs" in one_line_error(err) and "lr" in err

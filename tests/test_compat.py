@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 import torch
 
+from monoidlab.evaluation import upgrade_results
 from monoidlab.training import evaluate_kinds, load_checkpoint, train
-from monoidlab.training.config import config_from_dict
+from monoidlab.training.parse import config_from_dict
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -28,7 +29,7 @@ def _copy(name: str, tmp_path: Path) -> Path:
 def test_an_old_run_folder_loads_and_evaluates_to_its_own_results(name, tmp_path):
     run = _copy(name, tmp_path)
     model, cfg, problem, ckpt = load_checkpoint(run)
-    saved = json.loads((run / "results.json").read_text())
+    saved = upgrade_results(json.loads((run / "results.json").read_text()))
     assert ckpt["step"] == saved.get("best_step", saved["steps"])
     ev = evaluate_kinds(model, problem, cfg.test_lengths, cfg.test_samples, cfg.seed,
                         cfg.eval_kinds, cfg.solved_threshold)
@@ -38,9 +39,11 @@ def test_an_old_run_folder_loads_and_evaluates_to_its_own_results(name, tmp_path
 
 def test_an_old_interrupted_run_resumes_bit_for_bit(tmp_path):
     run = _copy("parity-ldru-interrupted", tmp_path)
-    cfg = config_from_dict(json.loads((run / "config.json").read_text()), "config.json")
+    cfg = config_from_dict(json.loads((run / "config.json").read_text()), "config.json",
+                           saved=True)
     res = train(cfg, run, resume=True, progress=False)
-    done = json.loads((OLD / "parity-ldru-finished" / "results.json").read_text())
+    done = upgrade_results(json.loads((OLD / "parity-ldru-finished" / "results.json")
+                                      .read_text()))
     assert res["steps"] == done["steps"] and res["best_step"] == done["best_step"]
     assert json.loads(json.dumps(res["accuracy"])) == done["accuracy"]
     a = torch.load(OLD / "parity-ldru-finished" / "checkpoint.pt", weights_only=True)
@@ -48,3 +51,32 @@ def test_an_old_interrupted_run_resumes_bit_for_bit(tmp_path):
     assert a["step"] == b["step"] == 12
     for k in a["model"]:
         assert torch.equal(a["model"][k], b["model"][k]), k
+
+
+def test_the_command_line_evaluates_and_resumes_an_old_run_folder(tmp_path, capsys):
+    """`monoidlab evaluate OLD` and `monoidlab train --resume --out OLD` (the run's own config,
+    read in the spelling 0.1.0 wrote)."""
+    from monoidlab.cli import main
+
+    run = _copy("parity-ldru-finished", tmp_path)
+    assert main(["evaluate", str(run), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    done = upgrade_results(json.loads((run / "results.json").read_text()))
+    assert data["kinds"] == ["paper", "near_miss", "ec_stratified"]
+    assert data["accuracy"] == done["accuracy"] and data["paper_score"] == done["paper_score"]
+    paused = _copy("parity-ldru-interrupted", tmp_path)
+    assert main(["train", "--out", str(paused), "--resume", "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res["steps"] == 12 and res["accuracy"] == done["accuracy"]
+
+
+def test_old_spellings_are_refused_in_what_a_user_writes_with_the_new_name():
+    from monoidlab.errors import ConfigError
+
+    for key, new in (("model_kwargs", "model_options"), ("task_kwargs", "task_options"),
+                     ("pad_offset", "offsets")):
+        with pytest.raises(ConfigError, match=f"key '{key}' is now '{new}'"):
+            config_from_dict({"language": "parity", key: {}}, "mine.toml")
+    saved = config_from_dict({"language": "parity", "model_kwargs": {"d": 8},
+                              "eval_kinds": ["balanced"]}, "config.json", saved=True)
+    assert saved.model_options.d == 8 and saved.eval_kinds == ("paper",)

@@ -13,20 +13,21 @@ from hypothesis import strategies as st
 from test_spec import to_toml, toml_value
 
 from monoidlab.errors import ConfigError
-from monoidlab.training.config import TrainConfig, apply_overrides, load_config
+from monoidlab.training.config import RunConfig
+from monoidlab.training.parse import apply_overrides, load_config
 
 VALID = [
     {"language": "parity", "model": "mlp-ldru", "steps": 3, "batch_size": 4,
      "train_lengths": "1:4", "test_lengths": "5:6", "test_samples": 4,
-     "model_kwargs": {"d": 8}},
+     "model_options": {"d": 8}},
     {"task": "reverse_string", "model": "lstm", "steps": 10, "lr": 0.003, "eval_every": 5,
      "val_lengths": [41, 60], "optimizer": "adamw", "warmup": 0.1, "lr_schedule": "cosine"},
     {"language": "dyck-2", "model": "mlp-ldru", "offsets": "random", "assoc_weight": 0.1,
-     "sampler": "ec_stratified", "eval_kinds": ["balanced", "near_miss"], "early_stop": 2,
+     "sampler": "ec_stratified", "eval_kinds": ["paper", "near_miss"], "early_stop": 2,
      "eval_every": 10, "within": "auto"},
 ]
-FIELDS = sorted(TrainConfig.__dataclass_fields__)
-KEYS = st.sampled_from(FIELDS + ["stepz", "train", "lr ", "", "model_kwargs.d"])
+FIELDS = sorted(RunConfig.__dataclass_fields__)
+KEYS = st.sampled_from(FIELDS + ["stepz", "train", "lr ", "", "model_options.d"])
 scalars = st.one_of(
     st.booleans(), st.integers(-3, 12),
     st.sampled_from([0, -1, 2**31, -(2**63), 2**63 - 1, 10**8, 1e6, 1e-300]),
@@ -73,7 +74,7 @@ def check_loads_or_config_error(file: Path) -> None:
         text = str(exc)
         assert str(file) in text and "\n" not in text, text
     else:
-        assert isinstance(cfg, TrainConfig)
+        assert isinstance(cfg, RunConfig)
         assert cfg.steps >= 1 and cfg.batch_size >= 1 and math.isfinite(cfg.lr)
 
 
@@ -81,9 +82,9 @@ def test_valid_configs_load(tmp_path):
     for i, data in enumerate(VALID):
         file = tmp_path / f"c{i}.toml"
         file.write_text(to_toml(data))
-        assert isinstance(load_config(file), TrainConfig)
+        assert isinstance(load_config(file), RunConfig)
         file.write_text("[train]\n" + to_toml(data))
-        assert isinstance(load_config(file), TrainConfig)
+        assert isinstance(load_config(file), RunConfig)
 
 
 @pytest.mark.parametrize("text, needle", [
@@ -112,7 +113,7 @@ def test_config_errors_name_the_file(tmp_path, text, needle):
 
 
 def test_deep_override_is_a_string_not_a_crash():
-    cfg = TrainConfig(language="parity")
+    cfg = RunConfig(language="parity")
     with pytest.raises(ConfigError, match="'steps': expected an integer, got str"):
         apply_overrides(cfg, ["steps=" + "[" * 5000 + "]" * 5000])
 
@@ -154,7 +155,7 @@ def test_fuzzed_config_text_loads_or_raises_config_error(tmp_path, base, data):
 @given(key=KEYS, value=values)
 def test_fuzzed_overrides_apply_or_raise_config_error(key, value):
     """``--key=value`` overrides from the command line: a ConfigError or a valid config."""
-    cfg = TrainConfig(**VALID[0])
+    cfg = RunConfig(**VALID[0])
     try:
         text = toml_value(_writable(value))
     except TypeError:
@@ -164,4 +165,4 @@ def test_fuzzed_overrides_apply_or_raise_config_error(key, value):
     except ConfigError as exc:
         assert "\n" not in str(exc)
     else:
-        assert isinstance(new, TrainConfig)
+        assert isinstance(new, RunConfig)

@@ -19,9 +19,9 @@ from monoidlab.coverage import (
     coverage_gap,
     exact_coverage,
     node_table,
-    offsets_for,
     sampled_coverage,
 )
+from monoidlab.geometry import Offsets
 from monoidlab.min_length import coverage_probability, min_training_length, samples_needed
 from monoidlab.sampling import sample
 
@@ -51,7 +51,7 @@ def string_weights(lang, strings, distribution, within) -> np.ndarray:
 
 
 def brute_coverage(lang, lengths, schedule="balanced", distribution="uniform", within=None,
-                   offsets=None, offset_buffer=None, padding="learned"):
+                   offsets=None, padding="learned"):
     """Expected counts per level ``(levels, M, M)`` and support, by enumeration.
 
     ``padding="identity"``: a node with an all-padding child passes the other through, so it
@@ -64,7 +64,7 @@ def brute_coverage(lang, lengths, schedule="balanced", distribution="uniform", w
     for L in lengths:
         strings = all_strings(lang, L)
         w = string_weights(lang, strings, distribution, within) / len(lengths)
-        offs = offsets_for(L, offsets, offset_buffer)
+        offs = Offsets.parse(offsets).for_length(L)
         for off in offs:
             for level, ls, rs in reference_spans(schedule, L, int(off)):
                 if ls[0] == ls[1] and rs[0] == rs[1]:
@@ -180,27 +180,15 @@ def test_exact_within_a_single_class(dyck2):
 
 
 @pytest.mark.parametrize("distribution", ["uniform", "balanced"])
-@pytest.mark.parametrize("offsets, offset_buffer", [([0, 1, 2], None), ("random", 8),
-                                                 ("random", None)])
-def test_exact_with_offsets(offsets, offset_buffer, distribution):
+@pytest.mark.parametrize("offsets", [[0, 1, 2], Offsets.random(8), "random"])
+def test_exact_with_offsets(offsets, distribution):
     lang = ml.load_language("dyck-2")
     lengths = range(1, 7)
-    cov = exact_coverage(lang, lengths, sampler=distribution, offsets=offsets,
-                         offset_buffer=offset_buffer, per_level=True)
-    assert_matches(cov, brute_coverage(lang, lengths, "balanced", distribution, None, offsets,
-                                       offset_buffer))
+    cov = exact_coverage(lang, lengths, sampler=distribution, offsets=offsets, per_level=True)
+    assert_matches(cov, brute_coverage(lang, lengths, "balanced", distribution, None, offsets))
 
 
-def test_offsets_for_and_node_table():
-    assert offsets_for(5, None).tolist() == [0]
-    assert offsets_for(5, 0).tolist() == [0]
-    assert offsets_for(5, "random").tolist() == list(range(0, 16 - 5 + 1))
-    assert offsets_for(3, "random", offset_buffer=8).tolist() == list(range(6))
-    assert offsets_for(3, [0, 2]).tolist() == [0, 2]
-    with pytest.raises(ValueError, match="offset_buffer"):
-        offsets_for(9, "random", offset_buffer=8)
-    with pytest.raises(ValueError, match="random"):
-        offsets_for(3, "shuffle")
+def test_node_table_weights():
     rows = node_table("balanced", [5, 6])
     # weights: each length half the mass; L = 5 has 6 nodes with a composition, L = 6 also 6
     assert len(rows) == 12 and rows[:, 6].sum() == pytest.approx(6.0)
@@ -246,7 +234,7 @@ def test_sampled_converges_to_exact(dyck2, method, schedule):
 
 def test_sampled_converges_with_random_offsets(dyck2):
     lengths = range(1, 9)
-    exact = exact_coverage(dyck2, lengths, offsets="random", offset_buffer=16)
+    exact = exact_coverage(dyck2, lengths, offsets=Offsets.random(16))
     b = sample(dyck2, lengths, 60_000, seed=21)
     rng = np.random.default_rng(22)
     offsets = np.array([rng.integers(0, 16 - L + 1) for L in b.lengths])

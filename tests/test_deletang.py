@@ -16,7 +16,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from references import task_accuracy, task_batch_accuracy
 
+from monoidlab.evaluation import to_device as _to_device
 from monoidlab.languages import load_language
 from monoidlab.models import build_model
 from monoidlab.tasks import (
@@ -27,13 +29,12 @@ from monoidlab.tasks import (
     generate_bracket_expression,
     get_task,
 )
-from monoidlab.training import TrainConfig, train
-from monoidlab.training.evaluate import to_device as _to_device
+from monoidlab.training import RunConfig, train
 from monoidlab.training.problems import TapeProblem, make_problem
 from monoidlab.training.splits import evaluate_splits, splits_for
 from monoidlab.training.trainer import build_for
 
-TAPE_TASKS = sorted(n for n, cls in TASKS.items() if cls.problem_kind == "tape")
+TAPE_TASKS = sorted(n for n, cls in TASKS.items() if cls.readout == "tape")
 MODELS = ["rnn", "lstm", "stack-rnn", "tape-rnn", "transformer", "pr-lstm", "mlp-ldru"]
 # position t sees tokens 0..t only
 PREFIX_MODELS = ["pr-lstm", "lstm", "rnn", "stack-rnn", "tape-rnn", "mlp-ldru"]
@@ -73,18 +74,18 @@ def _flat(model) -> torch.Tensor:
 def test_every_task_trains_with_every_model(task, model, monkeypatch):
     """Two steps through the trainer change the weights of the model built for the task's tape
     (its vocabulary and classes), and the weights stay finite."""
-    from monoidlab.training import trainer
+    from monoidlab.training import loop
 
-    cfg = TrainConfig(task=task, model=model, model_kwargs=TINY[model], steps=2, batch_size=4,
-                      train_lengths="1:8", device="cpu", bf16=False)
-    built, real = [], trainer.build_for
-    monkeypatch.setattr(trainer, "build_for", lambda c, p: built.append((real(c, p), p))
+    cfg = RunConfig(task=task, model=model, model_options=TINY[model], steps=2, batch_size=4,
+                    train_lengths="1:8", device="cpu", bf16=False)
+    built, real = [], loop.build_for
+    monkeypatch.setattr(loop, "build_for", lambda c, p: built.append((real(c, p), p))
                         or built[-1][0])
     torch.manual_seed(cfg.seed)
     init = _flat(real(cfg, make_problem(cfg)))
     res = train(cfg, out_dir=None, progress=False, evaluate_at_end=False)
     (trained, problem), = built
-    assert res["problem"] == task == problem.name and problem.kind == "tape"
+    assert res["problem"] == task == problem.name and problem.readout == "tape"
     assert problem.vocab_size == problem.task.tape_vocab_size
     assert res["parameters"] == len(init) == sum(p.numel() for p in trained.parameters())
     after = _flat(trained)
@@ -93,7 +94,7 @@ def test_every_task_trains_with_every_model(task, model, monkeypatch):
 
 @pytest.mark.parametrize("task", TAPE_TASKS)
 def test_tape_batch_shapes_and_loss_per_task(task):
-    problem = make_problem(TrainConfig(task=task, model="rnn"))
+    problem = make_problem(RunConfig(task=task, model="rnn"))
     model = tiny_model("rnn", problem)
     n = max(problem.task.min_length, 9)
     b = torch_batch(problem, 0, n)
@@ -111,7 +112,7 @@ def test_tape_batch_shapes_and_loss_per_task(task):
 
 
 def test_two_manual_steps_change_the_weights_of_every_model():
-    problem = make_problem(TrainConfig(task="binary_addition", model="rnn"))
+    problem = make_problem(RunConfig(task="binary_addition", model="rnn"))
     for name in MODELS:
         model = tiny_model(name, problem)
         before = [p.detach().clone() for p in model.parameters()]
@@ -126,7 +127,7 @@ def test_two_manual_steps_change_the_weights_of_every_model():
 
 @pytest.mark.parametrize("task", ["binary_addition", "stack_manipulation", "binary_multiplication"])
 def test_masks_reach_the_loss_and_the_accuracy(task):
-    problem = make_problem(TrainConfig(task=task, model="lstm"))
+    problem = make_problem(RunConfig(task=task, model="lstm"))
     model = tiny_model("lstm", problem).eval()
     tb = problem.task.sample(np.random.default_rng(3), 16, 12)
     assert not tb.mask.all()  # these tasks have masked positions after the terminator
@@ -135,7 +136,7 @@ def test_masks_reach_the_loss_and_the_accuracy(task):
         loss, correct = problem.loss(model, b)
         logits = problem.forward(model, b)
         # per-sample accuracy = the task's masked accuracy
-        np.testing.assert_allclose(correct.numpy(), problem.task.accuracy(logits.numpy(), tb),
+        np.testing.assert_allclose(correct.numpy(), task_accuracy(logits.numpy(), tb),
                                    rtol=1e-6)
         # changing targets where mask is False changes neither loss nor accuracy
         noisy = dict(b, targets=torch.where(b["mask"], b["targets"], (b["targets"] + 1) % 3))
@@ -148,7 +149,7 @@ def test_masks_reach_the_loss_and_the_accuracy(task):
         perfect = torch.nn.functional.one_hot(noisy["targets"], 3).float() * 10
         hit = (perfect.argmax(-1) == b["targets"]).float() * b["mask"]
         assert torch.equal(hit.sum(1) / b["mask"].sum(1), torch.ones(16))
-        np.testing.assert_array_equal(problem.task.accuracy(perfect.numpy(), tb), np.ones(16))
+        np.testing.assert_array_equal(task_accuracy(perfect.numpy(), tb), np.ones(16))
 
 
 def test_lengths_skip_lengths_without_strings():
@@ -160,11 +161,11 @@ def test_lengths_skip_lengths_without_strings():
 
 
 def test_train_and_evaluate_report_scores(tmp_path):
-    """train()'s accuracies are those of evaluate() on the saved model, score_balanced their
+    """train()'s accuracies are those of evaluate() on the saved model, paper_score their
     mean, solved the threshold on every length."""
     from monoidlab.training import evaluate, load_checkpoint
 
-    cfg = TrainConfig(task="reverse_string", model="pr-lstm", model_kwargs=TINY["pr-lstm"],
+    cfg = RunConfig(task="reverse_string", model="pr-lstm", model_options=TINY["pr-lstm"],
                       steps=2, batch_size=4, test_lengths="41:60:19", test_samples=3,
                       device="cpu", solved_threshold=0.3)
     res = train(cfg, out_dir=tmp_path, progress=False)
@@ -172,13 +173,13 @@ def test_train_and_evaluate_report_scores(tmp_path):
     model, saved, problem, _ = load_checkpoint(tmp_path)
     want = evaluate(model, problem, [41, 60], n_per_length=3, seed=cfg.seed)
     assert acc == want and sorted(want) == [41, 60]
-    assert res["score_balanced"] == pytest.approx((want[41] + want[60]) / 2)
+    assert res["paper_score"] == pytest.approx((want[41] + want[60]) / 2)
     # per-symbol accuracy of an untrained model: neither 0 nor 1, above the loose threshold
     assert 0.3 <= min(acc.values()) and max(acc.values()) < 0.99
     assert res["solved"] is True and res["verdict"].startswith("solved")
     assert json.loads((tmp_path / "results.json").read_text())["solved"] is True
     # the strict threshold flips the verdict; the accuracies do not move
-    strict = train(TrainConfig(**{**saved.as_dict(), "solved_threshold": 0.99}),
+    strict = train(RunConfig(**{**saved.as_dict(), "solved_threshold": 0.99}),
                    progress=False)
     assert strict["accuracy"]["task"] == want and strict["solved"] is False
     assert strict["verdict"].startswith("not solved") and "task" in strict["verdict"]
@@ -342,7 +343,7 @@ def test_listops_splits_are_reproducible_and_errors_are_clear():
 def test_cli_evaluate_splits(tmp_path, capsys):
     from monoidlab.cli import main
 
-    cfg = TrainConfig(task="listops", model="lstm", model_kwargs={"hidden": 8}, steps=2,
+    cfg = RunConfig(task="listops", model="lstm", model_options={"hidden": 8}, steps=2,
                       batch_size=4, train_lengths="4:30", device="cpu")
     train(cfg, out_dir=tmp_path / "run", progress=False, evaluate_at_end=False)
     assert main(["evaluate", str(tmp_path / "run"), "--splits", "--samples", "4",
@@ -355,7 +356,7 @@ def test_cli_evaluate_splits(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "test_deeper" in out and "test_longer" not in out
     # a checkpoint of another task: one readable error line
-    other = TrainConfig(task="parity_check", model="rnn", model_kwargs={"hidden": 4}, steps=1,
+    other = RunConfig(task="parity_check", model="rnn", model_options={"hidden": 4}, steps=1,
                         batch_size=2, device="cpu")
     train(other, out_dir=tmp_path / "parity", progress=False, evaluate_at_end=False)
     assert main(["evaluate", str(tmp_path / "parity"), "--splits"]) == 2
@@ -381,11 +382,11 @@ def test_sweep_configs_cover_the_benchmark(file):
     for m in ("rnn", "lstm", "stack-rnn", "tape-rnn", "transformer"):
         assert set(sweep["paper"]["scores"][m]) == set(DELETANG_TASKS)
     for r in sweep["runs"]:
-        c = r["config"]
+        c = r["config"].as_dict()
         assert c["protocol"] == "paper" and c["lr"] == r["lr"]
         assert c["train_lengths"] == "1:40" and c["test_lengths"].startswith("41:")
         if r["seed"] == seeds[0] and r["lr"] == lrs[0]:  # one build per task and model
-            build_for(TrainConfig(**c), make_problem(TrainConfig(**c)))  # kwargs are valid
+            build_for(RunConfig(**c), make_problem(RunConfig(**c)))  # kwargs are valid
 
 
 @pytest.mark.parametrize("model", MODELS)
@@ -395,8 +396,8 @@ def test_the_paper_scale_config_starts_a_run_of_every_model(model, tmp_path):
 
     sweep = load_sweep(REPO / "configs" / "deletang.toml")
     run = next(r for r in sweep["runs"] if r["model"] == model and r["problem"] == "odds_first")
-    cfg = TrainConfig(**{**run["config"], "steps": 1, "batch_size": 2, "test_lengths": "41:42",
-                         "test_samples": 2, "device": "cpu"})
+    cfg = run["config"].replace(steps=1, batch_size=2, test_lengths="41:42", test_samples=2,
+                                device="cpu")
     res = train(cfg, out_dir=tmp_path, progress=False)
     assert res["steps"] == 1 and res["evaluation"]["measure"] == "pooled"
     assert (tmp_path / "checkpoint.pt").is_file()
@@ -405,11 +406,11 @@ def test_the_paper_scale_config_starts_a_run_of_every_model(model, tmp_path):
 def test_summarise_writes_results_md_with_notes(tmp_path):
     from monoidlab.training.sweep import summarise
 
-    runs = [{"model": m, "config": {"model_kwargs": {}, "steps": 1, "batch_size": 2,
-                                     "optimizer": "adam", "lr": 1e-3, "warmup": 0.0}}
+    runs = [{"model": m, "config": RunConfig(task="parity_check", model=m, steps=1,
+                                             batch_size=2)}
             for m in ("rnn", "lstm")]
     ev = {"kinds": ["task"], "solved_kinds": ["task"], "threshold": 0.99}
-    rows = [{"id": f"t__{m}", "problem": t, "model": m, "seed": 0, "score_balanced": s,
+    rows = [{"id": f"t__{m}", "problem": t, "model": m, "seed": 0, "paper_score": s,
              "min_task": s - 0.01, "solved": s - 0.01 >= 0.99, "verdict": "", "steps": 1,
              "train_seconds": 1.0, "device": "cpu", "evaluation": ev}
             for t, m, s in [("a", "rnn", 1.0), ("a", "lstm", 0.5), ("b", "rnn", 0.2),
@@ -572,8 +573,8 @@ class FirstK(torch.nn.Module):
 
 
 def test_pooled_and_per_string_accuracy_on_a_hand_built_batch():
+    from monoidlab.evaluation.measures import pooled_accuracy
     from monoidlab.tasks import TaskBatch
-    from monoidlab.training.problems import pooled_accuracy
 
     task = get_task("binary_addition")
     # 1 + 4 = 5 = "101" then the terminator: 4 scored positions; 1 + 0 = 1: 2 scored positions
@@ -590,7 +591,7 @@ def test_pooled_and_per_string_accuracy_on_a_hand_built_batch():
     assert np.mean(hits.numpy() / counts.numpy()) == 0.75  # per string: (1/2 + 1) / 2
     assert pooled_accuracy(hits, counts) == pytest.approx(4 / 6)  # pooled: 4 tokens of 6
     said = FirstK(task, 2).forward_all(*map(torch.as_tensor, task.tape(tb)[:2]))[:, 5:]
-    assert task.batch_accuracy(said.detach().numpy(), tb) == pytest.approx(4 / 6)  # its scalar
+    assert task_batch_accuracy(said.detach().numpy(), tb) == pytest.approx(4 / 6)  # its scalar
     # the reference's sub-batches of 64: each sub-batch weighs the same
     h, c = np.tile([2, 2], 65), np.tile([4, 2], 65)  # 130 strings: 64, 64, then 2
     assert pooled_accuracy(h, c) == pytest.approx(4 / 6)
@@ -599,7 +600,7 @@ def test_pooled_and_per_string_accuracy_on_a_hand_built_batch():
 
 
 def test_evaluation_reports_both_definitions_and_their_disagreement():
-    from monoidlab.training.evaluate import Evaluation, evaluate_kinds
+    from monoidlab.evaluation import Evaluation, evaluate_kinds
 
     # the issue's case: right on the first 41 output positions of stack_manipulation at
     # length 100 (0.641 per string, 0.587 pooled): long answers weigh more when pooled
@@ -627,19 +628,19 @@ def test_evaluation_reports_both_definitions_and_their_disagreement():
 
 
 def test_protocol_paper_sets_the_released_task_behaviour():
-    odds = make_problem(TrainConfig(task="odds_first", model="rnn", protocol="paper"))
+    odds = make_problem(RunConfig(task="odds_first", model="rnn", protocol="paper"))
     assert odds.task.code_order and odds.measure == "pooled"
     assert odds.task.label(np.array([1, 0, 0]))[0].tolist() == [[0, 1, 0]]
-    assert not make_problem(TrainConfig(task="odds_first", model="rnn")).task.code_order
+    assert not make_problem(RunConfig(task="odds_first", model="rnn")).task.code_order
     for name in ("binary_addition", "binary_multiplication", "solve_equation",
                  "missing_duplicate_string"):
-        p = make_problem(TrainConfig(task=name, model="rnn", protocol="paper"))
+        p = make_problem(RunConfig(task=name, model="rnn", protocol="paper"))
         assert p.lengths(range(1, 41)).tolist() == list(range(1, 41)), name  # placeholders
-        assert make_problem(TrainConfig(task=name, model="rnn")).lengths(
+        assert make_problem(RunConfig(task=name, model="rnn")).lengths(
             range(1, 41))[0] == get_task(name).min_length
     # an explicit task option wins over the protocol's
-    mine = make_problem(TrainConfig(task="odds_first", model="rnn", protocol="paper",
-                                    task_kwargs={"code_order": False}))
+    mine = make_problem(RunConfig(task="odds_first", model="rnn", protocol="paper",
+                                    task_options={"code_order": False}))
     assert not mine.task.code_order
 
 
@@ -647,11 +648,11 @@ def test_protocol_errors_are_one_line_config_errors():
     from monoidlab.errors import ConfigError
 
     with pytest.raises(ConfigError, match="'protocol'.*monoidlab or paper"):
-        TrainConfig(task="parity_check", model="rnn", protocol="papers").validate()
+        RunConfig(task="parity_check", model="rnn", protocol="papers")
     with pytest.raises(ConfigError, match="'protocol'.*tape tasks"):
-        TrainConfig(language="parity", model="rnn", protocol="paper").validate()
+        RunConfig(language="parity", model="rnn", protocol="paper")
     with pytest.raises(ConfigError, match="'protocol'.*tape tasks"):
-        TrainConfig(task="addition", model="decoder-lm", protocol="paper").validate()
+        RunConfig(task="addition", model="decoder-lm", protocol="paper")
 
 
 def test_paper_protocol_learns_the_zeros_after_the_terminator():
@@ -681,7 +682,7 @@ def test_tape_tasks_have_the_strict_kinds_that_apply():
     # options the automaton does not model: no automaton kinds
     assert TapeProblem(get_task("cycle_navigation", cycle_length=7)).kinds == ("task",)
     with pytest.raises(ValueError, match="kinds: task, near_miss"):
-        TapeProblem(get_task("solve_equation")).check_kinds(["balanced"])
+        TapeProblem(get_task("solve_equation")).check_kinds(["paper"])
 
 
 def _one_edit_away(task, row: np.ndarray) -> set[int]:
@@ -764,7 +765,7 @@ class TapeOracle(torch.nn.Module):
 @pytest.mark.parametrize("name", [*sorted(REGULAR), "modular_arithmetic_brackets",
                                   "solve_equation"])
 def test_strict_tape_evaluation_solves_an_oracle_and_fails_a_constant(name):
-    from monoidlab.training.evaluate import evaluate_kinds
+    from monoidlab.evaluation import evaluate_kinds
 
     problem = TapeProblem(get_task(name), protocol="paper")
     lengths = [21, 22]  # both parities (modular_arithmetic: 22 has no expression of its own)
@@ -795,7 +796,7 @@ def test_sweep_lrs_axis_and_errors(tmp_path):
                                        "parity_check__rnn__lr0.001__s1",
                                        "parity_check__rnn__lr0.0003__s0",
                                        "parity_check__rnn__lr0.0003__s1"]
-    assert [r["config"]["lr"] for r in runs] == [1e-3, 1e-3, 3e-4, 3e-4]
+    assert [r["config"].lr for r in runs] == [1e-3, 1e-3, 3e-4, 3e-4]
     f.write_text('[sweep]\ntasks = ["parity_check"]\nmodels = ["rnn"]\nlrs = [0]\n')
     with pytest.raises(ConfigError, match="'lrs'"):
         load_sweep(f)
@@ -808,7 +809,7 @@ def test_summarise_sets_the_paper_beside_and_names_disagreements(tmp_path):
 
     def row(task, model, lr, score, pooled, per_string, low=None):
         return {"id": f"{task}__{model}__lr{lr}__s0", "problem": task, "model": model,
-                "seed": 0, "lr": lr, "score_balanced": score,
+                "seed": 0, "lr": lr, "paper_score": score,
                 "min_task": score if low is None else low,
                 "solved": pooled, "solved_pooled": pooled, "solved_per_string": per_string,
                 "verdict": "", "steps": 1, "train_seconds": 1.0, "device": "cpu",
@@ -833,7 +834,7 @@ def test_summarise_sets_the_paper_beside_and_names_disagreements(tmp_path):
 
 
 @pytest.mark.parametrize("module", ["monoidlab.models.stack_rnn", "monoidlab.models.tape_rnn",
-                                    "monoidlab.training.problems", "monoidlab.training.evaluate",
+                                    "monoidlab.training.problems", "monoidlab.evaluation",
                                     "monoidlab.tasks.cs", "monoidlab.tasks.dcf"])
 def test_doctests(module):
     import doctest

@@ -1,5 +1,5 @@
-"""Tests for the strict evaluation (monoidlab.evalsets, monoidlab.training.evaluate): the test
-kinds are what they claim (EC-stratified is uniform over ECs, balanced is the papers' protocol),
+"""Tests for the strict evaluation (monoidlab.evalsets, monoidlab.evaluation): the test
+kinds are what they claim (EC-stratified is uniform over ECs, paper is the papers' protocol),
 trivial models are *not* solved on dyck-4 while the automaton itself is, single-class lengths
 are never scored, and every accuracy comes with its baselines."""
 
@@ -11,8 +11,16 @@ import torch
 from scipy.stats import chisquare
 
 import monoidlab as ml
-from monoidlab.evalsets import KINDS, classes_at, count_baseline, kind_batch, majority_baseline
-from monoidlab.training.evaluate import Evaluation, evaluate_kinds, min_beside_baselines
+from monoidlab.evaluation import (
+    KINDS,
+    Evaluation,
+    classes_at,
+    count_baseline,
+    evaluate_kinds,
+    kind_batch,
+    majority_baseline,
+    min_beside_baselines,
+)
 from monoidlab.training.problems import LanguageProblem
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -96,10 +104,10 @@ def test_min_beside_baselines_is_the_cell_of_every_results_table(dyck4):
 
 def test_single_class_lengths_are_reported_but_never_scored(dyck4):
     ev = evaluate_kinds(always(0), dyck4, range(30, 34), 16, seed=0)
-    assert set(ev.single_class["balanced"]) == {31, 33}  # odd: every string is rejected
-    assert set(ev.accuracy["balanced"]) == {30, 32}
+    assert set(ev.single_class["paper"]) == {31, 33}  # odd: every string is rejected
+    assert set(ev.accuracy["paper"]) == {30, 32}
     assert ev.unavailable["near_miss"] == [31, 33]  # no near miss at odd lengths
-    assert ev.single_class["balanced"][31] == 1.0  # right, but it counts for nothing
+    assert ev.single_class["paper"][31] == 1.0  # right, but it counts for nothing
     with pytest.warns(UserWarning, match="single class"):
         odd = evaluate_kinds(always(0), dyck4, range(41, 62, 2), 8, seed=0)
     assert not odd.solved and "nothing could be scored" in odd.verdict()
@@ -123,14 +131,14 @@ def test_ec_stratified_is_uniform_over_reachable_ecs():
         reachable].min() < counts[reachable].min() / 3
 
 
-def test_balanced_kind_is_the_papers_protocol():
+def test_paper_kind_is_the_papers_protocol():
     lang = ml.load_language("dyck-4")
-    b = kind_batch(lang, "balanced", 20, 400, np.random.default_rng(0))
+    b = kind_batch(lang, "paper", 20, 400, np.random.default_rng(0))
     # half uniform members, half uniform strings (almost all rejected at length 20)
     assert 0.5 <= b.labels.mean() <= 0.53
-    odd = kind_batch(lang, "balanced", 21, 40, np.random.default_rng(0))
+    odd = kind_batch(lang, "paper", 21, 40, np.random.default_rng(0))
     assert (odd.labels == 0).all()  # no member: uniform strings only
-    cyc = kind_batch(ml.load_language("cycle-navigation"), "balanced", 20, 500,
+    cyc = kind_batch(ml.load_language("cycle-navigation"), "paper", 20, 500,
                      np.random.default_rng(0))
     assert np.bincount(cyc.labels).tolist() == [100] * 5  # class-balanced otherwise
     assert classes_at(lang, 20).tolist() == [0, 1] and classes_at(lang, 21).tolist() == [0]
@@ -157,13 +165,13 @@ def test_baselines():
 def test_evaluation_round_trips_through_json():
     import json
 
-    ev = Evaluation("p", ("balanced", "near_miss"), 0.99, 8,
-                    accuracy={"balanced": {4: 1.0}, "near_miss": {4: 0.5}},
-                    single_class={"balanced": {5: 1.0}, "near_miss": {}},
-                    unavailable={"balanced": [], "near_miss": [5]},
-                    majority={"balanced": {4: 0.5, 5: 1.0}, "near_miss": {4: 0.5}},
-                    count_only={"balanced": {4: 1.0}, "near_miss": {4: 0.5}},
-                    class_mix={"balanced": {4: {"a": 0.5, "b": 0.5}}, "near_miss": {}})
+    ev = Evaluation("p", ("paper", "near_miss"), 0.99, 8,
+                    accuracy={"paper": {4: 1.0}, "near_miss": {4: 0.5}},
+                    single_class={"paper": {5: 1.0}, "near_miss": {}},
+                    unavailable={"paper": [], "near_miss": [5]},
+                    baselines={"majority": {"paper": {4: 0.5, 5: 1.0}, "near_miss": {4: 0.5}},
+                               "count_only": {"paper": {4: 1.0}, "near_miss": {4: 0.5}}},
+                    class_mix={"paper": {4: {"a": 0.5, "b": 0.5}}, "near_miss": {}})
     back = Evaluation.from_dict(json.loads(json.dumps(ev.as_dict())))
     assert back == ev and not back.solved and back.failing_lengths("near_miss") == [4]
     assert "near_miss 0.500 at length 4" in back.verdict()
@@ -182,11 +190,36 @@ def test_evaluation_is_seeded_and_model_independent(dyck4):
 
 def test_solved_needs_every_kind_and_every_scored_length():
     perfect = {4: 1.0, 6: 1.0}
-    ev = Evaluation("p", KINDS, 0.99, 8, accuracy={"balanced": perfect, "near_miss": perfect,
+    ev = Evaluation("p", KINDS, 0.99, 8, accuracy={"paper": perfect, "near_miss": perfect,
                                                   "ec_stratified": {4: 1.0, 6: 0.985}})
     assert not ev.solved and ev.failing_lengths("ec_stratified") == [6]
     ev.accuracy["ec_stratified"][6] = 0.99
     assert ev.solved
     ev.accuracy["near_miss"] = {}  # a kind without scored lengths does not count
-    assert ev.solved and ev.scored_kinds == ["balanced", "ec_stratified"]
-    assert "balanced, ec_stratified" in ev.verdict()
+    assert ev.solved and ev.scored_kinds == ["paper", "ec_stratified"]
+    assert "paper, ec_stratified" in ev.verdict()
+
+
+def test_a_new_baseline_is_one_entry_and_reaches_every_output(monkeypatch):
+    """The one place to add a metric: a Baseline in BASELINES is computed on every test set and
+    shows up in the summary rows, the JSON (and back), the text table and the report's table."""
+    import json
+
+    from monoidlab.evaluation import baselines, evaluation_text, result, run, text
+    from monoidlab.evaluation.baselines import Baseline
+
+    always_zero = Baseline("always_reject", "answers class 0 to every string",
+                           lambda s: None if s.labels is None else float(np.mean(s.labels == 0)))
+    extended = (*baselines.BASELINES, always_zero)
+    for module in (baselines, result, run, text):
+        monkeypatch.setattr(module, "BASELINES", extended)
+    problem = LanguageProblem(ml.load_language("dyck-2"))
+    model = __import__("monoidlab.models", fromlist=["build_model"]).build_model(
+        "mlp-ldru", 2, 2, d=8)
+    ev = evaluate_kinds(model, problem, [10, 12], n_per_length=16, seed=0)
+    assert set(ev.baselines["always_reject"]) == set(ev.kinds)
+    row = ev.summary_rows()[0]
+    assert 0 < row["always_reject"] <= 1
+    back = Evaluation.from_dict(json.loads(json.dumps(ev.as_dict())))
+    assert back.baselines["always_reject"] == ev.baselines["always_reject"]
+    assert "always_reject" in evaluation_text(ev, lengths=False).splitlines()[1]

@@ -263,7 +263,7 @@ def test_tiny_model_overfits_parity(kind):
     print(kind, "fitted after", step, "steps")
 
 
-# ---------------------------------------------------------------- padding = "identity" (issue 18)
+# ---------------------------------------------------------------- padding = "identity"
 
 
 @pytest.mark.parametrize("operator", ["mlp", "sum", "gated-sum"])
@@ -336,7 +336,7 @@ def test_pr_rnn_authors_variant_equals_per_node_reference():
     assert (leaf < 0).any()  # no activation on the leaf
 
 
-# ---------------------------------------------------------------- init = "haiku" (issue 14)
+# ---------------------------------------------------------------- init = "haiku"
 
 
 def _std(layer):

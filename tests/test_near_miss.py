@@ -160,8 +160,8 @@ def test_near_misses_of_a_huge_pair_automaton_are_refused_before_allocating(monk
     import warnings
 
     import monoidlab as ml
-    from monoidlab import evalsets
     from monoidlab.errors import MonoidTooLarge
+    from monoidlab.evaluation import kinds as evalsets
     from monoidlab.near_miss import NearMissTooLarge, near_misses
 
     lang = ml.load_language("prefix-4-4")

@@ -9,28 +9,21 @@ import pytest
 
 import monoidlab as ml
 from monoidlab.cli import main
-from monoidlab.coverage import offsets_for
-from monoidlab.training import ConfigError, TrainConfig, train
+from monoidlab.geometry import buffer_size
+from monoidlab.training import ConfigError, RunConfig, train
 from monoidlab.training.problems import make_problem
 
 
 def test_training_batches_carry_offsets_inside_the_buffer():
-    cfg = TrainConfig(language="dyck-2", model="mlp-ldru", offsets="random")
+    cfg = RunConfig(language="dyck-2", model="mlp-ldru", offsets="random")
     problem = make_problem(cfg)
     rng = np.random.default_rng(0)
     for L in (1, 5, 17, 40):
         b = problem.batch(rng, L, 64, train=True)
-        buffer = 1 << (2 * L - 1).bit_length()
+        buffer = buffer_size(2 * L)
         assert b["offsets"].min() >= 0 and (b["offsets"] + L).max() <= buffer
         assert len(np.unique(b["offsets"])) > 1 or L == 1
     assert "offsets" not in problem.batch(rng, 5, 8, train=False)  # evaluation: offset 0
-
-
-def test_offsets_for_random_is_uniform_range_and_zero_is_plain():
-    assert offsets_for(5, "random").tolist() == list(range(0, 16 - 5 + 1))
-    assert offsets_for(5, None).tolist() == [0]
-    with pytest.raises(ValueError, match="random"):
-        offsets_for(5, "sometimes")
 
 
 def test_training_with_random_offsets_feeds_them_to_the_model(monkeypatch):
@@ -42,9 +35,9 @@ def test_training_with_random_offsets_feeds_them_to_the_model(monkeypatch):
     from monoidlab.training.trainer import training_batch
 
     kw = dict(language="parity", model="mlp-ldru", offsets="random", steps=4, batch_size=8,
-              model_kwargs={"d": 8}, train_lengths="2:9", test_lengths="41:42", test_samples=4,
+              model_options={"d": 8}, train_lengths="2:9", test_lengths="41:42", test_samples=4,
               device="cpu")
-    cfg = TrainConfig(**kw)
+    cfg = RunConfig(**kw)
     calls = []
     real = MLPLDRU.forward_at_offsets
 
@@ -61,19 +54,19 @@ def test_training_with_random_offsets_feeds_them_to_the_model(monkeypatch):
     assert [c[1] for c in calls] == [w["offsets"].tolist() for w in want]
     assert any(o > 0 for c in calls for o in c[1])
     # seeded: the same run again gives the same weights; without offsets, other weights
-    b = train(TrainConfig(**kw), progress=False)
+    b = train(RunConfig(**kw), progress=False)
     assert a["accuracy"] == b["accuracy"] and calls[: cfg.steps] == calls[cfg.steps:]
     monkeypatch.undo()
 
     def weights(**extra):
-        from monoidlab.training import trainer
+        from monoidlab.training import loop as trainer
 
         built = []
         real_build = trainer.build_for
         with monkeypatch.context() as mp:
             mp.setattr(trainer, "build_for", lambda c, p: built.append(real_build(c, p))
                        or built[-1])
-            train(TrainConfig(**{**kw, **extra}), progress=False, evaluate_at_end=False)
+            train(RunConfig(**{**kw, **extra}), progress=False, evaluate_at_end=False)
         return torch.cat([p.detach().ravel() for p in built[0].parameters()])
 
     assert torch.equal(weights(), weights())
@@ -82,7 +75,7 @@ def test_training_with_random_offsets_feeds_them_to_the_model(monkeypatch):
 
 def test_random_offsets_need_a_balanced_tree_model():
     with pytest.raises(ConfigError, match="offsets"):
-        TrainConfig(language="parity", model="lstm", offsets="random").validate()
+        RunConfig(language="parity", model="lstm", offsets="random")
 
 
 @pytest.mark.parametrize("name, plain, shifted", [

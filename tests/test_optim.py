@@ -1,4 +1,4 @@
-"""The authors' recipe (issue 14): optax-style AMSGrad, the ``recipe = "authors"`` config key,
+"""The authors' recipe: optax-style AMSGrad, the ``recipe = "authors"`` config key,
 gradient centralisation as the authors apply it."""
 
 import math
@@ -7,9 +7,10 @@ import pytest
 import torch
 
 from monoidlab.errors import ConfigError
-from monoidlab.training.config import TrainConfig, apply_overrides, config_from_dict
+from monoidlab.training.config import RunConfig
+from monoidlab.training.loop import _centralise, _optimizer
 from monoidlab.training.optim import AMSGradOptax
-from monoidlab.training.trainer import _centralise, _optimizer
+from monoidlab.training.parse import apply_overrides, config_from_dict
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -60,54 +61,56 @@ def test_amsgrad_optax_state_and_weight_decay():
 
 
 def test_trainer_builds_the_optimiser_of_the_config():
-    cfg = TrainConfig(language="parity", optimizer="amsgrad-optax").validate()
+    cfg = RunConfig(language="parity", optimizer="amsgrad-optax")
     assert isinstance(_optimizer(cfg, [torch.nn.Parameter(torch.zeros(1))]), AMSGradOptax)
-    cfg = TrainConfig(language="parity", optimizer="amsgrad").validate()
+    cfg = RunConfig(language="parity", optimizer="amsgrad")
     opt = _optimizer(cfg, [torch.nn.Parameter(torch.zeros(1))])
     assert type(opt) is torch.optim.Adam and opt.defaults["amsgrad"]
     with pytest.raises(ConfigError, match="optimizer"):
-        TrainConfig(language="parity", optimizer="sgd").validate()
+        RunConfig(language="parity", optimizer="sgd")
 
 
 def test_recipe_authors_fills_only_unset_keys():
     cfg = config_from_dict({"language": "dyck-4", "recipe": "authors", "lr": 3e-3,
-                            "model_kwargs": {"d": 32}})
+                            "model_options": {"d": 32}})
     assert (cfg.optimizer, cfg.lr, cfg.warmup, cfg.clip, cfg.batch_size, cfg.sampler) == (
         "amsgrad-optax", 3e-3, 0.2, 1.0, 256, "ldru")
     assert cfg.grad_centralisation and cfg.weight_decay == 0.0
-    assert cfg.model_kwargs == {"d": 32, "dropout": 0.25, "init": "haiku"}
-    assert cfg.steps == TrainConfig().steps  # how long is never the recipe's business
+    o = cfg.model_options
+    assert (o.d, o.dropout, o.init) == (32, 0.25, "haiku")
+    assert cfg.steps == RunConfig.__dataclass_fields__["steps"].default  # never the recipe's
     dyck = config_from_dict({"language": "dyck-4", "recipe": "authors"})
     parity = config_from_dict({"language": "parity", "recipe": "authors"})
     assert dyck.lr == 1e-4 and parity.lr == 1e-3
-    assert parity.model_kwargs["dropout"] == 0.1 and parity.sampler == "uniform"
+    assert parity.model_options.dropout == 0.1 and parity.sampler == "uniform"
     # the default recipe changes nothing
-    assert config_from_dict({"language": "dyck-4"}) == TrainConfig(language="dyck-4").validate()
+    assert config_from_dict({"language": "dyck-4"}) == RunConfig(language="dyck-4")
 
 
 def test_recipe_through_overrides_and_round_trip():
-    base = TrainConfig(language="parity", batch_size=64).validate()
-    cfg = apply_overrides(base, ["recipe=authors", "model_kwargs.dropout=0.3"])
+    base = RunConfig(language="parity", batch_size=64)
+    cfg = apply_overrides(base, ["recipe=authors", "model_options.dropout=0.3"])
     assert cfg.batch_size == 64 and cfg.optimizer == "amsgrad-optax"
-    assert cfg.model_kwargs == {"d": 64, "dropout": 0.3, "init": "haiku"}
+    o = cfg.model_options
+    assert (o.d, o.dropout, o.init) == (64, 0.3, "haiku")
     pr = apply_overrides(apply_overrides(base, ["recipe=authors"]), ["model=pr-lstm"])
-    assert (pr.optimizer, pr.model_kwargs, pr.batch_size, pr.grad_centralisation) == (
-        "adam", {"hidden": 256, "init": "haiku"}, 64, False)
+    assert (pr.optimizer, pr.model_options.hidden, pr.model_options.init, pr.batch_size,
+            pr.grad_centralisation) == ("adam", 256, "haiku", 64, False)
     assert config_from_dict(pr.as_dict()) == pr  # a checkpoint's config reloads unchanged
-    bare = apply_overrides(TrainConfig(), ["language=dyck-4", "recipe=authors"])  # as the CLI
+    bare = config_from_dict({"language": "dyck-4", "recipe": "authors"})  # as the CLI
     assert (bare.lr, bare.optimizer, bare.sampler) == (1e-4, "amsgrad-optax", "ldru")
     rnn = config_from_dict({"language": "parity", "model": "pr-rnn", "recipe": "authors"})
-    assert rnn.model_kwargs["activation"] == "relu" and not rnn.model_kwargs["leaf_activation"]
+    assert rnn.model_options.activation == "relu" and not rnn.model_options.leaf_activation
     with pytest.raises(ConfigError, match="recipe"):
         config_from_dict({"language": "parity", "recipe": "paper"})
 
 
 def test_recipe_authors_trains():
-    from monoidlab._util import Lengths
+    from monoidlab.geometry import Lengths
     from monoidlab.training import train
 
     cfg = config_from_dict({"language": "parity", "recipe": "authors", "steps": 3,
-                            "batch_size": 8, "model_kwargs": {"d": 8},
+                            "batch_size": 8, "model_options": {"d": 8},
                             "test_lengths": "41:42", "test_samples": 4})
     result = train(cfg, out_dir=None, progress=False)
     assert result["steps"] == 3 and cfg.test_lengths == Lengths(41, 42)

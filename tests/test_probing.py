@@ -141,10 +141,10 @@ def test_include_empty_keeps_padding_nodes(parity):
 def test_subsample_is_stratified_and_seeded(tomita7):
     model = _model("mlp-ldru", tomita7)
     emb = node_embeddings(model, tomita7, *tomita7.encode(_strings(tomita7, [16] * 20)))
-    sub = emb.subsample(60, "level", random_state=1)
+    sub = emb.subsample(60, "level", seed=1)
     counts = sub.meta.level.value_counts()
     assert len(sub) <= 60 and counts.max() - counts[counts.index.max()] <= 15
-    assert sub.meta.equals(emb.subsample(60, "level", random_state=1).meta)
+    assert sub.meta.equals(emb.subsample(60, "level", seed=1).meta)
 
 
 # --------------------------------------------------------------------------- metrics
@@ -280,21 +280,21 @@ def test_nonassociative_operators_and_semantic_columns(tomita7):
 
 
 def _tiny_cfg(**kw):
-    from monoidlab.training import TrainConfig
+    from monoidlab.training import RunConfig
 
     base = dict(language="parity", model="mlp-ldru", steps=30, batch_size=8,
                 train_lengths="1:6", test_lengths="41:42", test_samples=4,
-                model_kwargs={"d": 8}, sampler="uniform")
-    return TrainConfig(**{**base, **kw})
+                model_options={"d": 8}, sampler="uniform")
+    return RunConfig(**{**base, **kw})
 
 
 def test_heldout_excludes_the_strings_training_really_saw(monkeypatch):
-    from monoidlab.training import train, trainer
+    from monoidlab.training import loop, train
     from monoidlab.training.problems import LanguageProblem, make_problem
 
     cfg = _tiny_cfg()
     seen, built = set(), []
-    real_batch, real_build = LanguageProblem.batch, trainer.build_for
+    real_batch, real_build = LanguageProblem.batch, loop.build_for
 
     def spy(self, rng, length, batch_size, train):
         b = real_batch(self, rng, length, batch_size, train)
@@ -310,7 +310,7 @@ def test_heldout_excludes_the_strings_training_really_saw(monkeypatch):
 
     with monkeypatch.context() as mp:
         mp.setattr(LanguageProblem, "batch", spy)
-        mp.setattr(trainer, "build_for", build)
+        mp.setattr(loop, "build_for", build)
         train(cfg, progress=False, evaluate_at_end=False)
     problem = make_problem(cfg)
     regen = training_strings(cfg, problem)
@@ -347,7 +347,7 @@ def test_cli_probe_on_a_five_step_run(tmp_path, capsys):
     run = tmp_path / "run"
     assert main(["train", "--language", "parity", "--steps", "5", "--out", str(run), "--json",
                  "--batch_size=8", "--test_lengths=41:42", "--test_samples=4",
-                 "--model_kwargs.d=16"]) == 0
+                 "--model_options.d=16"]) == 0
     capsys.readouterr()
     assert main(["probe", str(run), "--json", "--no-umap", "--n-strings", "16",
                  "--n-triples", "12", "--max-nodes", "400"]) == 0
@@ -397,7 +397,7 @@ def test_umap_figure_colours_ecs_categorically(tomita7):
     lang = ml.load_language("tomita-3")  # 26 ECs: more than the colour limit
     model = _model("mlp-ldru", lang)
     emb = node_embeddings(model, lang, *lang.encode(_strings(lang, [16] * 12)))
-    fig = plots_probe.umap_figure(emb, max_points=150, random_state=0)
+    fig = plots_probe.umap_figure(emb, max_points=150, seed=0)
     ax = fig.axes[0]
     n_ecs = emb.subsample(150, "level", 0).meta.ec.nunique()
     assert n_ecs > COLOUR_LIMIT
@@ -426,7 +426,7 @@ def test_chance_scores_keep_cluster_sizes_and_lose_the_ecs():
     est = ClusterAgreement("kmeans").fit(X, y)
     assert est.scores_["ari"] == pytest.approx(1.0)
     assert abs(est.chance_scores_["ari"]) < 0.05 and est.chance_scores_["purity"] < 0.4
-    assert est.chance_scores_ == chance_scores(y, est.labels_, random_state=0)
+    assert est.chance_scores_ == chance_scores(y, est.labels_, seed=0)
     tab = cluster_agreement(NodeEmbeddings(X, __import__("pandas").DataFrame(
         {"ec": y, "level": np.ones(len(y), int), "string": np.arange(len(y))}), "tree",
         "balanced", None), "kmeans", by=None).table
@@ -533,12 +533,12 @@ def test_probe_tables_tell_an_exact_model_from_a_constant_one(tmp_path, monkeypa
     were the sink. Through probe_checkpoint, the exact monoid (trained) must now stand far
     from a constant head (init), and the constant head must score the table's baseline."""
     from monoidlab.probing import probe as probe_mod
-    from monoidlab.training import TrainConfig, train, trainer
+    from monoidlab.training import RunConfig, train, trainer
     from monoidlab.training.problems import make_problem
 
-    cfg = TrainConfig(language="dyck-4", model="mlp-ldru", steps=2, batch_size=8,
+    cfg = RunConfig(language="dyck-4", model="mlp-ldru", steps=2, batch_size=8,
                       train_lengths="1:8", test_lengths="9:10", test_samples=4,
-                      model_kwargs={"d": 8})
+                      model_options={"d": 8})
     train(cfg, tmp_path / "run", progress=False, evaluate_at_end=False)
     problem = make_problem(cfg)
     lang = problem.language

@@ -151,11 +151,11 @@ def test_browser_check_sees_broken_images_and_console_errors(dyck2_report, tmp_p
 @pytest.fixture(scope="module")
 def parity_run(tmp_path_factory):
     """A tiny parity run with early stopping: a run folder with best.pt and results.json."""
-    from monoidlab.training import TrainConfig, train
+    from monoidlab.training import RunConfig, train
 
     run = tmp_path_factory.mktemp("run") / "parity"
-    cfg = TrainConfig(language="parity", model="mlp-ldru", steps=120, batch_size=32, lr=3e-3,
-                      model_kwargs={"d": 16, "dropout": 0.0, "padding": "identity"},
+    cfg = RunConfig(language="parity", model="mlp-ldru", steps=120, batch_size=32, lr=3e-3,
+                      model_options={"d": 16, "dropout": 0.0, "padding": "identity"},
                       train_lengths="1:8", test_lengths="9:16", test_samples=16,
                       sampler="near_miss", eval_every=30, val_lengths="9:12", early_stop=2,
                       checkpoint_every=1000, log_every=1000, seed=0)
@@ -186,7 +186,7 @@ def test_report_of_a_run_reuses_its_evaluation_and_writes_key_figures(parity_run
                         test_lengths=range(9, 17), umap=False, n_probe=40)
     key = json.loads(path.with_suffix(".json").read_text())
     m = key["model"]
-    assert m["verdict"] == res["verdict"] and m["score_balanced"] == res["score_balanced"]
+    assert m["verdict"] == res["verdict"] and m["paper_score"] == res["paper_score"]
     assert "results.json" in m["evaluation_source"]
     assert {r["kind"]: r["min"] for r in m["kinds"]} == res["min_accuracy"]
     want = ml.min_training_length(ml.load_language("parity"), range(9, 17), within="auto",
@@ -205,11 +205,11 @@ def test_report_of_a_run_reuses_its_evaluation_and_writes_key_figures(parity_run
 
 
 def test_demo_cli_trains_reports_and_prints_the_verdict(tmp_path, capsys, monkeypatch):
-    from monoidlab._util import Lengths
     from monoidlab.cli import report as cli_report
+    from monoidlab.geometry import Lengths
 
     small = dict(cli_report.DEMO_TRAINING, steps=60, eval_every=20, val_lengths=Lengths(9, 12),
-                 test_lengths=Lengths(9, 16), test_samples=8, model_kwargs={"d": 8})
+                 test_lengths=Lengths(9, 16), test_samples=8, model_options={"d": 8})
     monkeypatch.setattr(cli_report, "DEMO_TRAINING", small)
     args = ["demo", "--language", "parity", "--out", str(tmp_path), "--train", "1:8",
             "--test", "9:16", "--no-umap"]

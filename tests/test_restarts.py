@@ -1,4 +1,4 @@
-"""Validation strings and restarts of the trainer (issue 14).
+"""Validation strings and restarts of the trainer.
 
 Validation draws fresh strings at every check, never the test strings; ``restarts`` trains up to
 1 + restarts attempts from fresh seeds and tests the best validated weights over all of them.
@@ -13,14 +13,16 @@ import pytest
 import torch
 
 from monoidlab.errors import ConfigError
-from monoidlab.training import TrainConfig, train
+from monoidlab.evaluation import Evaluation
+from monoidlab.training import RunConfig, train
+from monoidlab.training import loop as loop_mod
 from monoidlab.training import trainer as trainer_mod
-from monoidlab.training.evaluate import Evaluation
-from monoidlab.training.trainer import _Validation, attempt_config, validation_seed
+from monoidlab.training.attempts import Validation as _Validation
+from monoidlab.training.attempts import attempt_config, validation_seed
 
 # dyck-2 cannot be solved by a d-8 model in 30 steps: every attempt runs to its end
 HARD = dict(language="dyck-2", model="mlp-ldru", steps=30, batch_size=8, lr=3e-3,
-            model_kwargs={"d": 8, "dropout": 0.0}, train_lengths="1:8", test_lengths="10:14:2",
+            model_options={"d": 8, "dropout": 0.0}, train_lengths="1:8", test_lengths="10:14:2",
             val_lengths="10:14:2", val_samples=4, test_samples=4, eval_every=10, early_stop=2,
             checkpoint_every=10, log_every=10, restarts=2, threads=1)
 
@@ -32,19 +34,20 @@ def _validations(out: Path) -> list[dict]:
 
 def _record_seeds(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     seeds: list[int] = []
-    real = trainer_mod.evaluate_kinds
+    real = loop_mod.evaluate_kinds
 
     def spy(model, problem, lengths, n, seed, *a, **kw):
         seeds.append(seed)
         return real(model, problem, lengths, n, seed, *a, **kw)
 
-    monkeypatch.setattr(trainer_mod, "evaluate_kinds", spy)
+    monkeypatch.setattr(trainer_mod, "evaluate_kinds", spy)  # the test
+    monkeypatch.setattr(loop_mod, "evaluate_kinds", spy)  # the validations
     return seeds
 
 
 def test_each_validation_draws_fresh_strings_never_the_test_strings(monkeypatch):
     seeds = _record_seeds(monkeypatch)
-    cfg = TrainConfig(**{**HARD, "restarts": 0, "seed": 3})
+    cfg = RunConfig(**{**HARD, "restarts": 0, "seed": 3})
     train(cfg, None, progress=False)
     *val, test = seeds
     assert test == 3  # the test set is the run's seed's
@@ -54,16 +57,16 @@ def test_each_validation_draws_fresh_strings_never_the_test_strings(monkeypatch)
 
 def test_restarts_train_every_attempt_from_a_fresh_seed(tmp_path, monkeypatch):
     fresh: list[int] = []
-    real = trainer_mod._fresh
+    real = loop_mod._fresh
 
     def spy(cfg, problem, device):
         fresh.append(cfg.seed)
         return real(cfg, problem, device)
 
-    monkeypatch.setattr(trainer_mod, "_fresh", spy)
-    res = train(TrainConfig(**HARD), tmp_path / "r", progress=False)
+    monkeypatch.setattr(loop_mod, "_fresh", spy)
+    res = train(RunConfig(**HARD), tmp_path / "r", progress=False)
     assert res["attempts"] == 3 and res["steps"] == 90 and not res["stopped_early"]
-    assert fresh == [attempt_config(TrainConfig(**HARD), a).seed for a in range(3)]
+    assert fresh == [attempt_config(RunConfig(**HARD), a).seed for a in range(3)]
     assert fresh[0] == 0 and len(set(fresh)) == 3
     val = _validations(tmp_path / "r")
     # every 10 steps of every attempt, the end of each attempt included
@@ -77,8 +80,8 @@ def test_restarts_train_every_attempt_from_a_fresh_seed(tmp_path, monkeypatch):
 
 
 def test_attempt_zero_is_the_run_without_restarts(tmp_path):
-    one = train(TrainConfig(**{**HARD, "restarts": 0}), tmp_path / "a", progress=False)
-    many = train(TrainConfig(**HARD), tmp_path / "b", progress=False)
+    one = train(RunConfig(**{**HARD, "restarts": 0}), tmp_path / "a", progress=False)
+    many = train(RunConfig(**HARD), tmp_path / "b", progress=False)
     rows_a = [json.loads(ln) for ln in (tmp_path / "a" / "metrics.jsonl").read_text().splitlines()]
     rows_b = [json.loads(ln) for ln in (tmp_path / "b" / "metrics.jsonl").read_text().splitlines()]
     strip = [{k: v for k, v in r.items() if k not in ("elapsed_s", "attempt")} for r in rows_b]
@@ -91,19 +94,19 @@ def test_attempt_zero_is_the_run_without_restarts(tmp_path):
 
 def test_a_solved_first_attempt_does_not_restart():
     es = dict(language="parity", model="mlp-ldru", steps=400, batch_size=16, lr=3e-3,
-              model_kwargs={"d": 16, "dropout": 0.0}, train_lengths="1:12",
+              model_options={"d": 16, "dropout": 0.0}, train_lengths="1:12",
               test_lengths="13:30", val_lengths="13:30:3", test_samples=16, eval_every=20,
               early_stop=2, threads=1)
-    plain = train(TrainConfig(**es), None, progress=False)
-    again = train(TrainConfig(**es, restarts=3), None, progress=False)
+    plain = train(RunConfig(**es), None, progress=False)
+    again = train(RunConfig(**es, restarts=3), None, progress=False)
     assert plain["stopped_early"] and again["attempts"] == 1
     assert again["steps"] == plain["steps"] and again["evaluation"] == plain["evaluation"]
 
 
 def test_resume_across_an_attempt_boundary_equals_the_uninterrupted_run(tmp_path, monkeypatch):
-    cfg = TrainConfig(**HARD)
+    cfg = RunConfig(**HARD)
     full = train(cfg, tmp_path / "full", progress=False)
-    real = trainer_mod._seed_torch
+    real = loop_mod._seed_torch
     second = attempt_config(cfg, 1).seed
 
     def die_in_attempt_1(acfg, step):  # global step 45: attempt 1, after the step-40 checkpoint
@@ -112,7 +115,7 @@ def test_resume_across_an_attempt_boundary_equals_the_uninterrupted_run(tmp_path
         real(acfg, step)
 
     with monkeypatch.context() as m:
-        m.setattr(trainer_mod, "_seed_torch", die_in_attempt_1)
+        m.setattr(loop_mod, "_seed_torch", die_in_attempt_1)
         with pytest.raises(KeyboardInterrupt):
             train(cfg, tmp_path / "killed", progress=False)
     assert torch.load(tmp_path / "killed" / "checkpoint.pt", weights_only=True)["step"] == 40
@@ -126,16 +129,16 @@ def test_resume_across_an_attempt_boundary_equals_the_uninterrupted_run(tmp_path
 
 def test_restarts_need_early_stopping():
     with pytest.raises(ConfigError, match="restarts.*early_stop"):
-        TrainConfig(**{**HARD, "early_stop": 0}).validate()
+        RunConfig(**{**HARD, "early_stop": 0})
     with pytest.raises(ConfigError, match="restarts"):
-        TrainConfig(**{**HARD, "restarts": -1}).validate()
+        RunConfig(**{**HARD, "restarts": -1})
 
 
 def test_probing_compares_with_the_initial_weights_of_the_attempt_that_won(tmp_path, monkeypatch):
     from monoidlab.probing import probe as probe_mod
-    from monoidlab.training.trainer import weights_attempt
+    from monoidlab.training.attempts import weights_attempt
 
-    cfg = TrainConfig(**HARD)
+    cfg = RunConfig(**HARD)
     res = train(cfg, tmp_path / "r", progress=False)
     attempt = weights_attempt(cfg, res["best_step"])
     seen: list[tuple[int, int | None]] = []
@@ -162,12 +165,12 @@ def test_probing_compares_with_the_initial_weights_of_the_attempt_that_won(tmp_p
 def test_a_run_stopped_at_an_attempt_boundary_resumes_to_the_same_result(tmp_path):
     # the validation at step 200 judges attempt 0's last weights; stopping there is attempt 0
     es = dict(language="parity", model="mlp-ldru", steps=200, batch_size=16, lr=3e-3,
-              model_kwargs={"d": 16, "dropout": 0.0}, train_lengths="1:12",
+              model_options={"d": 16, "dropout": 0.0}, train_lengths="1:12",
               test_lengths="13:20", val_lengths="13:20", test_samples=8, val_samples=8,
               eval_every=200, early_stop=1, restarts=2, threads=1)
-    first = train(TrainConfig(**es), tmp_path / "r", progress=False)
+    first = train(RunConfig(**es), tmp_path / "r", progress=False)
     assert first["steps"] == 200 and first["attempts"] == 1 and first["stopped_early"]
-    again = train(TrainConfig(**es), tmp_path / "r", resume=True, progress=False)
+    again = train(RunConfig(**es), tmp_path / "r", resume=True, progress=False)
     assert again["attempts"] == 1 and again["steps"] == 200
     assert again["evaluation"] == first["evaluation"]
 

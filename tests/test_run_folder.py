@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from monoidlab.errors import CheckpointError, RunExists, TrainingDiverged, UsageError
-from monoidlab.training import TrainConfig, train
+from monoidlab.errors import CheckpointError, InputError, RunExists, TrainingDiverged
+from monoidlab.training import RunConfig, train
 from monoidlab.training.run_folder import (
     REFUSE,
     RunFolder,
@@ -27,12 +27,12 @@ from monoidlab.training.run_folder import (
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
-def tiny(**kw) -> TrainConfig:
-    base = dict(language="parity", model="mlp-ldru", model_kwargs={"d": 8}, steps=6,
+def tiny(**kw) -> RunConfig:
+    base = dict(language="parity", model="mlp-ldru", model_options={"d": 8}, steps=6,
                 device="cpu", batch_size=8, train_lengths="1:6", test_lengths="7:8",
-                test_samples=4, checkpoint_every=2, log_every=1, eval_kinds=["balanced"])
+                test_samples=4, checkpoint_every=2, log_every=1, eval_kinds=["paper"])
     base.update(kw)
-    return TrainConfig(**base).validate()
+    return RunConfig(**base)
 
 
 def snapshot(folder: Path) -> dict:
@@ -51,7 +51,7 @@ def finished(tmp_path_factory):
 def test_a_finished_run_is_refused_and_kept(finished):
     before = snapshot(finished)
     for cfg in (tiny(), tiny(steps=2)):
-        with pytest.raises(RunExists, match="already holds a run.*--resume.*--overwrite"):
+        with pytest.raises(RunExists, match="already holds a run.*resume=True.*overwrite=True"):
             train(cfg, finished, progress=False)
     assert snapshot(finished) == before
 
@@ -63,7 +63,7 @@ def test_overwrite_replaces_and_resume_continues(tmp_path, finished):
     shutil.copytree(finished, run)
     res = train(tiny(steps=2), run, overwrite=True, progress=False)
     assert res["steps"] == 2 and len(read_metrics(run / "metrics.jsonl")) == 2
-    with pytest.raises(UsageError, match="not both"):
+    with pytest.raises(InputError, match="resume=True.*overwrite=True.*not both"):
         train(tiny(steps=2), run, resume=True, overwrite=True, progress=False)
     res = train(tiny(steps=2), run, resume=True, progress=False)  # nothing left to train
     assert res["steps"] == 2 and len(read_metrics(run / "metrics.jsonl")) == 2
@@ -72,8 +72,8 @@ def test_overwrite_replaces_and_resume_continues(tmp_path, finished):
 def test_resume_needs_a_checkpoint_and_a_folder(tmp_path):
     with pytest.raises(CheckpointError, match="no checkpoint"):
         train(tiny(), tmp_path / "fresh", resume=True, progress=False)
-    with pytest.raises(CheckpointError, match="--out"):
-        train(tiny(), None, resume=True, progress=False)
+    with pytest.raises(CheckpointError, match=r"resume=True needs the run folder.*\(out_dir\)"):
+        train(tiny(), None, resume=True, progress=False)  # the API's words, never --out
     assert not (tmp_path / "fresh").exists()
 
 

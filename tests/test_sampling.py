@@ -13,7 +13,8 @@ import pytest
 from scipy.stats import chisquare
 
 import monoidlab as ml
-from monoidlab.sampling import SAMPLERS, Batch, as_lengths, length_batches, path_counts, sample
+from monoidlab.geometry import length_array as as_lengths
+from monoidlab.sampling import SAMPLERS, Batch, length_batches, path_counts, sample
 
 P_MIN = 1e-4  # chi-square p-value below which a law is rejected
 

@@ -17,12 +17,12 @@ import numpy as np
 import pytest
 import torch
 
-from monoidlab._util import Lengths
-from monoidlab.errors import CheckpointError
+from monoidlab.errors import CheckpointError, MissingDependency
+from monoidlab.geometry import Lengths
 from monoidlab.models import REGISTRY, build_model
 from monoidlab.training import (
     ConfigError,
-    TrainConfig,
+    RunConfig,
     TrainingDiverged,
     apply_overrides,
     evaluate,
@@ -30,8 +30,9 @@ from monoidlab.training import (
     load_config,
     train,
 )
+from monoidlab.training import loop as loop_mod
 from monoidlab.training import trainer as trainer_mod
-from monoidlab.training.config import config_from_dict
+from monoidlab.training.parse import config_from_dict
 from monoidlab.training.problems import LanguageProblem, make_problem
 from monoidlab.training.sweep import load_sweep, run_sweep
 from monoidlab.training.trainer import build_for, lr_at
@@ -56,13 +57,13 @@ LANGUAGE_MODELS = {"decoder-lm"}  # next-token models: (B, T, vocab) logits, no 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
-def tiny_config(**kw) -> TrainConfig:
+def tiny_config(**kw) -> RunConfig:
     """A run that takes well under a second: MLP-LDRU d=8 on parity, batch 8."""
-    base = dict(language="parity", model="mlp-ldru", model_kwargs={"d": 8}, steps=12,
+    base = dict(language="parity", model="mlp-ldru", model_options={"d": 8}, steps=12,
                 device="cpu", batch_size=8, train_lengths="1:8", test_lengths="9:11", test_samples=8,
                 checkpoint_every=4, log_every=1)
     base.update(kw)
-    return TrainConfig(**base).validate()
+    return RunConfig(**base)
 
 
 def temp_files(folder: Path) -> list[Path]:
@@ -89,7 +90,7 @@ def test_every_registry_entry_has_the_common_shapes(name):
 
 @pytest.mark.parametrize("name", sorted(set(REGISTRY) - LANGUAGE_MODELS))
 def test_build_for_sizes_the_model_for_the_problem(name):
-    cfg = TrainConfig(language="cycle-navigation", model=name, model_kwargs=TINY[name])
+    cfg = RunConfig(language="cycle-navigation", model=name, model_options=TINY[name])
     problem = make_problem(cfg)
     model = build_for(cfg, problem)
     b = problem.batch(np.random.default_rng(0), 5, 3, train=True)
@@ -107,18 +108,18 @@ def test_config_round_trip_through_toml(tmp_path):
         '[train]\nlanguage = "dyck-2"\nmodel = "pr-lstm"\nsteps = 123\nlr = 3e-4\n'
         'optimizer = "amsgrad"\nwarmup = 0.2\nlr_schedule = "cosine"\n'
         'grad_centralisation = true\ntest_lengths = "41:60"\nwithin = ["accept", "reject"]\n'
-        '[train.model_kwargs]\nhidden = 32\nnum_layers = 3\n')
+        '[train.model_options]\nhidden = 32\nnum_layers = 3\n')
     cfg = load_config(toml)
     assert (cfg.language, cfg.model, cfg.steps, cfg.lr) == ("dyck-2", "pr-lstm", 123, 3e-4)
-    assert cfg.model_kwargs == {"hidden": 32, "num_layers": 3}
-    assert cfg.grad_centralisation is True and cfg.within == ["accept", "reject"]
+    assert (cfg.model_options.hidden, cfg.model_options.num_layers) == (32, 3)
+    assert cfg.grad_centralisation is True and cfg.within == ("accept", "reject")
     data = cfg.as_dict()
     again = config_from_dict(json.loads(json.dumps(data)))  # through JSON, as in config.json
     assert again == cfg and again.as_dict() == data
     # top-level keys (no [train] table) work too
     flat = tmp_path / "flat.toml"
     flat.write_text('language = "parity"\nsteps = 7\n')
-    assert load_config(flat) == TrainConfig(language="parity", steps=7)
+    assert load_config(flat) == RunConfig(language="parity", steps=7)
 
 
 @pytest.mark.parametrize("path", sorted(CONFIGS.glob("*.toml")), ids=lambda p: p.name)
@@ -128,8 +129,8 @@ def test_bundled_configs_load(path):
     if "sweep" in tomllib.loads(path.read_text()):
         sweep = load_sweep(path)
         assert sweep["runs"]
-        for run in sweep["runs"]:
-            config_from_dict(run["config"])
+        for run in sweep["runs"]:  # a run's config survives its config.json
+            assert config_from_dict(run["config"].as_dict(), saved=True) == run["config"]
     else:
         cfg = load_config(path)
         assert cfg.language or cfg.task
@@ -138,34 +139,27 @@ def test_bundled_configs_load(path):
 @pytest.mark.parametrize("language", ["parity", "cycle-navigation"])
 def test_benchmark_configs_spell_out_the_cli_defaults(language):
     """`monoidlab train --language L --model mlp-ldru` == configs/L-mlp-ldru.toml."""
-    import inspect
-
-    from monoidlab.models import model_class
-
-    file = load_config(CONFIGS / f"{language}-mlp-ldru.toml").as_dict()
-    default = TrainConfig(language=language, model="mlp-ldru").as_dict()
-    kwargs = file.pop("model_kwargs")
-    assert default.pop("model_kwargs") == {}
-    assert file == default
-    params = inspect.signature(model_class("mlp-ldru").__init__).parameters
-    assert kwargs == {k: params[k].default for k in kwargs}
+    file = load_config(CONFIGS / f"{language}-mlp-ldru.toml")
+    assert file == RunConfig(language=language, model="mlp-ldru")
 
 
 def test_every_config_key_is_documented():
     import dataclasses
 
     doc = (CONFIGS.parent / "docs" / "training.md").read_text()
-    missing = [f.name for f in dataclasses.fields(TrainConfig) if f"`{f.name}`" not in doc]
+    missing = [f.name for f in dataclasses.fields(RunConfig) if f"`{f.name}`" not in doc
+               and not f.metadata.get("internal")]
     assert not missing, f"docs/training.md lacks {missing}"
 
 
 def test_overrides():
-    cfg = TrainConfig(language="parity")
-    cfg = apply_overrides(cfg, ["--steps=5", "model_kwargs.d=8", "--lr=3e-3", "batch-size=16",
+    cfg = RunConfig(language="parity")
+    cfg = apply_overrides(cfg, ["--steps=5", "model_options.d=8", "--lr=3e-3", "batch-size=16",
                                 "train_lengths=2:9", "--bf16=false", "lr_schedule=cosine",
-                                "--model_kwargs.operator=gated-sum", "val_lengths=50"])
+                                "--model_options.operator=gated-sum", "val_lengths=50"])
     assert cfg.steps == 5 and cfg.lr == 3e-3 and cfg.batch_size == 16
-    assert cfg.model_kwargs == {"d": 8, "operator": "gated-sum"}
+    assert (cfg.model_options.d, cfg.model_options.operator) == (8, "gated-sum")
+    assert cfg.explicit >= {"steps", "model_options.d", "model_options.operator"}
     assert cfg.train_lengths == Lengths(2, 9) and cfg.val_lengths == Lengths(50, 50)
     assert cfg.as_dict()["train_lengths"] == "2:9"  # text form in files and checkpoints
     assert cfg.bf16 is False and cfg.lr_schedule == "cosine"
@@ -191,13 +185,13 @@ def test_overrides():
     ("model=gpt", "model"),
     ("bf16=maybe", "bf16"),
     ("sampler=magic", "sampler"),
-    ("model_kwargs.dd=8", "model_kwargs"),
+    ("model_options.dd=8", "model_options"),
     ("foo.bar=1", "foo.bar"),
     ("task=reverse_string", "language"),  # both a language and a task
 ])
 def test_bad_overrides_name_the_key(override, key):
     with pytest.raises(ConfigError) as info:
-        apply_overrides(TrainConfig(language="parity"), [override])
+        apply_overrides(RunConfig(language="parity"), [override])
     msg = str(info.value)
     assert repr(key) in msg or f"'{key}'" in msg, msg
     assert "\n" not in msg
@@ -205,7 +199,7 @@ def test_bad_overrides_name_the_key(override, key):
 
 def test_bad_override_syntax():
     with pytest.raises(ConfigError, match="key=value"):
-        apply_overrides(TrainConfig(language="parity"), ["steps"])
+        apply_overrides(RunConfig(language="parity"), ["steps"])
 
 
 def test_bad_config_file_names_file_and_key(tmp_path):
@@ -223,18 +217,18 @@ def test_bad_config_file_names_file_and_key(tmp_path):
         load_config(tmp_path / "missing.toml")
 
 
-def test_bad_model_kwargs_value_is_a_config_error():
-    cfg = TrainConfig(language="parity", model="transformer",
-                      model_kwargs={"d_model": 16, "n_heads": 2, "position": "nope"})
-    with pytest.raises(ConfigError, match="model_kwargs"):
-        build_for(cfg, make_problem(cfg))
+def test_bad_model_options_value_is_a_config_error_when_the_config_is_built():
+    with pytest.raises(ConfigError, match="key 'model_options': unknown position encoding "
+                                          "'nope'"):
+        RunConfig(language="parity", model="transformer",
+                  model_options={"d_model": 16, "n_heads": 2, "position": "nope"})
 
 
 # ----------------------------------------------------------------------------- lr schedule
 
 
 def test_lr_warmup_starts_at_1e8_and_is_linear():
-    cfg = TrainConfig(language="parity", steps=100, warmup=0.2, lr=1e-3)
+    cfg = RunConfig(language="parity", steps=100, warmup=0.2, lr=1e-3)
     assert lr_at(cfg, 0) == pytest.approx(1e-8)
     assert lr_at(cfg, 10) == pytest.approx(1e-8 + (1e-3 - 1e-8) / 2)
     assert lr_at(cfg, 20) == pytest.approx(1e-3)
@@ -243,13 +237,13 @@ def test_lr_warmup_starts_at_1e8_and_is_linear():
 
 
 def test_lr_cosine_after_warmup():
-    cfg = TrainConfig(language="parity", steps=110, warmup=10 / 110, lr=2e-3,
+    cfg = RunConfig(language="parity", steps=110, warmup=10 / 110, lr=2e-3,
                       lr_schedule="cosine")
     assert lr_at(cfg, 10) == pytest.approx(2e-3)
     assert lr_at(cfg, 60) == pytest.approx(1e-3)  # halfway through the decay
     assert lr_at(cfg, 109) == pytest.approx(2e-3 * 0.5 * (1 + math.cos(math.pi * 99 / 100)))
     assert all(lr_at(cfg, s) > lr_at(cfg, s + 1) for s in range(10, 109))
-    no_warm = TrainConfig(language="parity", steps=10, lr=1.0, lr_schedule="cosine")
+    no_warm = RunConfig(language="parity", steps=10, lr=1.0, lr_schedule="cosine")
     assert lr_at(no_warm, 0) == 1.0
 
 
@@ -258,13 +252,13 @@ def test_lr_cosine_after_warmup():
 
 def test_tiny_model_overfits_a_few_strings():
     # lengths 2..4 of parity: 28 strings in all, seen over and over
-    cfg = tiny_config(model_kwargs={"d": 32, "dropout": 0.0}, steps=100, batch_size=16,
+    cfg = tiny_config(model_options={"d": 32, "dropout": 0.0}, steps=100, batch_size=16,
                       train_lengths="2:4", test_lengths="2:4", test_samples=32, lr=3e-3,
                       sampler="uniform", log_every=50)
     res = train(cfg, None, progress=False)
-    for kind in ("balanced", "near_miss", "ec_stratified"):
+    for kind in ("paper", "near_miss", "ec_stratified"):
         assert res["accuracy"][kind] == {2: 1.0, 3: 1.0, 4: 1.0}, kind
-    assert res["score_balanced"] == 1.0 and res["solved"] and res["steps"] == 100
+    assert res["paper_score"] == 1.0 and res["solved"] and res["steps"] == 100
 
 
 def test_run_folder_and_checkpoint(tmp_path):
@@ -279,14 +273,14 @@ def test_run_folder_and_checkpoint(tmp_path):
     assert ckpt["step"] == 12 and ckpt["config"] == tiny_config().as_dict()
     assert json.loads((out / "config.json").read_text()) == tiny_config().as_dict()
     saved = json.loads((out / "results.json").read_text())
-    assert saved["score_balanced"] == res["score_balanced"]
+    assert saved["paper_score"] == res["paper_score"]
     assert set(saved["accuracy"]["near_miss"]) == {"9", "10", "11"}
     steps = [json.loads(ln)["step"] for ln in (out / "metrics.jsonl").read_text().splitlines()]
     assert steps == list(range(1, 13))
     model, cfg, problem, _ = load_checkpoint(out)
     assert cfg == tiny_config() and not model.training
     again = evaluate(model, problem, range(9, 12), 8, cfg.seed)
-    assert again == res["accuracy"]["balanced"]  # the checkpoint is the final model
+    assert again == res["accuracy"]["paper"]  # the checkpoint is the final model
 
 
 def test_checkpoint_write_is_atomic(tmp_path, monkeypatch):
@@ -313,14 +307,14 @@ def test_checkpoint_write_is_atomic(tmp_path, monkeypatch):
 
 def _kill_at(monkeypatch, kill_step: int) -> None:
     """Make the training loop die (as a kill would) when it reaches ``kill_step``."""
-    real = trainer_mod._seed_torch
+    real = loop_mod._seed_torch
 
     def seed_or_die(cfg, step):
         if step == kill_step:
             raise KeyboardInterrupt(f"killed at step {step}")
         real(cfg, step)
 
-    monkeypatch.setattr(trainer_mod, "_seed_torch", seed_or_die)
+    monkeypatch.setattr(loop_mod, "_seed_torch", seed_or_die)
 
 
 def _metrics(path: Path) -> list[dict]:
@@ -333,7 +327,7 @@ def test_resume_equals_uninterrupted_run(tmp_path, monkeypatch, model):
     # every stateful part at once: dropout (torch RNG), AMSGrad state, warm-up + cosine lr,
     # gradient centralisation, the sampler's RNG
     kw = {"d": 8, "dropout": 0.25} if model == "mlp-ldru" else {"hidden": 8}
-    cfg = tiny_config(model=model, model_kwargs=kw, optimizer="amsgrad", warmup=0.25,
+    cfg = tiny_config(model=model, model_options=kw, optimizer="amsgrad", warmup=0.25,
                       lr_schedule="cosine", grad_centralisation=True, lr=3e-3)
     full = train(cfg, tmp_path / "full", progress=False)
 
@@ -355,7 +349,7 @@ def test_resume_equals_uninterrupted_run(tmp_path, monkeypatch, model):
         for k in sa:
             assert torch.equal(sa[k], sb[k]), k
     assert resumed["accuracy"] == full["accuracy"]
-    assert resumed["score_balanced"] == full["score_balanced"]
+    assert resumed["paper_score"] == full["paper_score"]
     assert _metrics(tmp_path / "killed" / "metrics.jsonl") == \
         _metrics(tmp_path / "full" / "metrics.jsonl")
 
@@ -457,7 +451,7 @@ def test_nan_gradient_with_a_finite_loss_stops_before_the_weights_are_poisoned(
 def test_huge_lr_diverges_with_a_clear_message(tmp_path):
     out = tmp_path / "run"
     cfg = tiny_config(lr=1e30, clip=0.0, steps=40, checkpoint_every=1,
-                      model_kwargs={"d": 8, "dropout": 0.0})
+                      model_options={"d": 8, "dropout": 0.0})
     with pytest.raises(TrainingDiverged, match=r"at step \d+ .*Try a lower lr"):
         train(cfg, out, progress=False)
     ckpt = torch.load(out / "checkpoint.pt", weights_only=True)
@@ -474,9 +468,9 @@ def test_nan_without_out_dir_says_no_checkpoint(monkeypatch):
 def _trained_weights(monkeypatch, cfg, **kw) -> tuple[dict, torch.Tensor]:
     """``(train()'s result, the trained model's flat weights)``."""
     built = []
-    real = trainer_mod.build_for
+    real = loop_mod.build_for
     with monkeypatch.context() as mp:
-        mp.setattr(trainer_mod, "build_for", lambda c, p: built.append(real(c, p)) or built[-1])
+        mp.setattr(loop_mod, "build_for", lambda c, p: built.append(real(c, p)) or built[-1])
         res = train(cfg, None, progress=False, **kw)
     return res, torch.cat([p.detach().ravel() for p in built[0].parameters()])
 
@@ -494,7 +488,7 @@ def test_training_is_reproducible_and_seeded(monkeypatch):
 
 @pytest.mark.parametrize("model", ["mlp-ldru", "pr-lstm"])
 def test_tape_task_trains(model, monkeypatch):
-    kw = dict(model=model, model_kwargs=TINY[model], steps=3, task="reverse_string",
+    kw = dict(model=model, model_options=TINY[model], steps=3, task="reverse_string",
               language=None, test_lengths="5:6", train_lengths="2:4")
     cfg = tiny_config(**kw)
     res, w = _trained_weights(monkeypatch, cfg)
@@ -545,12 +539,13 @@ def test_assoc_weight_adds_the_regulariser_to_the_loss(tmp_path, monkeypatch):
 @pytest.mark.parametrize("model", ["rnn", "lstm", "pr-lstm", "transformer"])
 def test_assoc_weight_on_a_model_without_regulariser_is_a_config_error(model):
     """Before any work: a ConfigError naming the key and the models that can take it."""
-    with pytest.raises(ConfigError, match="key 'assoc_weight'.*has no regulariser.*mlp-ldru"):
-        tiny_config(model=model, model_kwargs=TINY[model], assoc_weight=0.1)
+    with pytest.raises(ConfigError, match="key 'assoc_weight'.*lacks an associativity "
+                                          "regulariser.*models that can: mlp-ldru"):
+        tiny_config(model=model, model_options=TINY[model], assoc_weight=0.1)
     with pytest.raises(ConfigError, match="assoc_weight"):
-        train(TrainConfig(language="parity", model=model, assoc_weight=0.1), None,
+        train(RunConfig(language="parity", model=model, assoc_weight=0.1), None,
               progress=False)
-    tiny_config(model=model, model_kwargs=TINY[model], assoc_weight=0.0)  # 0 is fine
+    tiny_config(model=model, model_options=TINY[model], assoc_weight=0.0)  # 0 is fine
 
 
 def test_offset_consistency_is_zero_for_an_associative_operator_and_not_for_the_papers():
@@ -592,7 +587,7 @@ def test_offset_consistency_adds_its_term_to_the_loss(tmp_path, monkeypatch):
         return out
 
     monkeypatch.setattr(MLPLDRU, "consistency_loss", spy)
-    cfg = dict(offsets="random", model_kwargs={"d": 8, "padding": "identity"})
+    cfg = dict(offsets="random", model_options={"d": 8, "padding": "identity"})
 
     def first_loss(weight: float) -> float:
         return _first_step_loss(tmp_path / f"w{weight}", offset_consistency=weight, **cfg)
@@ -613,16 +608,16 @@ def test_offset_consistency_adds_its_term_to_the_loss(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("kw, match", [
     ({}, "key 'offset_consistency': needs offsets = \"random\".*offsets is 'none'"),
-    ({"offsets": "random"}, "key 'offset_consistency': needs model_kwargs padding = "
+    ({"offsets": "random"}, "key 'offset_consistency': needs model_options padding = "
                             "\"identity\", not 'learned'"),
-    ({"model": "rnn", "model_kwargs": TINY["rnn"]},
-     "key 'offset_consistency': model 'rnn' has no consistency term; models that have one: "
-     "mlp-ldru"),
+    ({"model": "rnn", "model_options": TINY["rnn"]},
+     "key 'offset_consistency': model 'rnn' cannot take offset_consistency: it lacks an "
+     "offset-consistency term .ConsistentModel.; models that can: mlp-ldru"),
     ({"offset_consistency": -1.0}, "key 'offset_consistency': must be finite and >= 0"),
 ])
 def test_offset_consistency_needs_random_offsets_identity_padding_and_an_able_model(kw, match):
     """Before any work: a ConfigError naming the key and what it needs."""
-    base = {"offset_consistency": 1.0, "model_kwargs": {"d": 8}, **kw}
+    base = {"offset_consistency": 1.0, "model_options": {"d": 8}, **kw}
     with pytest.raises(ConfigError, match=match):
         tiny_config(**base)
 
@@ -647,7 +642,7 @@ def test_evaluate_every_length_fixed_sets():
 
 
 def test_evaluate_skips_lengths_without_strings():
-    cfg = TrainConfig(language="modular-arithmetic", model="rnn", model_kwargs={"hidden": 8})
+    cfg = RunConfig(language="modular-arithmetic", model="rnn", model_options={"hidden": 8})
     problem = make_problem(cfg)
     model = build_for(cfg, problem)
     acc = evaluate(model, problem, range(2, 8), n_per_length=4)
@@ -674,7 +669,7 @@ train_lengths = "1:6"
 test_lengths = "7:8"
 test_samples = 8
 [models.mlp-ldru]
-model_kwargs = {{ d = 8 }}
+model_options = {{ d = 8 }}
 """)
     return f
 
@@ -743,20 +738,21 @@ out = "{(tmp_path / 'c').as_posix()}"
 [base]
 steps = 3
 [models.mlp-ldru]
-model_kwargs = {{ d = 8, dropout = 0.0 }}
+model_options = {{ d = 8, dropout = 0.0 }}
 [conditions.d2-id]
 language = "dyck-2"
-model_kwargs = {{ padding = "identity" }}
+model_options = {{ padding = "identity" }}
 [conditions.d2-learned]
 language = "dyck-2"
 train_lengths = "1:12"
 """)
     runs = load_sweep(f)["runs"]
     assert [r["id"] for r in runs] == ["d2-id__mlp-ldru__s0", "d2-learned__mlp-ldru__s0"]
-    assert runs[0]["config"]["model_kwargs"] == {"d": 8, "dropout": 0.0, "padding": "identity"}
-    assert runs[1]["config"]["model_kwargs"] == {"d": 8, "dropout": 0.0}
-    assert runs[1]["config"]["train_lengths"] == "1:12" and runs[0]["config"]["steps"] == 3
-    assert all(r["config"]["language"] == "dyck-2" for r in runs)
+    a, b = (r["config"].model_options for r in runs)
+    assert (a.d, a.dropout, a.padding) == (8, 0.0, "identity")
+    assert (b.d, b.dropout, b.padding) == (8, 0.0, "learned")
+    assert str(runs[1]["config"].train_lengths) == "1:12" and runs[0]["config"].steps == 3
+    assert all(r["config"].language == "dyck-2" for r in runs)
     f.write_text(f.read_text().replace('language = "dyck-2"\ntrain', 'train'))
     with pytest.raises(ConfigError, match=r"\[conditions.d2-learned\].*language"):
         load_sweep(f)
@@ -789,21 +785,33 @@ def test_sweep_ray_without_ray_is_a_clear_error(tmp_path, monkeypatch):
         return real_import(name, *a, **k)
 
     monkeypatch.setattr(builtins, "__import__", no_ray)
-    with pytest.raises(ImportError, match=r"monoidlab\[ray\]"):
+    with pytest.raises(MissingDependency, match=r"monoidlab\[ray\]"):
         run_sweep(_sweep_file(tmp_path), ray_address="local", progress=False)
     shutil.rmtree(tmp_path / "sweep", ignore_errors=True)
+    # the command line: one line, exit 2, no traceback
+    import io
+    from contextlib import redirect_stderr
+
+    from monoidlab.cli import main
+
+    err = io.StringIO()
+    with redirect_stderr(err):
+        code = main(["sweep", str(_sweep_file(tmp_path)), "--ray", "local"])
+    lines = err.getvalue().strip().splitlines()
+    assert code == 2 and len(lines) == 1 and "pip install 'monoidlab[ray]'" in lines[0]
+    assert "Traceback" not in err.getvalue()
 
 
 # ----------------------------------------------------------------------------- early stopping
 
 ES = dict(language="parity", model="mlp-ldru", steps=400, batch_size=16, lr=3e-3,
-          model_kwargs={"d": 16, "dropout": 0.0}, train_lengths="1:12", test_lengths="13:30",
+          model_options={"d": 16, "dropout": 0.0}, train_lengths="1:12", test_lengths="13:30",
           val_lengths="13:30:3", test_samples=16, eval_every=20, early_stop=2,
           checkpoint_every=20, threads=1)
 
 
 def test_early_stop_after_k_solved_validations(tmp_path):
-    res = train(TrainConfig(**ES), tmp_path / "r", progress=False)
+    res = train(RunConfig(**ES), tmp_path / "r", progress=False)
     assert res["stopped_early"] and res["steps"] < 400
     val = [json.loads(ln) for ln in (tmp_path / "r" / "metrics.jsonl").read_text().splitlines()
            if "val_solved" in ln]
@@ -813,25 +821,25 @@ def test_early_stop_after_k_solved_validations(tmp_path):
     assert res["steps"] == solved[1] == solved[0] + 20 and val[-1]["step"] == res["steps"]
     assert (tmp_path / "r" / "best.pt").is_file() and res["best_step"] in solved
     assert res["solved"]  # the best validated weights are the ones evaluated
-    never = train(TrainConfig(**{**ES, "early_stop": 0}), None, progress=False,
+    never = train(RunConfig(**{**ES, "early_stop": 0}), None, progress=False,
                   evaluate_at_end=False)
     assert never["steps"] == 400 and not never["stopped_early"]
     assert never["first_solved_step"] == res["first_solved_step"]  # recorded all the same
     with pytest.raises(ConfigError, match="early_stop.*eval_every"):
-        TrainConfig(**{**ES, "eval_every": 0}).validate()
+        RunConfig(**{**ES, "eval_every": 0})
 
 
 def test_early_stop_survives_a_resume(tmp_path, monkeypatch):
-    full = train(TrainConfig(**ES), tmp_path / "full", progress=False)
+    full = train(RunConfig(**ES), tmp_path / "full", progress=False)
     kill = full["first_solved_step"] + 10  # between the two solved validations
     with monkeypatch.context() as m:
         _kill_at(m, kill)
         with pytest.raises(KeyboardInterrupt):
-            train(TrainConfig(**ES), tmp_path / "killed", progress=False)
-    resumed = train(TrainConfig(**ES), tmp_path / "killed", resume=True, progress=False)
+            train(RunConfig(**ES), tmp_path / "killed", progress=False)
+    resumed = train(RunConfig(**ES), tmp_path / "killed", resume=True, progress=False)
     assert resumed["steps"] == full["steps"] and resumed["best_step"] == full["best_step"]
     assert resumed["evaluation"] == full["evaluation"]
-    again = train(TrainConfig(**ES), tmp_path / "killed", resume=True, progress=False)
+    again = train(RunConfig(**ES), tmp_path / "killed", resume=True, progress=False)
     assert again["steps"] == full["steps"]  # a stopped run resumes to nothing more
 
 

@@ -75,7 +75,7 @@ def test_coverage_heatmaps_carry_ec_labels():
 def test_coverage_reprs_summarise(dyck4):
     tr, te = exact_coverage(dyck4, range(1, 21)), exact_coverage(dyck4, range(41, 61))
     r = repr(tr)
-    assert r.startswith("Coverage(dyck-4, balanced schedule, lengths 1:20, exact uniform; ")
+    assert r.startswith("Coverage(dyck-4, balanced schedule, lengths 1:20, exact balanced; ")
     assert "array" not in r and len(r) < 160 and f"{int(tr.support.sum())} of 3136" in r
     g = CoverageGap(tr, te)
     s = g.summary()

@@ -27,19 +27,11 @@ from collections.abc import Sequence
 from typing import NoReturn, TextIO
 
 from monoidlab.cli import algebra, analysis, probe, report, training
-from monoidlab.cli._common import (
-    CLIError,
-    Command,
-    UsageError,
-    command,
-    emit,
-    format_table,
-    parse_range,
-)
+from monoidlab.cli._common import Command, UsageError, command, emit, format_table, parse_lengths
 from monoidlab.errors import MonoidlabError
 
-__all__ = ["main", "build_parser", "markdown_reference", "COMMANDS", "CLIError", "UsageError",
-           "command", "emit", "format_table", "parse_range"]
+__all__ = ["main", "build_parser", "markdown_reference", "COMMANDS", "UsageError", "command",
+           "emit", "format_table", "parse_lengths", "cli_words"]
 
 MODULES = (algebra, analysis, probe, report, training)  # the order of `monoidlab --help`
 COMMANDS: dict[str, Command] = {fn.cli_name: fn for m in MODULES for fn in m.COMMANDS}
@@ -132,7 +124,7 @@ def _run(args: argparse.Namespace) -> int:
     try:
         args.func(args)
     except MonoidlabError as exc:
-        return _fail(str(exc))
+        return _fail(cli_words(str(exc)))
     except BrokenPipeError:  # `monoidlab ... | head`: the reader left; not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
@@ -145,6 +137,22 @@ def _run(args: argparse.Namespace) -> int:
         print("monoidlab: interrupted", file=sys.stderr)
         return 130
     return 0
+
+
+#: How the Python API names an argument in its errors, and the option that sets it here.
+API_TO_CLI = {"resume=True": "--resume", "overwrite=True": "--overwrite",
+              "out_dir:": "--out:", "(out_dir)": "(--out)", "stop_at": "--until"}
+
+
+def cli_words(message: str) -> str:
+    """An API error in the words of the command line (``resume=True`` → ``--resume``).
+
+    >>> cli_words("run/ already holds a run; continue it with resume=True")
+    'run/ already holds a run; continue it with --resume'
+    """
+    for api, flag in API_TO_CLI.items():
+        message = message.replace(api, flag)
+    return message
 
 
 def _fail(message: str) -> int:

@@ -9,21 +9,19 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from monoidlab._util import Lengths, LengthsLike
+from monoidlab._util import format_table
 from monoidlab.errors import InputError, UsageError
+from monoidlab.geometry import Lengths, LengthsLike
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["CLIError", "UsageError", "Command", "command", "emit", "format_table",
-           "parse_range", "json_default", "DeprecatedAlias", "save_figure", "positive",
+__all__ = ["UsageError", "Command", "command", "emit", "format_table",
+           "parse_lengths", "json_default", "save_figure", "positive",
            "check_work"]
-
-CLIError = UsageError  # the name used before errors moved to monoidlab.errors
 
 
 class Command(Protocol):
@@ -48,36 +46,17 @@ def command(name: str, help: str) -> Callable[[Callable[[argparse.Namespace], No
     return deco
 
 
-class DeprecatedAlias(argparse.Action):
-    """Store the value like argparse's ``store``; an option spelled with one of its ``old``
-    names (kept for one release) warns with a :class:`DeprecationWarning` naming the new one."""
+def parse_lengths(text: str, option: str) -> Lengths:
+    """``"41:500"`` (inclusive, as the papers write it), ``"40"`` or ``"41:500:20"`` as
+    :class:`~monoidlab.geometry.Lengths`; a bad value is a usage error naming ``option``.
 
-    def __init__(self, option_strings: Sequence[str], dest: str, old: Sequence[str] = (),
-                 **kw: Any) -> None:
-        self.old = tuple(old)
-        super().__init__(option_strings, dest, **kw)
-
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
-                 values: Any, option_string: str | None = None) -> None:
-        if option_string in self.old:
-            new = next(o for o in self.option_strings if o not in self.old)
-            warnings.warn(f"{option_string} is deprecated; use {new}", DeprecationWarning,
-                          stacklevel=2)
-        setattr(namespace, self.dest, values)
-
-
-def parse_range(text: str, what: str = "range") -> range:
-    """``"41:500"`` → range(41, 501) (inclusive end, as in the papers); ``"40"`` → range(40, 41);
-    ``"41:500:20"`` → every 20th length from 41 (the end is included when the step lands on it).
-
-    >>> parse_range("41:45:2")
-    range(41, 46, 2)
+    >>> list(parse_lengths("41:45:2", "--test"))
+    [41, 43, 45]
     """
     try:
-        lengths = Lengths.parse(text, what)
+        return Lengths.parse(text, option)
     except InputError as exc:
         raise UsageError(str(exc)) from None
-    return range(lengths.start, lengths.stop + 1, lengths.step)
 
 
 def positive(value: int | None, option: str, minimum: int = 1) -> int | None:
@@ -140,24 +119,3 @@ def json_default(obj: Any) -> Any:
     if isinstance(obj, range):
         return [obj.start, obj.stop - 1]
     raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
-
-
-def format_table(rows: list[dict[str, Any]], columns: Sequence[str]) -> str:
-    """Plain fixed-width table (no pandas import for the fast commands)."""
-    cells = [[str(c) for c in columns]] + [[_fmt(r.get(c, "")) for c in columns] for r in rows]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(columns))]
-    lines = ["  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip() for row in cells]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
-
-
-def _fmt(v: Any) -> str:
-    if isinstance(v, bool):
-        return "yes" if v else "-"
-    if isinstance(v, float):
-        return f"{v:.3f}"
-    if isinstance(v, list | tuple):
-        return " ".join(map(str, v))
-    return str(v)
-
-

@@ -7,16 +7,19 @@ import json
 
 from monoidlab._paths import check_output_dir, ensure_dir
 from monoidlab.cli._common import (
-    DeprecatedAlias,
     UsageError,
     check_work,
     command,
     emit,
     format_table,
-    parse_range,
+    parse_lengths,
     positive,
     save_figure,
 )
+from monoidlab.coverage import EXACT_SAMPLERS
+from monoidlab.errors import InputError
+from monoidlab.geometry import Offsets, Padding
+from monoidlab.sampling import DEFAULT_SAMPLER
 
 __all__ = ["COMMANDS"]
 
@@ -24,53 +27,55 @@ WITHIN_HELP = ("sub-language: 'auto' (well-formed expressions where a class 'inc
                "else every string), 'none', 'all-but:CLASS,..' or a class list")
 
 
-def _offsets(text: str | None) -> str | list[int] | None:
-    """``--offsets random`` or a comma list of ints (the training strings' left offsets)."""
-    if text in (None, "0", "none"):
-        return None
-    if text == "random":
-        return "random"
+def _offsets(text: str | None) -> Offsets:
+    """``--offsets``: ``random``, ``none``/``0`` or a comma list of ints (the training
+    strings' left offsets)."""
+    if text is None:
+        return Offsets()
     try:
-        return [int(x) for x in text.split(",")]
-    except ValueError:
-        raise UsageError(f"--offsets: expected 'random' or a comma list of ints, got {text!r}") from None
+        value = text if text in ("random", "none") else [int(x) for x in text.split(",")]
+        return Offsets.parse(value, what="--offsets")
+    except (ValueError, InputError):
+        raise UsageError(f"--offsets: expected 'random', 'none' or a comma list of "
+                         f"non-negative ints, got {text!r}") from None
 
 
 def _add_padding(p: argparse.ArgumentParser) -> argparse.Action:
-    return p.add_argument("--padding", default="learned", choices=["learned", "identity"],
-                   help="balanced schedule: 'learned' (a node with an all-padding child composes "
-                        "(x, ε), as MLP-LDRU's learned padding leaf) or 'identity' (it passes the "
-                        "other child through: no composition)")
+    return p.add_argument("--padding", default=Padding.LEARNED.value,
+                          choices=[x.value for x in Padding],
+                          help="balanced schedule: 'learned' (a node with an all-padding child "
+                               "composes (x, ε), as MLP-LDRU's learned padding leaf) or "
+                               "'identity' (it passes the other child through: no "
+                               "composition)")
 
 
 def _add_offsets(p: argparse.ArgumentParser) -> argparse.Action:
-    return p.add_argument("--offsets", "--train-offsets", dest="offsets", default=None,
-                   action=DeprecatedAlias, old=["--train-offsets"],
-                   help="balanced schedule: 'random' or a comma list of left offsets of the "
-                        "training strings (test strings: 0); --train-offsets is its old name")
+    return p.add_argument("--offsets", default=None,
+                          help="balanced schedule: 'random' or a comma list of left offsets of "
+                               "the training strings (test strings: 0)")
 
 
 @command("coverage", "EC-composition coverage of training vs test lengths (heatmaps + JSON)")
 def cmd_coverage(args: argparse.Namespace) -> None:
     import monoidlab as ml
-    from monoidlab.coverage import EXACT_SAMPLERS, compare, exact_coverage, sampled_coverage
+    from monoidlab.coverage import compare, exact_coverage, sampled_coverage
     from monoidlab.sampling import sample
     from monoidlab.sublanguage import resolve_within
 
     if args.out:
         check_output_dir(args.out)  # before the work, not after
-    train_l, test_l = parse_range(args.train, "--train"), parse_range(args.test, "--test")
+    train_l, test_l = parse_lengths(args.train, "--train"), parse_lengths(args.test, "--test")
     positive(args.n_train, "--n-train")
     positive(args.n_test, "--n-test")
     for lengths, n, opt in ((train_l, args.n_train, "--train"), (test_l, args.n_test, "--test")):
         # exact: one pass per length; sampled: n strings of at most the longest length
-        check_work(lengths if args.exact else [lengths[-1]], 1 if args.exact else n, opt,
+        check_work(lengths if args.exact else [lengths.last], 1 if args.exact else n, opt,
                    exact=args.exact)
     lang = ml.load_language(args.language)
     within = resolve_within(lang, args.within)
     offsets = _offsets(args.offsets)
     chosen = args.sampler is not None
-    args.sampler = args.sampler or training_sampler()
+    args.sampler = args.sampler or DEFAULT_SAMPLER
     if args.exact:
         if args.sampler not in EXACT_SAMPLERS:
             raise UsageError(f"--exact computes --sampler {' or '.join(EXACT_SAMPLERS)}, not "
@@ -80,7 +85,7 @@ def cmd_coverage(args: argparse.Namespace) -> None:
         test = exact_coverage(lang, test_l, schedule=args.schedule, sampler=args.sampler,
                               within=within, padding=args.padding)
     else:
-        if offsets is not None:
+        if not offsets.none:
             raise UsageError("--offsets needs --exact (sampled offsets: use the Python API)")
         tr = sample(lang, train_l, args.n_train, sampler=args.sampler, seed=args.seed,
                     within=within)
@@ -91,7 +96,7 @@ def cmd_coverage(args: argparse.Namespace) -> None:
     gap = compare(train, test)
     summary = gap.summary()
     summary.update(language=lang.name, exact=bool(args.exact), sampler=args.sampler,
-                   sampler_from="--sampler" if chosen else "training's default",
+                   sampler_from="--sampler" if chosen else "the default",
                    within=within, offsets=args.offsets or "0", padding=args.padding)
     if args.out:
         out = ensure_dir(args.out)
@@ -104,7 +109,7 @@ def cmd_coverage(args: argparse.Namespace) -> None:
             save_figure(fig, out / name, dpi=110)
         atomic_write_text(out / "coverage.json", json.dumps(summary, indent=2))
         summary["files"] = sorted(str(out / n) for n in [*figs, "coverage.json"])
-    origin = "" if chosen else " (training's default; --sampler to choose)"
+    origin = "" if chosen else " (the default of monoidlab, training's too; --sampler to choose)"
     text = (f"{lang.name} ({args.schedule} schedule, {'exact' if args.exact else 'sampled'}): "
             f"train {summary['train_lengths']}, test {summary['test_lengths']}\n"
             f"strings: sampler {args.sampler}{origin}\n"
@@ -119,14 +124,6 @@ def cmd_coverage(args: argparse.Namespace) -> None:
     emit(args, summary, text)
 
 
-def training_sampler() -> str:
-    """The sampler training uses by default (``TrainConfig.sampler``): coverage's default too,
-    so that the coverage of a default run is what the command shows."""
-    from monoidlab.training.config import TrainConfig
-
-    return str(TrainConfig.__dataclass_fields__["sampler"].default)
-
-
 cmd_coverage.configure = lambda p: (
     p.add_argument("language"),
     p.add_argument("--train", default="1:40", help="training lengths A:B (inclusive)"),
@@ -134,8 +131,8 @@ cmd_coverage.configure = lambda p: (
     p.add_argument("--schedule", default="balanced", choices=["balanced", "scan", "chain"]),
     p.add_argument("--sampler", default=None,
                    choices=["uniform", "balanced", "ec_stratified", "ldru"],
-                   help="the string law, exact or sampled (default: training's default, "
-                        f"{training_sampler()}; --exact computes uniform and balanced)"),
+                   help="the string law, exact or sampled (default: monoidlab's, training's "
+                        f"too: {DEFAULT_SAMPLER}; --exact computes uniform and balanced)"),
     p.add_argument("--exact", action="store_true", help="exact coverage (no sampling)"),
     p.add_argument("--within", default="auto", help=WITHIN_HELP),
     _add_offsets(p),
@@ -162,11 +159,12 @@ def cmd_min_length(args: argparse.Namespace) -> None:
     positive(args.r, "--r")
     positive(args.max_search, "--max-search")
     names = ml.suite(args.suite) if args.suite else [args.language]
-    test = parse_range(args.test, "--test")
+    test = parse_lengths(args.test, "--test")
     check_work(test, 1, "--test")
     if args.max_search is not None:
         check_work([args.max_search], 1, "--max-search")
-    train_range = parse_range(args.sample_lengths, "--sample-lengths") if args.sample_lengths else None
+    train_range = (parse_lengths(args.sample_lengths, "--sample-lengths") if args.sample_lengths
+                   else None)
     offsets = _offsets(args.offsets)
     rows = []
     for name in names:
@@ -174,9 +172,12 @@ def cmd_min_length(args: argparse.Namespace) -> None:
         ranges = [train_range] if train_range else []
         res = min_training_length(lang, test, schedule=args.schedule, within=args.within,
                                   offsets=offsets, padding=args.padding, delta=args.delta,
-                                  r=args.r, sample_ranges=ranges, max_search=args.max_search)
+                                  r=args.r, sample_ranges=ranges, max_search=args.max_search,
+                                  sampler=args.sampler)
         row = res.as_dict()
-        row["offsets"], row["padding"] = args.offsets or "0", args.padding
+        row["offsets"], row["padding"] = str(offsets), args.padding
+        if ranges:
+            row["sampler"] = args.sampler
         if ranges:
             n = res.samples_needed[next(iter(res.samples_needed))]
             row["samples_needed"] = n if n != float("inf") else None
@@ -185,8 +186,9 @@ def cmd_min_length(args: argparse.Namespace) -> None:
     if train_range:
         cols.append("samples_needed")
     emit(args, rows if args.suite else rows[0],
-         f"schedule {args.schedule}, test {args.test}, training offsets {args.offsets or 0}, "
-         f"padding {args.padding}\n"
+         f"schedule {args.schedule}, test {args.test}, training offsets {offsets}, "
+         f"padding {args.padding}"
+         + (f", sample sizes for {args.sampler} strings" if train_range else "") + "\n"
          + format_table([{**r, "support_length": r["support_length"] or "never"} for r in rows], cols))
 
 
@@ -201,10 +203,11 @@ cmd_min_length.configure = lambda p: (
     p.add_argument("--delta", type=float, default=None,
                    help="also estimate samples N for P(all covered) >= 1 - delta (with "
                         "--sample-lengths)"),
-    p.add_argument("--sample-lengths", "--train", dest="sample_lengths", default=None,
-                   action=DeprecatedAlias, old=["--train"],
-                   help="training lengths A:B of the sample-size estimate (with --delta; "
-                        "--train is its old name)"),
+    p.add_argument("--sample-lengths", dest="sample_lengths", default=None,
+                   help="training lengths A:B of the sample-size estimate (with --delta)"),
+    p.add_argument("--sampler", default=DEFAULT_SAMPLER, choices=list(EXACT_SAMPLERS),
+                   help=f"the training strings of the sample-size estimate (default "
+                        f"{DEFAULT_SAMPLER}, as training's)"),
     p.add_argument("--r", type=int, default=1, help="each composition seen at least r times"),
     p.add_argument("--max-search", type=int, default=None,
                    help="largest training length tried (default: the largest test length)"),

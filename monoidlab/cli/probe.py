@@ -20,7 +20,7 @@ from monoidlab.cli._common import (
     emit,
     format_table,
     json_default,
-    parse_range,
+    parse_lengths,
     positive,
     save_figure,
 )
@@ -72,7 +72,7 @@ def cmd_probe(args: argparse.Namespace) -> None:
     from monoidlab._util import atomic_write_text
     from monoidlab.probing import probe_checkpoint
 
-    lengths = parse_range(args.lengths, "--lengths") if args.lengths else None
+    lengths = parse_lengths(args.lengths, "--lengths") if args.lengths else None
     positive(args.n_strings, "--n-strings")
     positive(args.n_triples, "--n-triples", 0)
     positive(args.max_nodes, "--max-nodes")

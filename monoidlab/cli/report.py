@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from monoidlab._paths import check_output_dir, confine, slugify
-from monoidlab._util import Lengths
-from monoidlab.cli._common import UsageError, command, emit, parse_range
+from monoidlab.cli._common import UsageError, command, emit, parse_lengths
+from monoidlab.geometry import Lengths
 
 __all__ = ["COMMANDS", "DEMO_LANGUAGE", "DEMO_TRAINING"]
 
@@ -24,7 +24,7 @@ DEMO_LANGUAGE = "dyck-2"
 # the 21-task table).
 DEMO_TRAINING: dict[str, Any] = dict(
     model="mlp-ldru", steps=4000, batch_size=64, lr=3e-3, lr_schedule="cosine",
-    model_kwargs={"d": 32, "dropout": 0.0, "padding": "identity"},
+    model_options={"d": 32, "dropout": 0.0, "padding": "identity"},
     train_lengths=Lengths(1, 40), test_lengths=Lengths(41, 500), test_samples=32,
     sampler="near_miss", eval_every=4000, val_lengths=Lengths(42, 500, 3), val_samples=32,
     early_stop=1, restarts=1, checkpoint_every=500, log_every=50, seed=0)
@@ -34,8 +34,8 @@ def _report(args: argparse.Namespace, checkpoint: str | None) -> Path:
     from monoidlab.report import build_report
 
     path = build_report(args.language, args.out, checkpoint=checkpoint,
-                        train_lengths=parse_range(args.train, "--train"),
-                        test_lengths=parse_range(args.test, "--test"),
+                        train_lengths=parse_lengths(args.train, "--train"),
+                        test_lengths=parse_lengths(args.test, "--test"),
                         schedule=args.schedule, probe=not args.no_probe, umap=not args.no_umap,
                         progress=not args.json)
     return path
@@ -65,8 +65,8 @@ def key_figures_text(key: dict[str, Any]) -> str:
                    + ("shows every composition the test lengths need" if covered else
                       "misses compositions the test lengths need"))
         out.append(f"verdict  {m['verdict']}")
-        out.append(f"         ({m['evaluation_source']}; papers' balanced score "
-                   f"{m['score_balanced']:.3f})")
+        out.append(f"         ({m['evaluation_source']}; papers' score "
+                   f"{m['paper_score']:.3f})")
         out.append("         kind            lengths  min    mean   majority  count-only")
         for r in m["kinds"]:
             out.append(f"         {r['kind']:<15} {r['scored_lengths']:>7}  {_f(r['min'])}  "
@@ -101,9 +101,9 @@ def _train_for_report(language: str, out: Path, progress: bool) -> str:
     validated weights and its results.json) is what the report reads."""
     import json
 
-    from monoidlab.training import TrainConfig, train
+    from monoidlab.training import RunConfig, train
 
-    cfg = TrainConfig(language=language, **DEMO_TRAINING)
+    cfg = RunConfig(language=language, **DEMO_TRAINING)
     stem = Path(language).stem if language.endswith(".toml") else language
     run = confine(out / slugify(f"{stem}-{cfg.model}"), out, "--out")
     done = run / "results.json"

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
+import os
+from typing import TYPE_CHECKING, Any
 
 from monoidlab.cli._common import (
     UsageError,
@@ -11,7 +12,7 @@ from monoidlab.cli._common import (
     command,
     emit,
     format_table,
-    parse_range,
+    parse_lengths,
     positive,
 )
 
@@ -19,38 +20,50 @@ if TYPE_CHECKING:
     import torch
     from torch import nn
 
-    from monoidlab.training.config import TrainConfig
-    from monoidlab.training.evaluate import Evaluation
+    from monoidlab.training.config import RunConfig
     from monoidlab.training.problems import Problem
 
 __all__ = ["COMMANDS"]
 
 
-def _config(args: argparse.Namespace, extra: list[str]) -> TrainConfig:
-    from monoidlab.training.config import TrainConfig, apply_overrides, load_config
+def _config(args: argparse.Namespace, extra: list[str]) -> RunConfig:
+    """The run's config, parsed once from every source in order: ``--config FILE`` (or, for
+    ``--resume`` without a problem, the run folder's own config), the named options, then the
+    ``--KEY=VALUE`` overrides (tables merged option by option)."""
+    import json
+    from pathlib import Path
 
-    cfg = load_config(args.config) if args.config else None
-    base = cfg.as_dict() if cfg else {}
-    if args.language:
-        base.update(language=args.language, task=None)
-    if args.task:
-        base.update(task=args.task, language=None)
-    if args.model:
-        base["model"] = args.model
-    if args.steps is not None:  # --steps 0 must fail validation, not fall back silently
-        base["steps"] = args.steps
-    if args.seed is not None:
-        base["seed"] = args.seed
-    from monoidlab.training.config import config_from_dict
+    from monoidlab.training.parse import config_from_dict, config_keys_of_file, read_overrides
 
-    cfg = config_from_dict(base, args.config or "command line") if base else TrainConfig()
     bad = [x for x in extra if not x.startswith("--") or "=" not in x]
     if bad:
         raise UsageError(f"unrecognised argument(s) {bad}; config overrides look like --key=value")
-    return apply_overrides(cfg, extra)
+    keys: dict[str, Any] = config_keys_of_file(args.config) if args.config else {}
+    source = args.config or "command line"
+    saved = False
+    if args.resume and args.out and not (args.config or args.language or args.task):
+        path = Path(args.out) / "config.json"  # continue the run as it was configured
+        if path.is_file():
+            keys, source, saved = json.loads(path.read_text(encoding="utf-8")), str(path), True
+    if args.language:
+        keys.update(language=args.language, task=None)
+    if args.task:
+        keys.update(task=args.task, language=None)
+    if args.model:
+        keys["model"] = args.model
+    if args.steps is not None:  # --steps 0 must fail validation, not fall back silently
+        keys["steps"] = args.steps
+    if args.seed is not None:
+        keys["seed"] = args.seed
+    for key, value in read_overrides(extra).items():
+        if isinstance(value, dict) and isinstance(keys.get(key), dict):
+            value = {**keys[key], **value}  # --model_options.d=32 changes one option
+        keys[key] = value
+    return config_from_dict(keys, source, saved=saved)
 
 
 def _train(args: argparse.Namespace, extra: list[str]) -> None:
+    from monoidlab.evaluation import Evaluation, evaluation_text
     from monoidlab.training import train
 
     cfg = _config(args, extra)
@@ -64,56 +77,10 @@ def _train(args: argparse.Namespace, extra: list[str]) -> None:
     if res.get("paused"):
         text += f"\npaused before step {res['steps']}: continue with --resume"
     if "evaluation" in res:
-        from monoidlab.training import Evaluation
-
         text += "\n\n" + evaluation_text(Evaluation.from_dict(res["evaluation"]), lengths=False)
     if args.out:
         text += f"\ncheckpoint: {args.out}/checkpoint.pt"
     emit(args, res, text)
-
-
-def evaluation_text(ev: Evaluation, lengths: bool = True, max_rows: int = 24) -> str:
-    """The evaluation as text: (optionally) accuracy per length and kind, then one summary row
-    per kind beside its baselines, the single-class lengths, and the verdict."""
-    from monoidlab._util import range_text
-
-    parts = []
-    if lengths:
-        all_l = sorted({L for k in ev.kinds for d in (ev.accuracy, ev.single_class)
-                        for L in d.get(k, {})})
-        rows = []
-        for L in all_l:
-            row = {"length": L}
-            for k in ev.kinds:
-                acc = ev.accuracy[k].get(L, ev.single_class[k].get(L))
-                tag = "" if L in ev.accuracy[k] else " (1 class)" if acc is not None else ""
-                row[k] = "n/a" if acc is None else f"{acc:.3f}{tag}"
-                maj = ev.majority[k].get(L)
-                row[f"{k} majority"] = "" if maj is None else f"{maj:.3f}"
-            rows.append(row)
-        if len(rows) > max_rows:
-            half = max_rows // 2
-            rows = rows[:half] + [{"length": "..."}] + rows[-half:]
-        cols = ["length"] + [c for k in ev.kinds for c in (k, f"{k} majority")]
-        parts += [format_table(rows, cols), ""]
-    summary = [{**r, "kind": r["kind"], "scored": r["scored_lengths"]} for r in ev.summary_rows()]
-    parts.append(f"{ev.problem}: accuracy per kind over the scored lengths, beside trivial "
-                 f"baselines on the same strings ({ev.n_per_length} strings per length and kind)")
-    parts.append(format_table(summary, ["kind", "scored", "min", "mean", "majority",
-                                        "count_only"]))
-    for m, per in ev.by_measure.items():  # tape tasks: both accuracy definitions
-        mins = ", ".join(f"{k} {min(v.values()):.3f}" for k, v in per.items() if v)
-        parts.append(f"{m} accuracy{' (decides)' if m == ev.measure else ''}: min {mins}; "
-                     f"{'solved' if ev.solved_by(m) else 'not solved'}")
-    single = sorted({L for k in ev.kinds for L in ev.single_class.get(k, {})})
-    if single:
-        parts.append(f"lengths with a single class (reported, never scored): {range_text(single)}")
-    missing = {k: v for k, v in ev.unavailable.items() if v}
-    for k, v in missing.items():
-        parts.append(f"no {k} strings exist at lengths {range_text(v)}")
-    parts.append(f"score_balanced (the papers' mean over lengths) {ev.score_balanced:.4f}")
-    parts.append(ev.verdict())
-    return "\n".join(parts)
 
 
 @command("train", "train a model on a language or task (checkpoints, metrics, resumable)")
@@ -123,8 +90,8 @@ def cmd_train(args: argparse.Namespace) -> None:
 
 def config_keys_help(width: int = 100) -> str:
     """The epilog of ``monoidlab train --help``: every config key as ``--key=DEFAULT``, its type
-    and its one-line meaning, generated from :class:`TrainConfig` (as docs/training.md's
-    table)."""
+    and its one-line meaning, by section, generated from :class:`RunConfig` (as
+    docs/training.md's table)."""
     import textwrap
 
     from monoidlab.training.config import config_keys
@@ -132,16 +99,21 @@ def config_keys_help(width: int = 100) -> str:
     rows = config_keys()
     col = max(len(f"--{r['key']}={r['default']}") for r in rows) + 4
     lines = ["config keys: each one can be set as --KEY=VALUE after the options above (shown",
-             "with its default; dashes work too: --batch-size=64; nested tables as",
-             "--model_kwargs.d=32; a value is read as a TOML literal, else as text). Order:",
-             "--config FILE, then --language/--task/--model/--steps/--seed, then --KEY=VALUE.", ""]
+             "with its default; dashes work too: --batch-size=64; one option of a table as",
+             "--model_options.d=32; a value is read as a TOML literal, else as text). Order:",
+             "--config FILE, then --language/--task/--model/--steps/--seed, then --KEY=VALUE.",
+             "--resume --out RUN alone continues the run with its own config."]
+    section = None
     for r in rows:
+        if r["section"] != section:
+            section = r["section"]
+            lines += ["", f"{section}:"]
         text = f"({r['type']}) {r['meaning']}".replace("`", "")
         wrapped = textwrap.wrap(text, width - col, break_on_hyphens=False) or [""]
         flag = f"--{r['key']}={r['default']}"
         lines.append(f"  {flag:<{col - 2}}{wrapped[0]}")
         lines += [" " * col + w for w in wrapped[1:]]
-    lines += ["", "Tasks: docs/tasks.md; models and their model_kwargs: docs/training.md."]
+    lines += ["", "Tasks: docs/tasks.md; models and their model_options: docs/models.md."]
     return "\n".join(lines)
 
 
@@ -176,19 +148,28 @@ cmd_train.accepts_overrides = True  # unknown --key=value options become config 
 def cmd_evaluate(args: argparse.Namespace) -> None:
     import torch
 
+    from monoidlab.evaluation import evaluation_text
     from monoidlab.training import evaluate_kinds, load_checkpoint, pick_device
 
+    cores = os.cpu_count() or 1
+    if not 0 <= args.threads <= cores:
+        raise UsageError(f"--threads must lie in 0..{cores} (this machine's cores; 0: torch's "
+                         f"default), got {args.threads}")
+    if args.threshold is not None and not 0 < args.threshold <= 1:
+        raise UsageError(f"--threshold must lie in (0, 1], got {args.threshold}")
+    if args.test_seed is not None and not 0 <= args.test_seed < 2**63:
+        raise UsageError(f"--test-seed must lie in 0 .. 2^63 - 1, got {args.test_seed}")
     if args.threads:
         torch.set_num_threads(args.threads)
     positive(args.samples, "--samples")
-    asked = parse_range(args.lengths, "--lengths") if args.lengths else None
+    asked = parse_lengths(args.lengths, "--lengths") if args.lengths else None
     device = pick_device(args.device)
     model, cfg, problem, _ = load_checkpoint(args.checkpoint, device)
     if args.splits:
         return _evaluate_splits(args, model, cfg, problem, device)
     lengths = asked or cfg.test_lengths
     kinds = args.kinds.split(",") if args.kinds else cfg.eval_kinds
-    n_kinds = len(kinds) if isinstance(kinds, list) else 3  # "all": three kinds
+    n_kinds = 3 if kinds == "all" else len(kinds)
     check_work(lengths, (args.samples or cfg.test_samples) * n_kinds, "--lengths/--samples")
     threshold = cfg.solved_threshold if args.threshold is None else args.threshold
     seed = cfg.seed if args.test_seed is None else args.test_seed
@@ -199,7 +180,7 @@ def cmd_evaluate(args: argparse.Namespace) -> None:
     emit(args, res, evaluation_text(ev))
 
 
-def _evaluate_splits(args: argparse.Namespace, model: nn.Module, cfg: TrainConfig,
+def _evaluate_splits(args: argparse.Namespace, model: nn.Module, cfg: RunConfig,
                      problem: Problem, device: torch.device) -> None:
     """``evaluate --splits``: accuracy per ListOps split (monoidlab.training.splits)."""
     from monoidlab.training.splits import evaluate_splits, splits_for
@@ -224,11 +205,11 @@ cmd_evaluate.configure = lambda p: (
     p.add_argument("--samples", type=int, default=None,
                    help="strings per length and kind (default: the config's test_samples)"),
     p.add_argument("--kinds", default=None,
-                   help="comma list of test kinds: balanced, near_miss, ec_stratified (default: "
+                   help="comma list of test kinds: paper, near_miss, ec_stratified (default: "
                         "the config's eval_kinds, all of them)"),
     p.add_argument("--threshold", type=float, default=None,
-                   help="solved = accuracy >= THRESHOLD at every scored length of every kind "
-                        "(default: the config's solved_threshold, 0.99)"),
+                   help="solved = accuracy >= THRESHOLD, in (0, 1], at every scored length of "
+                        "every kind (default: the config's solved_threshold, 0.99)"),
     p.add_argument("--test-seed", type=int, default=None,
                    help="seed of the test strings (default: the config's seed, the run's own "
                         "test set); another seed draws a fresh set of the same distribution, "

@@ -76,8 +76,12 @@ def read_inputs(tokens: Tensor, lengths: Tensor | Sequence[int] | None
 
 
 def length_mask(lengths: Tensor, T: int) -> Tensor:
-    """(B, T) bool, True at the positions < length (the real tokens)."""
-    return torch.arange(T, device=lengths.device) < lengths[:, None]
+    """(B, T) bool, True at the positions < length (the real tokens; ``~`` it for padding).
+
+    >>> length_mask(torch.tensor([1, 3]), 3).int().tolist()
+    [[1, 0, 0], [1, 1, 1]]
+    """
+    return torch.arange(T, device=lengths.device)[None, :] < lengths[:, None]
 
 
 def gather_last(x: Tensor, lengths: Tensor) -> Tensor:
@@ -99,15 +103,6 @@ def ceil_log2(n: Tensor) -> Tensor:
     """
     powers = torch.ones(62, dtype=n.dtype, device=n.device) << torch.arange(62, device=n.device)
     return ((n - 1)[..., None] >= powers).sum(-1)
-
-
-def next_pow2(n: int) -> int:
-    """The smallest power of two >= n (host ints; 1 for n <= 1).
-
-    >>> [next_pow2(n) for n in (1, 2, 3, 513)]
-    [1, 2, 4, 1024]
-    """
-    return 1 << max(0, int(n) - 1).bit_length()
 
 
 # --------------------------------------------------------------------------- init helpers

@@ -27,43 +27,51 @@ torch.Size([2, 4])
 from __future__ import annotations
 
 import contextlib
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 from torch import Tensor, nn
 
 from monoidlab.errors import InputError
-from monoidlab.models.positions import DEFAULT_MAX_LEN
-from monoidlab.models.transformer import TransformerStack
+from monoidlab.models.transformer import StackOptions, TransformerStack
 
 __all__ = ["DecoderLM"]
+
+
+@dataclass(frozen=True)
+class DecoderOptions(StackOptions):
+    """The decoder LM's options: :class:`~monoidlab.models.transformer.StackOptions` with
+    decoder defaults (d 64, 4 layers, 4 heads, no dropout, pre-LN, FIRE positions)."""
+
+    n_layers: int = 4
+    n_heads: int = 4
+    dropout: float = 0.0
+    position: str = "fire"
+    norm: str = "pre"
 
 
 class DecoderLM(nn.Module):
     """Causal Transformer LM: ``forward(tokens) -> (B, T, vocab_size)`` next-token logits.
 
     ``n_classes`` is accepted for the model registry's ``Model(vocab_size, n_classes,
-    **hyper)`` signature and must equal ``vocab_size`` (an LM predicts tokens).
-    ``position_kw`` go to the position encoding (e.g. ``max_randomized_len=256,
-    eval_positions="random"`` for ``randomized-fire``).
+    options)`` signature and must equal ``vocab_size`` (an LM predicts tokens). Options:
+    :class:`DecoderOptions` (or its fields as keywords; the position encoding's own options
+    flat beside them, e.g. ``max_randomized_len=256, eval_positions="random"`` for
+    ``randomized-fire``).
     """
 
-    def __init__(
-        self, vocab_size: int, n_classes: int | None = None, d_model: int = 64,
-        n_layers: int = 4, n_heads: int = 4, dropout: float = 0.0, ff_mult: int = 4,
-        position: str = "fire", max_len: int = DEFAULT_MAX_LEN, norm: str = "pre",
-        share_position_bias: bool = True, **position_kw: Any,
-    ) -> None:
+    def __init__(self, vocab_size: int, n_classes: int | None = None,
+                 options: DecoderOptions | None = None, **kw: Any) -> None:
         super().__init__()
         if n_classes is not None and n_classes != vocab_size:
             raise InputError(f"a language model predicts tokens: n_classes ({n_classes}) must "
                              f"equal vocab_size ({vocab_size})")
+        o = self.options = DecoderOptions.build(options if options is not None else kw,
+                                                "decoder-lm")
         self.vocab_size = vocab_size
-        self.stack = TransformerStack(
-            vocab_size, d_model, n_layers, n_heads, dropout, ff_mult, position,
-            True, max_len, norm, share_position_bias, **position_kw,
-        )
-        self.head = nn.Linear(d_model, vocab_size, bias=False)
+        self.stack = TransformerStack(vocab_size, causal=True, **o.stack_kw())
+        self.head = nn.Linear(o.d_model, vocab_size, bias=False)
 
     def forward(self, tokens: Tensor, lengths: Tensor | None = None,
                 positions: Tensor | None = None) -> Tensor:

@@ -41,6 +41,7 @@ torch.Size([2, 2])
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -48,21 +49,57 @@ from torch import Tensor, nn
 
 from monoidlab import schedules
 from monoidlab.errors import InputError
+from monoidlab.geometry import Padding, buffer_size
 from monoidlab.models.common import (
+    INITS,
     NodeStates,
     associative_scan,
     ceil_log2,
-    check_init,
     collect_nodes,
     haiku_linear_,
     linear,
-    next_pow2,
     read_inputs,
     trunc_normal_,
 )
+from monoidlab.models.options import ModelOptions, boolean, one_of, positive_int, probability
 
 OPERATORS = ("mlp", "sum", "linear", "gated-sum")
-PADDINGS = ("learned", "identity")
+
+
+@dataclass(frozen=True)
+class MLPLDRUOptions(ModelOptions):
+    """MLP-LDRU's hyper-parameters.
+
+    d : width (64 in the paper).
+    dropout : after the input block and after every level (0.25; 0.1 for the Delétang tasks).
+    operator : ``"mlp"`` (the paper's input-gated operator), or an ablation: ``"sum"``
+        (x + y), ``"linear"`` (W[x; y] + b), ``"gated-sum"`` (g⊙x + (1−g)⊙y, g = σ(W[x; y] + b)).
+    post_block : apply ``h = LN(h + FFN'(h))`` after the operator at every level (the paper:
+        yes). With ``operator="sum", post_block=False`` the reduction is exactly associative
+        (and commutative): the root is the sum of the leaves.
+    init : ``"default"`` or ``"haiku"`` (see :class:`MLPLDRU`).
+    padding : :class:`~monoidlab.geometry.Padding`: ``learned`` (a padding leaf is the zero
+        vector through the input block, and (x, ε) nodes are real compositions: the papers')
+        or ``identity`` (a node with an all-padding child passes the other child through).
+
+    >>> MLPLDRUOptions(d=32, padding="identity").padding
+    <Padding.IDENTITY: 'identity'>
+    """
+
+    d: int = 64
+    dropout: float = 0.25
+    operator: str = "mlp"
+    post_block: bool = True
+    init: str = "default"
+    padding: Padding = Padding.LEARNED
+
+    def check(self) -> None:
+        positive_int(self, "d")
+        probability(self, "dropout")
+        one_of(self, "operator", OPERATORS)
+        boolean(self, "post_block")
+        one_of(self, "init", INITS)
+        object.__setattr__(self, "padding", Padding.parse(self.padding, "option 'padding'"))
 
 
 @dataclass
@@ -103,17 +140,7 @@ class MLPLDRU(nn.Module):
     Parameters
     ----------
     vocab_size, n_classes : alphabet size (tokens 0..vocab_size-1) and number of classes.
-    d : width (64 in the paper).
-    dropout : after the input block and after every level (0.25; 0.1 for the Delétang tasks).
-    operator : ``"mlp"`` (the paper's input-gated operator), or an ablation: ``"sum"``
-        (x + y), ``"linear"`` (W[x; y] + b), ``"gated-sum"`` (g⊙x + (1−g)⊙y, g = σ(W[x; y] + b)).
-    post_block : apply ``h = LN(h + FFN'(h))`` after the operator at every level (the
-        paper: yes). With ``operator="sum", post_block=False`` the reduction is exactly associative
-        (and commutative): the root is the sum of the leaves.
-    init : ``"default"`` or ``"haiku"`` (below).
-    padding : ``"learned"`` (a padding leaf is the zero vector through the input block, and
-        (x, ε) nodes are real compositions: the papers') or ``"identity"`` (a node with an
-        all-padding child passes the other child through unchanged).
+    options : :class:`MLPLDRUOptions` (or its fields as keywords: ``MLPLDRU(2, 2, d=8)``).
 
     Init ``"default"``: Linear weights VarianceScaling(1.0) (truncated normal, std 1/sqrt(fan_in)
     after haiku's truncation correction), biases 0; embedding truncated normal std 0.02; FFN'
@@ -126,17 +153,15 @@ class MLPLDRU(nn.Module):
 
     memo_limit = 4096  # most rows of a table of distinct blocks (0: never share; benchmarks)
 
-    def __init__(self, vocab_size: int, n_classes: int, d: int = 64, dropout: float = 0.25,
-                 operator: str = "mlp", post_block: bool = True, init: str = "default",
-                 padding: str = "learned") -> None:
+    def __init__(self, vocab_size: int, n_classes: int, options: MLPLDRUOptions | None = None,
+                 **kw: Any) -> None:
         super().__init__()
-        if operator not in OPERATORS:
-            raise InputError(f"unknown operator {operator!r}; expected one of {OPERATORS}")
-        if padding not in PADDINGS:
-            raise InputError(f"unknown padding {padding!r}; expected one of {PADDINGS}")
+        o = self.options = MLPLDRUOptions.build(options if options is not None else kw,
+                                                "mlp-ldru")
+        d, dropout, operator, post_block, init = o.d, o.dropout, o.operator, o.post_block, o.init
         self.vocab_size, self.n_classes, self.d = vocab_size, n_classes, d
         self.operator, self.post_block = operator, post_block
-        self.init, self.padding = check_init(init), padding
+        self.init, self.padding = init, o.padding
         haiku = init == "haiku"
         mode = "fan_avg" if haiku else "fan_in"
 
@@ -244,7 +269,7 @@ class MLPLDRU(nn.Module):
             if lo < 0:
                 raise InputError(f"offsets must be a ({B},) tensor of non-negative ints")
             offsets = offsets.to(device, non_blocking=True)
-        M = next_pow2(end)
+        M = buffer_size(end)
         top = ceil_log2(offsets + lengths)
         first, last = offsets, offsets + lengths - 1  # real leaves of each row
         V = self.vocab_size
@@ -316,7 +341,7 @@ class MLPLDRU(nn.Module):
         """Logits (B, n_classes).
 
         ``offsets`` (optional, (B,) ints >= 0) places string b at buffer positions r_b..r_b+L_b-1
-        with padding on both sides (the training-side augmentation of issue 13: random offsets
+        with padding on both sides (the training-side augmentation: random offsets
         for pad-offset training). Each string's root is read at its own level
         ceil(log2(r_b + L_b)), so its tree never depends on the other strings of the batch.
         """

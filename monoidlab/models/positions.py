@@ -386,6 +386,22 @@ def _options(cls: Callable[..., Any]) -> list[str]:
     ]
 
 
+def position_option_names(name: str) -> list[str]:
+    """The options an encoding accepts besides ``max_len`` (a randomized one: its own and its
+    base's); an unknown name fails listing the known ones.
+
+    >>> position_option_names("fire")
+    ['mlp_hidden', 'c_init', 'L_base', 'L_mult_init']
+    """
+    if name.startswith(_RANDOMIZED_PREFIX) and name[len(_RANDOMIZED_PREFIX):] in _BASES:
+        base = name[len(_RANDOMIZED_PREFIX):]
+        return list(_RANDOMIZED_OPTIONS) + position_option_names(base)
+    if name not in _BASES:
+        raise InputError(f"unknown position encoding {name!r}; known: "
+                         f"{', '.join(available_position_encodings())}")
+    return [o for o in _options(_BASES[name]) if o != "max_len"]
+
+
 def make_position_encoding(
     name: str, d_model: int, n_heads: int, max_len: int = DEFAULT_MAX_LEN, **kw: Any
 ) -> PositionEncoding:

@@ -36,22 +36,66 @@ Example
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 from torch import Tensor, nn
 
 from monoidlab import schedules
-from monoidlab.errors import InputError
 from monoidlab.models.common import (
+    INITS,
     NodeStates,
     State,
-    check_init,
     collect_nodes,
     haiku_linear_,
     read_inputs,
 )
+from monoidlab.models.options import ModelOptions, boolean, one_of, positive_int
 
 ACTIVATIONS = ("tanh", "relu")
+
+
+@dataclass(frozen=True)
+class PRLSTMOptions(ModelOptions):
+    """PR-LSTM's hyper-parameters.
+
+    hidden : H (the paper: 256).
+    num_layers : 1 = the binary cell only ("0R"), 2 = one unary refinement ("1R", default),
+        3 = two ("2R"); each cell has its own weights, shared across nodes and levels.
+    init : ``"default"`` (PyTorch's ``nn.Linear`` default, uniform ±1/sqrt(fan_in) weights and
+        biases) or ``"haiku"`` (the authors': ``hk.Linear``'s truncated normal with stddev
+        1/sqrt(fan_in), zero biases, for every layer including the head).
+    """
+
+    hidden: int = 256
+    num_layers: int = 2
+    init: str = "default"
+
+    def check(self) -> None:
+        positive_int(self, "hidden")
+        positive_int(self, "num_layers")
+        one_of(self, "init", INITS)
+
+
+@dataclass(frozen=True)
+class PRRNNOptions(ModelOptions):
+    """PR-RNN's hyper-parameters: ``hidden``, ``num_layers`` (1: no unary refinement) and
+    ``init`` as :class:`PRLSTMOptions`; ``activation`` ``"tanh"`` or ``"relu"``;
+    ``leaf_activation=False`` leaves the leaf linear (the authors': relu, no leaf activation,
+    haiku init)."""
+
+    hidden: int = 256
+    num_layers: int = 1
+    init: str = "default"
+    activation: str = "tanh"
+    leaf_activation: bool = True
+
+    def check(self) -> None:
+        positive_int(self, "hidden")
+        positive_int(self, "num_layers")
+        one_of(self, "init", INITS)
+        one_of(self, "activation", ACTIVATIONS)
+        boolean(self, "leaf_activation")
 
 
 def _g_last(n_chunks: int, hidden: int) -> Tensor:
@@ -327,11 +371,7 @@ class PRLSTM(_PrefixScanModel):
     ----------
     vocab_size, n_classes : alphabet size and number of output classes.
     hidden : H (256 in the paper).
-    num_layers : 1 = the binary cell only ("0R"), 2 = one unary refinement ("1R", default),
-        3 = two ("2R"); each cell has its own weights, shared across nodes and levels.
-    init : ``"default"`` (PyTorch's ``nn.Linear`` default, uniform ±1/sqrt(fan_in) weights and
-        biases) or ``"haiku"`` (the authors': ``hk.Linear``'s truncated normal with stddev
-        1/sqrt(fan_in), zero biases, for every layer including the head).
+    Options: :class:`PRLSTMOptions` (or its fields as keywords).
 
     Equations: leaf [i; g; o] = W onehot(x) + b, c = σ(i)⊙tanh(g), h = σ(o)⊙tanh(c).
     Binary cell: [i; g; o; f1; f2] = W [h1; h2] + b,
@@ -339,12 +379,13 @@ class PRLSTM(_PrefixScanModel):
     [i; g; o; f] = W h + b, c' = σ(i)⊙tanh(g) + σ(f)⊙c, h' = σ(o)⊙tanh(c').
     """
 
-    def __init__(self, vocab_size: int, n_classes: int, hidden: int = 256,
-                 num_layers: int = 2, init: str = "default") -> None:
-        super().__init__(vocab_size, n_classes, hidden)
-        if num_layers < 1:
-            raise InputError(f"num_layers must be >= 1, got {num_layers}")
-        self.num_layers, self.init = num_layers, check_init(init)
+    def __init__(self, vocab_size: int, n_classes: int, options: PRLSTMOptions | None = None,
+                 **kw: Any) -> None:
+        o = PRLSTMOptions.build(options if options is not None else kw, "pr-lstm")
+        super().__init__(vocab_size, n_classes, o.hidden)
+        self.options = o
+        hidden, num_layers, init = o.hidden, o.num_layers, o.init
+        self.num_layers, self.init = num_layers, init
         # W onehot + b is a Linear on the one-hot, stored as a lookup table plus bias
         self.embed = nn.Linear(vocab_size, 3 * hidden)
         self.binary = nn.Linear(2 * hidden, 5 * hidden)
@@ -405,16 +446,14 @@ class PRRNN(_PrefixScanModel):
     ``init="haiku"`` (see :class:`PRLSTM` for ``init``).
     """
 
-    def __init__(self, vocab_size: int, n_classes: int, hidden: int = 256,
-                 num_layers: int = 1, init: str = "default", activation: str = "tanh",
-                 leaf_activation: bool = True) -> None:
-        super().__init__(vocab_size, n_classes, hidden)
-        if num_layers < 1:
-            raise InputError(f"num_layers must be >= 1, got {num_layers}")
-        if activation not in ACTIVATIONS:
-            raise InputError(f"unknown activation {activation!r}; expected one of {ACTIVATIONS}")
-        self.num_layers, self.init = num_layers, check_init(init)
-        self.activation, self.leaf_activation = activation, bool(leaf_activation)
+    def __init__(self, vocab_size: int, n_classes: int, options: PRRNNOptions | None = None,
+                 **kw: Any) -> None:
+        o = PRRNNOptions.build(options if options is not None else kw, "pr-rnn")
+        super().__init__(vocab_size, n_classes, o.hidden)
+        self.options = o
+        hidden, num_layers, init = o.hidden, o.num_layers, o.init
+        self.num_layers, self.init = num_layers, init
+        self.activation, self.leaf_activation = o.activation, o.leaf_activation
         self.embed = nn.Linear(vocab_size, hidden)
         self.binary = nn.Linear(2 * hidden, hidden)
         self.refine = nn.ModuleList(nn.Linear(hidden, hidden) for _ in range(num_layers - 1))

@@ -1,35 +1,20 @@
-"""What a model can do, as Protocols: the trainer, the evaluator and the probes ask these, never
-a concrete class, and never ``hasattr``.
+"""What a model can do, as Protocols: the names of the capabilities a model declares in its
+registry entry (:mod:`monoidlab.models.registry`), and the method signatures the trainer, the
+evaluator and the probes call.
 
-Every model is a ``torch.nn.Module`` and a :class:`Classifier`. The others are capabilities:
-
-=====================  =========================================================  =============
-protocol               meaning                                                     models
-=====================  =========================================================  =============
-:class:`PrefixModel`   a prediction at every position (Delétang's tape tasks)      all but
-                                                                                   decoder-lm
-:class:`NodeStateModel`  the state of every internal node of its reduction tree   mlp-ldru,
-                                                                                   pr-lstm, pr-rnn
-:class:`PrefixStateModel`  the recurrent state after every position                rnn, lstm,
-                                                                                   stack-rnn,
-                                                                                   tape-rnn,
-                                                                                   transformer
-:class:`TapeModel`     predictions on Delétang's tape that use its input length    tape-rnn
-:class:`OperatorModel`  a learned binary operator on flat state vectors            mlp-ldru,
-                                                                                   pr-lstm, pr-rnn
-:class:`OffsetModel`   strings at left offsets inside a padded balanced buffer     mlp-ldru
-:class:`RegularisedModel`  an extra loss term (MLP-LDRU: associativity)            mlp-ldru
-:class:`GenerativeModel`  greedy decoding from a prompt                            decoder-lm
-=====================  =========================================================  =============
-
-:func:`capabilities` lists them for a model or a model class (used in error messages: "model
-'rnn' cannot take assoc_weight: it has no regulariser; models that can: mlp-ldru").
+Every model is a ``torch.nn.Module``; most are a :class:`Classifier`. A config asks the
+registry, not the class, which capabilities a model has: a runtime Protocol only checks method
+names (any module with ``forward`` passes as a :class:`Classifier`), so the declarations are
+the truth and a test checks that each declared capability's methods exist. The table of who
+declares what is generated from the registry (docs/architecture.md,
+:func:`~monoidlab.models.registry.capability_table_markdown`); :func:`capabilities` lists the
+Protocols a class implements.
 
 Example
 -------
 >>> from monoidlab.models import model_class
 >>> sorted(capabilities(model_class("mlp-ldru")))
-['Classifier', 'NodeStateModel', 'OffsetModel', 'OperatorModel', 'PrefixModel', 'RegularisedModel']
+['Classifier', 'ConsistentModel', 'NodeStateModel', 'OffsetModel', 'OperatorModel', 'PrefixModel', 'RegularisedModel']
 >>> issubclass(model_class("lstm"), OperatorModel)
 False
 """

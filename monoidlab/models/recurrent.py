@@ -16,21 +16,38 @@ Example
 
 from __future__ import annotations
 
-import torch
+from dataclasses import dataclass
+from typing import Any
+
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from monoidlab.models.common import gather_last
+from monoidlab.models.common import gather_last, length_mask
+from monoidlab.models.options import ModelOptions, positive_int
 
-__all__ = ["RNNClassifier", "LSTMClassifier"]
+__all__ = ["RNNClassifier", "LSTMClassifier", "RecurrentOptions"]
+
+
+@dataclass(frozen=True)
+class RecurrentOptions(ModelOptions):
+    """The RNN's and the LSTM's one option: ``hidden`` units (Delétang et al.: 256)."""
+
+    hidden: int = 256
+
+    def check(self) -> None:
+        positive_int(self, "hidden")
 
 
 class _RecurrentClassifier(nn.Module):
     core_class: type[nn.Module]
     core_kw: dict = {}
 
-    def __init__(self, vocab_size: int, n_classes: int, hidden: int = 256) -> None:
+    def __init__(self, vocab_size: int, n_classes: int, options: RecurrentOptions | None = None,
+                 **kw: Any) -> None:
         super().__init__()
+        o = self.options = RecurrentOptions.build(options if options is not None else kw,
+                                                  type(self).__name__)
+        hidden = o.hidden
         self.vocab_size, self.n_classes, self.hidden = vocab_size, n_classes, hidden
         self.core = self.core_class(vocab_size, hidden, batch_first=True, **self.core_kw)
         self.head = nn.Linear(hidden, n_classes)
@@ -38,7 +55,7 @@ class _RecurrentClassifier(nn.Module):
     def prefix_states(self, tokens: Tensor, lengths: Tensor) -> Tensor:
         """Hidden state ``h_t`` after each position, ``(B, T, hidden)`` (LSTM: ``h`` only, not
         the cell). Values at ``t >= length`` are states over padding: mask them."""
-        pad = torch.arange(tokens.shape[1], device=tokens.device)[None, :] >= lengths[:, None]
+        pad = ~length_mask(lengths, tokens.shape[1])
         # padding ids may be anything (even out of vocabulary); they come after every real
         # position, so replacing them cannot change a real state
         x = F.one_hot(tokens.masked_fill(pad, 0), self.vocab_size).to(self.head.weight.dtype)

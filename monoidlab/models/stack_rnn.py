@@ -34,12 +34,15 @@ Example
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import Any
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from monoidlab.models.common import check_inputs, gather_last
+from monoidlab.models.common import check_inputs, gather_last, length_mask
+from monoidlab.models.options import ModelOptions, positive_int
 
 __all__ = ["StackRNN", "haiku_linear_init", "one_hot_inputs"]
 
@@ -67,8 +70,24 @@ def one_hot_inputs(tokens: Tensor, lengths: Tensor, vocab_size: int,
                    dtype: torch.dtype) -> Tensor:
     """One-hot tokens ``(B, T, vocab)``; padding (positions >= length) reads as token 0: it
     comes after every real position, so it cannot change a real state."""
-    pad = torch.arange(tokens.shape[1], device=tokens.device)[None, :] >= lengths[:, None]
+    pad = ~length_mask(lengths, tokens.shape[1])
     return F.one_hot(tokens.masked_fill(pad, 0), vocab_size).to(dtype)
+
+
+@dataclass(frozen=True)
+class StackRNNOptions(ModelOptions):
+    """The Stack-RNN's hyper-parameters: ``hidden`` controller units (the paper: 256),
+    ``stack_size`` cells (the released code: 30; at least 2, a top and a cell below it) of
+    ``stack_cell`` dimensions (the paper: 8)."""
+
+    hidden: int = 256
+    stack_size: int = 30
+    stack_cell: int = 8
+
+    def check(self) -> None:
+        positive_int(self, "hidden")
+        positive_int(self, "stack_size", 2)
+        positive_int(self, "stack_cell")
 
 
 class StackRNN(nn.Module):
@@ -81,13 +100,12 @@ class StackRNN(nn.Module):
         stack_cell: dimension of a stack cell (the paper: 8).
     """
 
-    def __init__(self, vocab_size: int, n_classes: int, hidden: int = 256, stack_size: int = 30,
-                 stack_cell: int = 8) -> None:
+    def __init__(self, vocab_size: int, n_classes: int, options: StackRNNOptions | None = None,
+                 **kw: Any) -> None:
         super().__init__()
-        if min(hidden, stack_size, stack_cell) < 1:
-            raise ValueError("hidden, stack_size and stack_cell must be >= 1")
-        if stack_size < 2:
-            raise ValueError("stack_size must be >= 2 (a top and a cell below it)")
+        o = self.options = StackRNNOptions.build(options if options is not None else kw,
+                                                 "stack-rnn")
+        hidden, stack_size, stack_cell = o.hidden, o.stack_size, o.stack_cell
         self.vocab_size, self.n_classes, self.hidden = vocab_size, n_classes, hidden
         self.stack_size, self.stack_cell = stack_size, stack_cell
         self.core = nn.RNNCell(vocab_size + stack_cell, hidden, nonlinearity="tanh")

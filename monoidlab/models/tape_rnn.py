@@ -36,16 +36,43 @@ torch.Size([2, 4, 2])
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from monoidlab.errors import InputError
 from monoidlab.models.common import check_inputs, gather_last
+from monoidlab.models.options import ModelOptions, positive_int
 from monoidlab.models.stack_rnn import haiku_linear_init, one_hot_inputs
 
 __all__ = ["TapeRNN"]
 
 ACTIONS = ("stay", "left", "right", "jump_left", "jump_right")  # the released code's order
+
+
+@dataclass(frozen=True)
+class TapeRNNOptions(ModelOptions):
+    """The Tape-RNN's hyper-parameters: ``hidden`` controller units (the paper: 256),
+    ``memory_size`` tape cells (the released example: 40) of ``memory_cell`` dimensions (8),
+    ``mlp``: the hidden sizes of the write MLP (the released code: (64, 64))."""
+
+    hidden: int = 256
+    memory_size: int = 40
+    memory_cell: int = 8
+    mlp: tuple[int, ...] = (64, 64)
+
+    def check(self) -> None:
+        positive_int(self, "hidden")
+        positive_int(self, "memory_size")
+        positive_int(self, "memory_cell")
+        mlp = self.mlp
+        if not isinstance(mlp, list | tuple) or not all(
+                isinstance(x, int) and not isinstance(x, bool) and x >= 1 for x in mlp):
+            raise InputError(f"option 'mlp': a list of sizes >= 1, got {mlp!r}")
+        object.__setattr__(self, "mlp", tuple(mlp))
 
 
 class TapeRNN(nn.Module):
@@ -59,11 +86,12 @@ class TapeRNN(nn.Module):
         mlp: hidden sizes of the write MLP (the released code: (64, 64)).
     """
 
-    def __init__(self, vocab_size: int, n_classes: int, hidden: int = 256, memory_size: int = 40,
-                 memory_cell: int = 8, mlp: tuple[int, ...] | list[int] = (64, 64)) -> None:
+    def __init__(self, vocab_size: int, n_classes: int, options: TapeRNNOptions | None = None,
+                 **kw: Any) -> None:
         super().__init__()
-        if min(hidden, memory_size, memory_cell, *mlp) < 1:
-            raise ValueError("hidden, memory_size, memory_cell and the mlp sizes must be >= 1")
+        o = self.options = TapeRNNOptions.build(options if options is not None else kw,
+                                                "tape-rnn")
+        hidden, memory_size, memory_cell, mlp = o.hidden, o.memory_size, o.memory_cell, o.mlp
         self.vocab_size, self.n_classes, self.hidden = vocab_size, n_classes, hidden
         self.memory_size, self.memory_cell = memory_size, memory_cell
         self.core = nn.RNNCell(vocab_size + memory_cell, hidden, nonlinearity="tanh")

@@ -32,6 +32,7 @@ Example
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any, cast
 
 import torch
@@ -39,10 +40,18 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from monoidlab.errors import InputError
-from monoidlab.models.common import gather_last
-from monoidlab.models.positions import DEFAULT_MAX_LEN, PositionEncoding, make_position_encoding
+from monoidlab.models.common import gather_last, length_mask
+from monoidlab.models.options import ModelOptions, boolean, one_of, positive_int, probability
+from monoidlab.models.positions import (
+    DEFAULT_MAX_LEN,
+    PositionEncoding,
+    make_position_encoding,
+    position_option_names,
+)
 
 __all__ = [
+    "TransformerOptions",
+    "StackOptions",
     "MultiHeadAttention",
     "TransformerBlock",
     "TransformerStack",
@@ -51,13 +60,98 @@ __all__ = [
 ]
 
 
+@dataclass(frozen=True)
+class StackOptions(ModelOptions):
+    """A Transformer stack's hyper-parameters (shared by the encoder classifier and the
+    decoder LM, whose defaults differ).
+
+    d_model, n_layers, n_heads, dropout, ff_mult : sizes; ``d_model`` divisible by ``n_heads``.
+    position : any name of :func:`~monoidlab.models.positions.available_position_encodings`.
+    max_len : the learned position table's size. norm : ``"post"`` (Delétang) or ``"pre"``.
+    share_position_bias : one learnable bias (FIRE) for every layer (True) or one per layer.
+    position_options : the encoding's own options (``max_randomized_len``, ``eval_positions``,
+        ``c_init``, ...), written flat beside the others in a config
+        (``{position = "randomized-fire", max_randomized_len = 128}``).
+    """
+
+    d_model: int = 64
+    n_layers: int = 5
+    n_heads: int = 8
+    dropout: float = 0.1
+    ff_mult: int = 4
+    position: str = "sinusoidal"
+    max_len: int = DEFAULT_MAX_LEN
+    norm: str = "post"
+    share_position_bias: bool = True
+    position_options: tuple[tuple[str, Any], ...] = ()
+
+    def check(self) -> None:
+        for name in ("d_model", "n_layers", "n_heads", "ff_mult", "max_len"):
+            positive_int(self, name)
+        probability(self, "dropout")
+        one_of(self, "norm", ("post", "pre"))
+        boolean(self, "share_position_bias")
+        if self.d_model % self.n_heads:
+            raise InputError(f"option 'd_model': {self.d_model} is not divisible by n_heads "
+                             f"= {self.n_heads}")
+        allowed = position_option_names(self.position)
+        opts = dict(self.position_options)
+        bad = sorted(set(opts) - set(allowed))
+        if bad:
+            raise InputError(f"option {bad[0]!r} does not apply to position encoding "
+                             f"{self.position!r}; it takes {', '.join(allowed) or 'no option'}")
+        object.__setattr__(self, "position_options", tuple(sorted(opts.items())))
+
+    @classmethod
+    def split(cls, values: dict[str, Any]) -> dict[str, Any]:
+        """Flat keys that are some position encoding's options go into ``position_options``
+        (``check`` then refuses those the chosen encoding does not take)."""
+        from monoidlab.models.positions import available_position_encodings
+
+        known = {o for name in available_position_encodings()
+                 for o in position_option_names(name)}
+        extra = {k: v for k, v in values.items() if k not in cls.names() and k in known}
+        if not extra:
+            return values
+        out = {k: v for k, v in values.items() if k not in extra}
+        own = dict(out.get("position_options", ()))
+        return {**out, "position_options": tuple(sorted({**own, **extra}.items()))}
+
+    def as_dict(self) -> dict[str, Any]:
+        out = super().as_dict()
+        out.pop("position_options")
+        return {**out, **dict(self.position_options)}
+
+    def stack_kw(self) -> dict[str, Any]:
+        """The arguments of :class:`TransformerStack` (the position options flat)."""
+        out = {k: getattr(self, k) for k in ("d_model", "n_layers", "n_heads", "dropout",
+                                             "ff_mult", "position", "max_len", "norm",
+                                             "share_position_bias")}
+        return {**out, **dict(self.position_options)}
+
+
+@dataclass(frozen=True)
+class TransformerOptions(StackOptions):
+    """The encoder classifier's options: :class:`StackOptions` with Delétang et al.'s defaults
+    (d 64, 5 layers, 8 heads, dropout 0.1, FFN x4, post-LN, sinusoidal positions), plus
+    ``causal`` (a causal mask) and ``bos`` (a learned beginning-of-string token)."""
+
+    causal: bool = False
+    bos: bool = False
+
+    def check(self) -> None:
+        super().check()
+        boolean(self, "causal")
+        boolean(self, "bos")
+
+
 def padding_mask(lengths: Tensor, length: int) -> Tensor:
     """``(B, T)`` bool, ``True`` at padding positions ``t >= lengths[b]``.
 
     >>> padding_mask(torch.tensor([1, 3]), 3).tolist()
     [[False, True, True], [False, False, False]]
     """
-    return torch.arange(length, device=lengths.device)[None, :] >= lengths[:, None]
+    return ~length_mask(lengths, length)
 
 
 class MultiHeadAttention(nn.Module):
@@ -232,20 +326,15 @@ class TransformerClassifier(nn.Module):
     torch.Size([2, 4, 16])
     """
 
-    def __init__(
-        self, vocab_size: int, n_classes: int, d_model: int = 64, n_layers: int = 5,
-        n_heads: int = 8, dropout: float = 0.1, ff_mult: int = 4,
-        position: str = "sinusoidal", causal: bool = False, max_len: int = DEFAULT_MAX_LEN,
-        norm: str = "post", share_position_bias: bool = True, bos: bool = False,
-        **position_kw: Any,
-    ) -> None:
+    def __init__(self, vocab_size: int, n_classes: int,
+                 options: TransformerOptions | None = None, **kw: Any) -> None:
         super().__init__()
-        self.vocab_size, self.n_classes, self.causal, self.bos = vocab_size, n_classes, causal, bos
-        self.stack = TransformerStack(
-            vocab_size + int(bos), d_model, n_layers, n_heads, dropout, ff_mult, position,
-            causal, max_len, norm, share_position_bias, **position_kw,
-        )
-        self.head = nn.Linear(d_model, n_classes)
+        o = self.options = TransformerOptions.build(options if options is not None else kw,
+                                                    "transformer")
+        self.vocab_size, self.n_classes = vocab_size, n_classes
+        self.causal, self.bos = o.causal, o.bos
+        self.stack = TransformerStack(vocab_size + int(o.bos), causal=o.causal, **o.stack_kw())
+        self.head = nn.Linear(o.d_model, n_classes)
 
     def _states(self, tokens: Tensor, lengths: Tensor, positions: Tensor | None) -> Tensor:
         B, T = tokens.shape

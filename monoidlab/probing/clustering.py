@@ -62,14 +62,14 @@ def agreement_scores(labels_true: ArrayLike, labels_pred: ArrayLike) -> dict[str
             "purity": purity_score(t, p)}
 
 
-def _make_clusterer(clusterer: Any, k: int | None, n: int, random_state: int | None) -> Any:
+def _make_clusterer(clusterer: Any, k: int | None, n: int, seed: int | None) -> Any:
     from sklearn.base import clone
 
     if isinstance(clusterer, str):
         from sklearn.cluster import HDBSCAN, AgglomerativeClustering, KMeans
 
         if clusterer == "kmeans":
-            return KMeans(n_clusters=k, n_init=10, random_state=random_state)
+            return KMeans(n_clusters=k, n_init=10, random_state=seed)
         if clusterer == "agglomerative":
             return AgglomerativeClustering(n_clusters=k)
         if clusterer == "hdbscan":
@@ -85,7 +85,7 @@ def _make_clusterer(clusterer: Any, k: int | None, n: int, random_state: int | N
 
 
 def chance_scores(labels_true: ArrayLike, labels_pred: ArrayLike, n_shuffles: int = 3,
-                  random_state: int | None = 0) -> dict[str, float]:
+                  seed: int | None = 0) -> dict[str, float]:
     """The scores of :func:`agreement_scores` for the same clusters shuffled across the points
     (same cluster sizes, no relation to the ECs), averaged over ``n_shuffles`` seeded
     permutations: the chance reference every agreement is read against (ARI ≈ 0, NMI and
@@ -94,7 +94,7 @@ def chance_scores(labels_true: ArrayLike, labels_pred: ArrayLike, n_shuffles: in
     >>> round(chance_scores([0] * 50 + [1] * 50, [0] * 50 + [1] * 50)["ari"], 1)
     0.0
     """
-    rng = np.random.default_rng(random_state)
+    rng = np.random.default_rng(seed)
     p = np.asarray(labels_pred)
     runs = [agreement_scores(labels_true, rng.permutation(p)) for _ in range(n_shuffles)]
     return {k: float(np.mean([r[k] for r in runs])) for k in METRICS}
@@ -109,7 +109,7 @@ class ClusterAgreement(BaseEstimator):
         pipeline) with ``fit_predict``; it is cloned, never modified.
     n_clusters : "n_ecs" (the number of distinct ECs in ``y``, set on the clusterer's
         ``n_clusters`` parameter when it has one), an int, or None (leave the clusterer as is).
-    random_state : seed of KMeans.
+    seed : seed of KMeans (sklearn's random_state).
 
     Attributes after ``fit(X, y)``: ``labels_``, ``clusterer_``, ``scores_`` (see
     :func:`agreement_scores`), ``chance_scores_`` (the same clusters shuffled across the
@@ -124,10 +124,10 @@ class ClusterAgreement(BaseEstimator):
     """
 
     def __init__(self, clusterer: Any = "kmeans", n_clusters: int | str | None = "n_ecs",
-                 random_state: int | None = 0) -> None:
+                 seed: int | None = 0) -> None:
         self.clusterer = clusterer
         self.n_clusters = n_clusters
-        self.random_state = random_state
+        self.seed = seed
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> ClusterAgreement:
         from sklearn.metrics.cluster import contingency_matrix
@@ -138,7 +138,7 @@ class ClusterAgreement(BaseEstimator):
         self.classes_ = np.unique(y)
         k = len(self.classes_) if self.n_clusters == "n_ecs" else self.n_clusters
         k = None if k is None else min(int(k), len(X))
-        self.clusterer_ = _make_clusterer(self.clusterer, k, len(X), self.random_state)
+        self.clusterer_ = _make_clusterer(self.clusterer, k, len(X), self.seed)
         from threadpoolctl import threadpool_limits
 
         # small fits run single-threaded: on a busy machine OpenMP start-up costs more than
@@ -150,7 +150,7 @@ class ClusterAgreement(BaseEstimator):
         self.n_clusters_ = int((self.clusters_ >= 0).sum())
         self.noise_fraction_ = float((self.labels_ < 0).mean())
         self.scores_ = agreement_scores(y, self.labels_)
-        self.chance_scores_ = chance_scores(y, self.labels_, random_state=self.random_state)
+        self.chance_scores_ = chance_scores(y, self.labels_, seed=self.seed)
         return self
 
     def fit_predict(self, X: ArrayLike, y: ArrayLike) -> np.ndarray:
@@ -162,7 +162,7 @@ class ClusterAgreement(BaseEstimator):
         from sklearn.metrics import adjusted_rand_score
 
         pred = (self.clusterer_.predict(X) if hasattr(self.clusterer_, "predict") else
-                ClusterAgreement(self.clusterer, self.n_clusters, self.random_state)
+                ClusterAgreement(self.clusterer, self.n_clusters, self.seed)
                 .fit(X, y).labels_)
         return float(adjusted_rand_score(y, pred))
 
@@ -178,7 +178,7 @@ class Agreement:
 
 def cluster_agreement(emb: NodeEmbeddings, clusterers: Any = CLUSTERERS,
                       by: str | None = "level", max_nodes: int | None = 3000,
-                      min_group: int = 20, random_state: int | None = 0) -> Agreement:
+                      min_group: int = 20, seed: int | None = 0) -> Agreement:
     """Cluster agreement overall (``level`` = "all") and per ``by`` group (each group clustered
     on its own, k = #ECs present in it); groups with fewer than ``min_group`` nodes or a single
     EC are skipped. At most ``max_nodes`` nodes per fit (stratified by ``by``, seeded). Each
@@ -188,17 +188,17 @@ def cluster_agreement(emb: NodeEmbeddings, clusterers: Any = CLUSTERERS,
     if isinstance(clusterers, str) or not isinstance(clusterers, list | tuple):
         clusterers = [clusterers]
     groups: list[tuple[str | int, NodeEmbeddings]] = [
-        ("all", emb.subsample(max_nodes, by, random_state))]
+        ("all", emb.subsample(max_nodes, by, seed))]
     if by is not None:
         for g in sorted(emb.meta[by].unique()):
             sub = emb.subset(emb.meta[by].to_numpy() == g)
             if len(sub) >= min_group and sub.meta["ec"].nunique() > 1:
-                groups.append((int(g), sub.subsample(max_nodes, None, random_state)))
+                groups.append((int(g), sub.subsample(max_nodes, None, seed)))
     rows, fitted = [], {}
     for c in clusterers:
         name = c if isinstance(c, str) else type(c).__name__
         for g, sub in groups:
-            est = ClusterAgreement(c, random_state=random_state).fit(sub.X, sub.ec)
+            est = ClusterAgreement(c, seed=seed).fit(sub.X, sub.ec)
             if g == "all":
                 fitted[name] = est
             rows.append({"method": name, by or "group": g, "n": len(sub),
@@ -212,7 +212,7 @@ def cluster_agreement(emb: NodeEmbeddings, clusterers: Any = CLUSTERERS,
 
 
 def linear_probe(emb: NodeEmbeddings, test_size: float = 0.5, max_nodes: int | None = 20000,
-                 C: float = 1.0, random_state: int | None = 0) -> dict[str, Any]:
+                 C: float = 1.0, seed: int | None = 0) -> dict[str, Any]:
     """Logistic regression (after standardisation) predicting the EC from the embedding.
 
     Fit on the nodes of one part of the strings and scored on the nodes of the others (split by
@@ -225,11 +225,11 @@ def linear_probe(emb: NodeEmbeddings, test_size: float = 0.5, max_nodes: int | N
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
-    emb = emb.subsample(max_nodes, "level", random_state)
+    emb = emb.subsample(max_nodes, "level", seed)
     X, y, groups = emb.X, emb.ec, emb.meta["string"].to_numpy()
     if len(np.unique(groups)) < 2:
         raise InputError("the linear probe needs nodes from at least two strings")
-    tr, te = next(GroupShuffleSplit(1, test_size=test_size, random_state=random_state)
+    tr, te = next(GroupShuffleSplit(1, test_size=test_size, random_state=seed)
                   .split(X, y, groups))
     if len(np.unique(y[tr])) < 2:
         raise InputError("the probe's training part holds a single EC; probe more strings")

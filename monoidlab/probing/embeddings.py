@@ -27,8 +27,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from monoidlab._util import LengthsLike, eval_mode, length_array
+from monoidlab._util import eval_mode
 from monoidlab.errors import InputError
+from monoidlab.geometry import LengthsLike, length_array
 from monoidlab.models.protocols import NodeStateModel, PrefixStateModel
 
 if TYPE_CHECKING:
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
 
     from monoidlab.automaton import Automaton
     from monoidlab.monoid import SyntacticMonoid
-    from monoidlab.training.config import TrainConfig
+    from monoidlab.training.config import RunConfig
     from monoidlab.training.problems import Problem
 
 __all__ = ["NodeEmbeddings", "node_embeddings", "HeldOut", "training_strings", "heldout_strings"]
@@ -77,12 +78,12 @@ class NodeEmbeddings:
                               self.kind, self.schedule, self.monoid)
 
     def subsample(self, n: int | None, by: str | None = "level",
-                  random_state: int | None = 0) -> NodeEmbeddings:
+                  seed: int | None = 0) -> NodeEmbeddings:
         """At most ``n`` rows, seeded; with ``by``, the same cap for every group (small groups,
         e.g. the top tree levels, are kept whole)."""
         if n is None or len(self) <= n:
             return self
-        rng = np.random.default_rng(random_state)
+        rng = np.random.default_rng(seed)
         if by is None:
             return self.subset(np.sort(rng.choice(len(self), n, replace=False)))
         groups = self.meta[by].to_numpy()
@@ -188,7 +189,7 @@ class HeldOut:
         return len(self.lengths)
 
 
-def _train_lengths(cfg: TrainConfig, problem: Problem) -> np.ndarray:
+def _train_lengths(cfg: RunConfig, problem: Problem) -> np.ndarray:
     return problem.lengths(cfg.train_lengths)
 
 
@@ -198,7 +199,7 @@ def _keys(tokens: np.ndarray, lengths: np.ndarray) -> list[bytes]:
             for i, L in enumerate(lengths)]
 
 
-def training_strings(cfg: TrainConfig, problem: Problem, steps: int | None = None) -> set[bytes]:
+def training_strings(cfg: RunConfig, problem: Problem, steps: int | None = None) -> set[bytes]:
     """The distinct strings of a run's first ``steps`` training batches (default ``cfg.steps``),
     regenerated exactly as the trainer draws them (``default_rng([seed, step])``)."""
     from monoidlab.training.trainer import training_batch
@@ -211,7 +212,7 @@ def training_strings(cfg: TrainConfig, problem: Problem, steps: int | None = Non
     return seen
 
 
-def heldout_strings(cfg: TrainConfig, problem: Any, n: int, lengths: LengthsLike | None = None,
+def heldout_strings(cfg: RunConfig, problem: Any, n: int, lengths: LengthsLike | None = None,
                     mode: str = "lengths", seed: int = 0, steps: int | None = None) -> HeldOut:
     """``n`` seeded strings the run of ``cfg`` never trained on.
 

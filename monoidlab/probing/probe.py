@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from monoidlab._util import LengthsLike, progress_bar
+from monoidlab._util import progress_bar
 from monoidlab.errors import InputError
+from monoidlab.geometry import LengthsLike
 from monoidlab.models.protocols import OperatorModel
 from monoidlab.probing.associativity import associativity, summarise_associativity
 from monoidlab.probing.clustering import CLUSTERERS, cluster_agreement, linear_probe
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
     from torch import nn
 
     from monoidlab.automaton import Automaton
-    from monoidlab.training.config import TrainConfig
+    from monoidlab.training.config import RunConfig
     from monoidlab.training.problems import Problem
 
 __all__ = ["model_at_init", "probe_model", "probe_checkpoint", "summary_tables"]
@@ -37,7 +38,7 @@ _Triples = tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray],
                  tuple[np.ndarray, np.ndarray]]  # x, y, z as (tokens, lengths)
 
 
-def model_at_init(cfg: TrainConfig, problem: Problem) -> nn.Module:
+def model_at_init(cfg: RunConfig, problem: Problem) -> nn.Module:
     """The checkpoint's model as the trainer built it before step 0 (same seed, same config);
     the global torch RNG is left untouched."""
     import torch
@@ -64,7 +65,7 @@ class _Stages:
 
 def probe_model(model: nn.Module, lang: Automaton, heldout: HeldOut,
                 triples: _Triples | None = None, clusterers: Any = CLUSTERERS,
-                max_nodes: int | None = 3000, random_state: int | None = 0,
+                max_nodes: int | None = 3000, seed: int | None = 0,
                 stage: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Embeddings, cluster agreement, linear probe and (for tree models) associativity of one
     model. Returns plain data under ``metrics`` plus the objects for the figures. ``stage``
@@ -72,9 +73,9 @@ def probe_model(model: nn.Module, lang: Automaton, heldout: HeldOut,
     stage = stage or _Stages()
     emb = node_embeddings(model, lang, heldout.tokens, heldout.lengths)
     stage("embeddings")
-    agr = cluster_agreement(emb, clusterers, max_nodes=max_nodes, random_state=random_state)
+    agr = cluster_agreement(emb, clusterers, max_nodes=max_nodes, seed=seed)
     stage("clustering")
-    probe = linear_probe(emb, random_state=random_state)
+    probe = linear_probe(emb, seed=seed)
     stage("linear probe")
     metrics = {"n_strings": len(heldout), "n_nodes": len(emb), "schedule": emb.schedule,
                "n_ecs": int(emb.meta["ec"].nunique()), "levels": int(emb.meta["level"].max()),
@@ -108,7 +109,8 @@ def probe_checkpoint(path: str | os.PathLike, n_strings: int = 200,
     """
     import torch
 
-    from monoidlab.training.trainer import attempt_config, load_checkpoint, weights_attempt
+    from monoidlab.training.attempts import attempt_config, weights_attempt
+    from monoidlab.training.trainer import load_checkpoint
 
     model, cfg, problem, ckpt = load_checkpoint(path, device)
     lang = problem.language

@@ -31,11 +31,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from monoidlab._util import LengthsLike, length_array
+from monoidlab._util import length_mask
 from monoidlab.errors import InputError
+from monoidlab.geometry import LengthsLike, length_array
 
 if TYPE_CHECKING:
-    from monoidlab.training.config import TrainConfig
+    from monoidlab.training.config import RunConfig
 
 __all__ = ["Triples", "draw_triples", "heldout_triples"]
 
@@ -98,7 +99,7 @@ def _cut(tokens: np.ndarray, starts: np.ndarray,
     """The substrings ``tokens[i, starts[i]: starts[i] + lens[i]]``, zero-padded."""
     T = int(lens.max())
     pos = starts[:, None] + np.arange(T)[None, :]
-    valid = np.arange(T)[None, :] < lens[:, None]
+    valid = length_mask(lens, T)
     out = np.take_along_axis(tokens, np.minimum(pos, tokens.shape[1] - 1), axis=1)
     return np.where(valid, out, 0), lens.astype(np.int64)
 
@@ -144,7 +145,7 @@ def draw_triples(problem: Any, n: int, part_lengths: LengthsLike,
     return Triples(x, y, z, tokens, total, lang.classify(tokens, total))
 
 
-def heldout_triples(cfg: TrainConfig, problem: Any, n: int, lengths: LengthsLike | None = None,
+def heldout_triples(cfg: RunConfig, problem: Any, n: int, lengths: LengthsLike | None = None,
                     mode: str = "lengths", seed: int = 0, steps: int | None = None,
                     sampler: str = "balanced") -> Triples:
     """``n`` triples for the associativity check whose parts the run of ``cfg`` never trained

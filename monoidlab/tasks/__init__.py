@@ -7,7 +7,7 @@ Modules by level: :mod:`~monoidlab.tasks.regular` (R), :mod:`~monoidlab.tasks.dc
 Examples:
     >>> import numpy as np
     >>> from monoidlab.tasks import get_task, TASKS
-    >>> len(TASKS), get_task("addition").problem_kind
+    >>> len(TASKS), get_task("addition").readout
     (17, 'next_token')
     >>> get_task("odds_first").label(np.array([0, 1, 0, 1, 1]))[0].tolist()
     [[0, 0, 1, 1, 1]]

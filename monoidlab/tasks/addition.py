@@ -119,9 +119,6 @@ class AdditionTokenizer:
         """Ids → token strings (padding included)."""
         return [self.vocab[int(i)] for i in np.asarray(ids).ravel()]
 
-    def is_hint(self, ids: ArrayLike) -> np.ndarray:
-        return np.asarray(ids) >= self.hint0_id
-
 
 @dataclass(frozen=True, eq=False)  # arrays: no elementwise == on the dataclass
 class AdditionBatch:
@@ -203,7 +200,7 @@ def _add(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 class AdditionTask(Task):
     """Sampling, formatting and parsing of decimal additions in one format.
 
-    A :class:`~monoidlab.tasks.base.Task` whose ``problem_kind`` is ``"next_token"``: the
+    A :class:`~monoidlab.tasks.base.Task` whose ``readout`` is ``"next_token"``: the
     trainer learns it by next-token prediction (:mod:`monoidlab.training.next_token`), and
     :meth:`sample` returns an :class:`AdditionBatch` (prompt and answer in one token row)
     instead of a tape batch. ``get_task("addition", format="reversed")`` builds one.
@@ -244,7 +241,7 @@ class AdditionTask(Task):
 
     name = "addition"  # the registry name; instances are named "addition-<format>"
     level = "LM"
-    problem_kind = "next_token"
+    readout = "next_token"
 
     def __repr__(self) -> str:
         return (f"AdditionTask({self.fmt!r}, n_hints={self.tokenizer.n_hints}, "
@@ -271,7 +268,7 @@ class AdditionTask(Task):
             raise InputError(f"addition operands have at least 1 digit, got length {length}")
         if self.max_digits is not None and length > self.max_digits:
             raise InputError(f"{self.name}: {length}-digit operands need {length + 1} hints, but "
-                             f"n_hints = {self.tokenizer.n_hints}; raise task_kwargs.n_hints")
+                             f"n_hints = {self.tokenizer.n_hints}; raise task_options.n_hints")
         return length
 
     # -- sampling -------------------------------------------------------------------------

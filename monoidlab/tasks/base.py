@@ -44,7 +44,7 @@ __all__ = [
 ]
 
 LEVELS = ("R", "DCF", "CS", "listops", "LM")
-PROBLEM_KINDS = ("tape", "next_token")  # how the trainer learns a task (training/problems.py)
+READOUTS = ("tape", "next_token")  # how the trainer reads a task's outputs (training/problems.py)
 
 
 @dataclass(frozen=True, eq=False)  # arrays: no elementwise == on the dataclass
@@ -145,7 +145,7 @@ class Task(abc.ABC):
     name: str = ""  # the registry name (a class attribute; an instance may refine it)
     level: ClassVar[str] = ""
     #: "tape": Delétang's input tape; "next_token": prompt → answer by next-token prediction
-    problem_kind: ClassVar[str] = "tape"
+    readout: ClassVar[str] = "tape"
     #: the shortest input length that has strings; `sample` raises ValueError below it.
     min_length: int = 1
     #: placeholder strings below the class's min_length, as the released code (see below)
@@ -298,32 +298,6 @@ class Task(abc.ABC):
         tokens = np.concatenate([batch.inputs.astype(np.int64), empty], axis=1)
         return tokens, np.full(B, n + m, dtype=np.int64), slice(n, n + m)
 
-    @staticmethod
-    def _predictions(pred: np.ndarray) -> np.ndarray:
-        pred = np.asarray(pred)
-        if pred.ndim == 3:  # logits (B, m, C) → class ids
-            pred = pred.argmax(-1)
-        return pred
-
-    def accuracy(self, pred: np.ndarray, batch: TaskBatch) -> np.ndarray:
-        """Per-sample accuracy (B,): mean correctness over the unmasked positions.
-
-        `pred` holds class ids (B, m) or logits (B, m, C). For classification this is
-        0/1 per sample. The official script reports instead
-        sum(mask * correct) / sum(mask) over a whole sub-batch: see `batch_accuracy`.
-        """
-        pred = self._predictions(pred)
-        if pred.shape != batch.targets.shape:
-            raise InputError(f"pred shape {pred.shape} != targets {batch.targets.shape}")
-        correct = (pred == batch.targets) & batch.mask
-        return correct.sum(1) / batch.mask.sum(1)
-
-    def batch_accuracy(self, pred: np.ndarray, batch: TaskBatch) -> float:
-        """The official scalar: sum(mask * correct) / sum(mask) over the batch."""
-        pred = self._predictions(pred)
-        correct = (pred == batch.targets) & batch.mask
-        return float(correct.sum() / batch.mask.sum())
-
     def __repr__(self) -> str:
         return (
             f"{type(self).__name__}(name={self.name!r}, level={self.level!r}, "
@@ -358,11 +332,11 @@ class StringTask(Task):
 
 def register_task(cls: type[Task]) -> type[Task]:
     """Class decorator adding a Task subclass to `TASKS` under `cls.name`."""
-    if not cls.name or cls.level not in LEVELS or cls.problem_kind not in PROBLEM_KINDS:
-        raise ValueError(f"{cls.__name__}: set name, a level in {LEVELS} and a problem_kind "
-                         f"in {PROBLEM_KINDS}")
+    if not cls.name or cls.level not in LEVELS or cls.readout not in READOUTS:
+        raise InputError(f"{cls.__name__}: set name, a level in {LEVELS} and a readout "
+                         f"in {READOUTS}")
     if cls.name in TASKS and TASKS[cls.name] is not cls:
-        raise ValueError(f"task name {cls.name!r} registered twice")
+        raise InputError(f"task name {cls.name!r} registered twice")
     TASKS[cls.name] = cls
     return cls
 

@@ -1,388 +1,551 @@
-"""Training configuration: one dataclass, loadable from TOML, overridable with ``--key=value``.
+"""The run configuration: one frozen :class:`RunConfig`, validated once, when it is built.
 
-Configs are data, never executed. Unknown keys and ill-typed values raise
-:class:`~monoidlab.errors.ConfigError` naming the file and the key. Length ranges are typed
-(:class:`~monoidlab._util.Lengths`); ``"41:500"`` or ``[41, 500]`` in a file is only their text.
+Every setting of a training run is a key of :class:`RunConfig`, with its default, its meaning
+and its section (problem, model, data, optimisation, evaluation, run) beside its type. Values
+are typed: lengths are :class:`~monoidlab.geometry.Lengths`, offsets an
+:class:`~monoidlab.geometry.Offsets`, the model's options the frozen options dataclass of that
+model (``MLPLDRUOptions``, ...). Text (TOML files, ``--key=value`` overrides, a run folder's
+``config.json``) becomes a config in :mod:`monoidlab.training.parse`, the one place text is
+read; a config built directly from Python takes typed values or their plain forms
+(``train_lengths="1:40"``, ``model_options={"d": 32}``) and converts each once.
+
+Building a config checks every value and what the model can do (a model that cannot serve the
+problem, or lacks what a key needs, is refused here, in one :class:`ConfigError` line that
+names the key, never at step 1). A config never changes afterwards; :meth:`RunConfig.replace`
+makes a changed copy.
 
 Example
 -------
->>> cfg = TrainConfig(language="parity", model="mlp-ldru")
->>> cfg = apply_overrides(cfg, ["steps=200", "model_kwargs.d=32", "lr=3e-3", "test_lengths=41:60"])
->>> cfg.steps, cfg.model_kwargs, cfg.lr, cfg.test_lengths
-(200, {'d': 32}, 0.003, Lengths(start=41, stop=60, step=1))
+>>> cfg = RunConfig(language="parity", model="mlp-ldru", steps=200, model_options={"d": 32})
+>>> cfg.steps, cfg.model_options.d, cfg.model_options.padding, cfg.test_lengths
+(200, 32, <Padding.LEARNED: 'learned'>, Lengths(start=41, stop=500, step=1))
+>>> cfg.replace(lr=3e-3).lr, cfg.lr
+(0.003, 0.001)
+>>> RunConfig(language="parity", model="decoder-lm")
+Traceback (most recent call last):
+...
+monoidlab.errors.ConfigError: config: key 'model': model 'decoder-lm' cannot learn a language (one class per string): it lacks a class output per string (Classifier); models that can: lstm, mlp-ldru, pr-lstm, pr-rnn, rnn, stack-rnn, tape-rnn, transformer
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
-import tomllib
-import warnings
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import InitVar, dataclass, field
 from typing import Any
 
-from monoidlab._util import Lengths, check_workload
+from monoidlab._suggest import did_you_mean
+from monoidlab._util import check_workload
 from monoidlab.errors import ConfigError, InputError
+from monoidlab.geometry import Lengths, Offsets, Padding
+from monoidlab.sampling import DEFAULT_SAMPLER
 
-__all__ = ["TrainConfig", "ConfigError", "load_config", "apply_overrides", "config_from_dict",
-           "read_toml", "DEPRECATED_KEYS", "config_keys", "config_table_markdown"]
+__all__ = ["RunConfig", "FrozenDict", "config_keys", "config_table_markdown", "OPTIMIZERS",
+           "RECIPES", "PROTOCOLS", "SECTIONS", "MAX_STEP_SYMBOLS", "run_padding"]
 
 MAX_STEP_SYMBOLS = 2**24  # batch_size x longest training length: one step's tokens
+OPTIMIZERS = ("adam", "adamw", "amsgrad", "amsgrad-optax")
+RECIPES = ("default", "authors")
+PROTOCOLS = ("monoidlab", "paper")
+LR_SCHEDULES = ("constant", "cosine")
+SECTIONS = ("problem", "model", "data", "optimisation", "evaluation", "run")
+MAX_SEED = 2**63 - 1
 
-# Old key -> new key (accepted for one release, with a DeprecationWarning).
-DEPRECATED_KEYS = {"pad_offset": "offsets"}
+
+class FrozenDict(dict):
+    """A read-only dict (a config's tables): reading works as for a dict, changing raises.
+
+    >>> d = FrozenDict(a=1)
+    >>> d["a"], d == {"a": 1}
+    (1, True)
+    >>> d["b"] = 2
+    Traceback (most recent call last):
+    ...
+    TypeError: a config is frozen: use cfg.replace(...) for a changed copy
+    """
+
+    def _frozen(self, *a: Any, **k: Any) -> None:
+        raise TypeError("a config is frozen: use cfg.replace(...) for a changed copy")
+
+    __setitem__ = __delitem__ = _frozen
+    clear = pop = popitem = setdefault = update = _frozen  # type: ignore[assignment]
+    __ior__ = _frozen  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple:
+        return (FrozenDict, (dict(self),))
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        return hash(tuple(sorted(self.items(), key=repr)))
 
 
-def _key(default: Any = dataclasses.MISSING, meaning: str = "", *,
-         factory: Callable[[], Any] | None = None) -> Any:
-    """A config key: its default and its one-line meaning, the single source of
+def _key(default: Any = dataclasses.MISSING, meaning: str = "", section: str = "run") -> Any:
+    """A config key: its default, its one-line meaning and its section, the single source of
     ``monoidlab train --help`` and of the key table of docs/training.md (:func:`config_keys`)."""
-    if factory is not None:
-        return field(default_factory=factory, metadata={"meaning": meaning})
-    return field(default=default, metadata={"meaning": meaning})
+    assert section in SECTIONS, section
+    return field(default=default, metadata={"meaning": meaning, "section": section})
 
 
-@dataclass
-class TrainConfig:
-    """Every setting of a training run (the table of keys: :func:`config_keys`, docs/training.md).
+@dataclass(frozen=True)
+class RunConfig:
+    """Every setting of a training run (the table of keys: :func:`config_keys`,
+    docs/training.md). Each key's default, meaning and section are given here, next to its
+    type."""
 
-    Each key's default and meaning are given here, next to its type."""
-
-    # --- what to learn (exactly one of language / task)
+    # --- problem: what to learn (exactly one of language / task)
     language: str | None = _key(None, "a suite name (`parity`, `dyck-6`, ...) or a TOML spec "
-                                      "path; exactly one of `language` / `task`")
+                                      "path; exactly one of `language` / `task`", "problem")
     task: str | None = _key(None, "a Delétang task (`reverse_string`, ...), `listops` or "
-                                  "`addition`")
-    task_kwargs: dict = _key(meaning="options of the task", factory=dict)
+                                  "`addition`", "problem")
+    task_options: Mapping = _key(FrozenDict(), "options of the task", "problem")
     protocol: str = _key("monoidlab", "tape tasks: `paper` runs them as Delétang et al.'s "
                                       "released code (pooled token accuracy decides, unmasked "
-                                      "loss, the released task options; see deletang.md)")
+                                      "loss, the released task options; see deletang.md)",
+                         "problem")
     # --- model
-    model: str = _key("mlp-ldru", "the model: {models}")
-    model_kwargs: dict = _key(meaning="the model's hyper-parameters, e.g. `{d = 64, dropout = "
-                                      "0.25}` (each model's options: docs/training.md)", factory=dict)
+    model: str = _key("mlp-ldru", "the model: {models}", "model")
+    model_options: Any = _key(None, "the model's options, e.g. `{d = 64, dropout = 0.25}` "
+                                    "(each model's options: docs/models.md; none: its "
+                                    "defaults)", "model")
     recipe: str = _key("default", "`authors`: the papers' training settings for every key (and "
-                                  "model option) not set")
+                                  "model option) not set", "model")
     # --- data (one length per batch, drawn uniformly from train_lengths)
     train_lengths: Lengths = _key(Lengths(1, 40), "training lengths `A:B` (inclusive) or "
                                                   "`A:B:STEP`; each batch has one length, drawn "
-                                                  "uniformly (lengths without strings skipped)")
-    test_lengths: Lengths = _key(Lengths(41, 500), "lengths of the final evaluation")
-    test_samples: int = _key(64, "strings per test length and test kind (the papers: 512)")
-    eval_kinds: list | str = _key("all", "test kinds of a language: `balanced` (the papers' "
-                                         "protocol), `near_miss`, `ec_stratified`, or `all`; a "
-                                         "task has one kind, `task`")
+                                                  "uniformly (lengths without strings skipped)",
+                                  "data")
     batch_size: int = _key(128, "strings per training batch (PR-LSTM's authors: 128, MLP-LDRU's: "
-                                "256)")
-    sampler: str = _key("balanced", "training strings: `uniform`, `balanced` (every class "
-                                    "equally often), `ec_stratified`, `ldru` (the MLP-LDRU "
+                                "256)", "data")
+    sampler: str = _key(DEFAULT_SAMPLER, "training strings: `uniform`, `balanced` (every "
+                                         "class equally often; monoidlab's default sampler), "
+                                         "`ec_stratified`, `ldru` (the MLP-LDRU "
                                     "authors' half-positive random walks), `near_miss` (members, "
-                                    "near misses and uniform strings)")
-    near_miss_mix: dict | None = _key(None, "the `near_miss` sampler's shares (none: `{members = "
-                                            "0.5, near_miss = 0.25, uniform = 0.25}`)")
+                                    "near misses and uniform strings)", "data")
+    near_miss_mix: Mapping | None = _key(None, "the `near_miss` sampler's shares (none: "
+                                               "`{members = 0.5, near_miss = 0.25, uniform = "
+                                               "0.25}`)", "data")
     test_sampler: str | None = _key(None, "sampler of probing's held-out strings (none: "
-                                          "`sampler`); the test sets are the evaluation kinds")
-    within: list | str | None = _key("auto", "a sub-language: `auto` (the well-formed strings "
-                                             "where the language has an `incomplete` class), "
-                                             "`none`, `all-but:A,B` or a list of classes")
-    offsets: str = _key("none", "`random`: a balanced-tree model (mlp-ldru) sees each training "
-                                "string at a random left offset (coverage.md); test strings "
-                                "at offset 0")
-    offset_buffer: int | None = _key(None, "random offsets: buffer length B, offset uniform in "
-                                           "0..B-L (none: the next power of two >= 2L)")
+                                          "`sampler`); the test sets are the evaluation kinds",
+                                    "data")
+    within: Any = _key("auto", "a sub-language: `auto` (the well-formed strings where the "
+                               "language has an `incomplete` class), `none`, `all-but:A,B` or a "
+                               "list of classes", "data")
+    offsets: Offsets = _key(Offsets(), "`random`: a balanced-tree model (mlp-ldru) sees each "
+                                       "training string at a random left offset "
+                                       "(coverage.md); test strings at offset 0", "data")
     # --- optimisation
     steps: int = _key(1000, "optimiser steps (CPU scale: parity, cycle navigation solved within "
-                            "~10 min)")
+                            "~10 min)", "optimisation")
     optimizer: str = _key("adam", "`adam`, `adamw`, `amsgrad` (torch's), `amsgrad-optax` (the "
-                                  "MLP-LDRU authors')")
-    lr: float = _key(1e-3, "peak learning rate")
-    weight_decay: float = _key(0.0, "Adam(W) weight decay")
-    clip: float = _key(1.0, "global gradient-norm clipping (0: off)")
+                                  "MLP-LDRU authors')", "optimisation")
+    lr: float = _key(1e-3, "peak learning rate", "optimisation")
+    weight_decay: float = _key(0.0, "Adam(W) weight decay", "optimisation")
+    clip: float = _key(1.0, "global gradient-norm clipping (0: off)", "optimisation")
     warmup: float = _key(0.0, "fraction of the steps of linear warm-up from 1e-8 (the MLP-LDRU "
-                              "authors: 0.2)")
+                              "authors: 0.2)", "optimisation")
     lr_schedule: str = _key("constant", "after warm-up: `constant` or `cosine` (to 0 at the "
-                                        "last step)")
-    assoc_weight: float = _key(0.0, "weight of the model's regulariser, added to every step's "
-                                    "loss (MLP-LDRU: associativity); models without one reject it")
+                                        "last step)", "optimisation")
+    assoc_weight: float = _key(0.0, "weight of the model's associativity regulariser, added to "
+                                    "every step's loss (models without one reject it)",
+                               "optimisation")
     offset_consistency: float = _key(0.0, "weight of a label-free term (needs `offsets = "
-                                          "\"random\"` and identity padding): 1 − cos between each "
-                                          "training string's root state at its offset and at "
-                                          "offset 0, i.e. the same string under two bracketings")
+                                          "\"random\"` and identity padding): 1 − cos between "
+                                          "each training string's root state at its offset and "
+                                          "at offset 0, i.e. the same string under two "
+                                          "bracketings", "optimisation")
     grad_centralisation: bool = _key(False, "subtract each weight matrix's gradient mean over "
-                                            "its output axis (the MLP-LDRU authors')")
-    # --- bookkeeping
-    seed: int = _key(0, "initial weights, every batch, dropout, the test sets")
+                                            "its output axis (the MLP-LDRU authors')",
+                                     "optimisation")
+    restarts: int = _key(0, "fresh starts (new initial weights and batches, `steps` each) after "
+                            "an attempt ends without early stopping; the best validated weights "
+                            "of all attempts are tested (needs `early_stop`)", "optimisation")
+    # --- evaluation
+    test_lengths: Lengths = _key(Lengths(41, 500), "lengths of the final evaluation",
+                                 "evaluation")
+    test_samples: int = _key(64, "strings per test length and test kind (the papers: 512)",
+                             "evaluation")
+    eval_kinds: Any = _key("all", "test kinds of a language: `paper` (the papers' protocol: "
+                                  "half members, half uniform strings), `near_miss`, "
+                                  "`ec_stratified`, or `all`; a task has its own kinds "
+                                  "(`task` first)", "evaluation")
+    eval_every: int = _key(0, "steps between validations (0: only the final evaluation)",
+                           "evaluation")
+    early_stop: int = _key(0, "stop after this many strictly solved validations in a row (0: "
+                              "off; needs `eval_every`)", "evaluation")
+    val_lengths: Lengths | None = _key(None, "validation lengths (none: the test lengths)",
+                                       "evaluation")
+    val_samples: int = _key(16, "validation strings per length and kind", "evaluation")
+    solved_threshold: float = _key(0.99, "strictly solved: accuracy >= this at every scored "
+                                         "test length of every test kind, in (0, 1]",
+                                   "evaluation")
+    # --- run: bookkeeping
+    seed: int = _key(0, "initial weights, every batch, dropout, the test sets (0 .. 2^63 - 1)")
     device: str = _key("auto", "`auto` (CUDA when present), `cpu`, `cuda`, `cuda:N`")
     bf16: bool = _key(True, "bf16 autocast for training on CUDA (ignored on CPU)")
     compile: bool = _key(False, "`torch.compile` the training forward")
-    eval_every: int = _key(0, "steps between validations (0: only the final evaluation)")
-    early_stop: int = _key(0, "stop after this many strictly solved validations in a row (0: "
-                              "off; needs `eval_every`)")
-    restarts: int = _key(0, "fresh starts (new initial weights and batches, `steps` each) after an "
-                            "attempt ends without early stopping; the best validated weights of "
-                            "all attempts are tested (needs `early_stop`)")
-    val_lengths: Lengths | None = _key(None, "validation lengths (none: the test lengths)")
-    val_samples: int = _key(16, "validation strings per length and kind")
     checkpoint_every: int = _key(500, "steps between checkpoints (and one at the end)")
     log_every: int = _key(50, "steps between `metrics.jsonl` lines")
-    solved_threshold: float = _key(0.99, "strictly solved: accuracy >= this at every scored test "
-                                         "length of every test kind")
-    threads: int = _key(1, "torch CPU threads of the run (0: torch's default); one run per "
-                           "core is fastest")
+    threads: int = _key(1, "torch CPU threads of the run (0: torch's default; at most the "
+                           "machine's cores); one run per core is fastest")
+    #: the keys the user set (a recipe fills the others); not part of the config's identity
+    explicit: frozenset | None = field(default=None, compare=False, repr=False,
+                                       metadata={"internal": True})
+    #: the buffer of random offsets, as files write it beside ``offsets`` (one value in memory)
+    offset_buffer: InitVar[int | None] = None
+    source: InitVar[str] = "config"
+
+    def __post_init__(self, offset_buffer: int | None, source: str) -> None:
+        if offset_buffer is not None:
+            try:
+                offsets = Offsets.parse(self.offsets, offset_buffer, "offsets")
+            except InputError as exc:
+                raise ConfigError(f"{source}: key 'offset_buffer': {exc}") from None
+            object.__setattr__(self, "offsets", offsets)
+        _Checker(self, source).run()
+
+    # ------------------------------------------------------------------ reading
+    @property
+    def total_steps(self) -> int:
+        """Steps over every attempt (``steps`` × (1 + ``restarts``))."""
+        return self.steps * (1 + self.restarts)
+
+    @property
+    def padding(self) -> Padding:
+        """The model's padding (:func:`run_padding`)."""
+        return run_padding(self)
 
     def as_dict(self) -> dict[str, Any]:
-        """Plain data (JSON, TOML, checkpoints): lengths as their text ``"41:500"``."""
-        data = dataclasses.asdict(self)
-        for key in _LENGTH_KEYS:
-            if data[key] is not None:
-                data[key] = str(getattr(self, key))
-        return data
+        """Plain data (JSON, TOML, checkpoints): lengths as their text ``"41:500"``, offsets as
+        ``offsets`` and ``offset_buffer``, the model's options as a table of every option."""
+        out: dict[str, Any] = {}
+        for f in _FIELDS.values():
+            v = getattr(self, f.name)
+            if isinstance(v, Lengths):
+                v = str(v)
+            elif isinstance(v, Offsets):
+                out["offsets"] = v.mode
+                out["offset_buffer"] = v.buffer
+                continue
+            elif f.name == "model_options":
+                v = v.as_dict()
+            elif isinstance(v, Mapping):
+                v = dict(v)
+            elif isinstance(v, tuple):
+                v = list(v)
+            out[f.name] = v
+        return out
 
-    def validate(self, source: str = "config") -> TrainConfig:
-        """Check every value and the model's capabilities; raises :class:`ConfigError`."""
-        from monoidlab.models import REGISTRY
-        from monoidlab.sampling import SAMPLERS
+    def replace(self, **changes: Any) -> RunConfig:
+        """A copy with ``changes`` (checked like any config); the changed keys count as set.
 
-        if (self.language is None) == (self.task is None):
-            raise ConfigError(f"{source}: give exactly one of 'language' or 'task'")
-        if self.model not in REGISTRY:
-            raise ConfigError(f"{source}: key 'model': unknown model {self.model!r}; known: "
-                              f"{', '.join(sorted(REGISTRY))}")
-        self._apply_recipe(source)
-        for key in _LENGTH_KEYS:  # a dataclass built directly may hold text or ranges
-            value = getattr(self, key)
-            if value is not None and not isinstance(value, Lengths):
+        >>> cfg = RunConfig(language="parity")
+        >>> cfg.replace(steps=5).steps, RunConfig(**cfg.as_dict()) == cfg
+        (5, True)
+        """
+        unknown = sorted(set(changes) - set(_FIELDS))
+        if unknown:
+            raise ConfigError(f"config: unknown key {unknown[0]!r}"
+                              f"{did_you_mean(unknown[0], _FIELDS)}")
+        explicit = set(self.explicit or ()) | set(changes)
+        if "model_options" in changes and isinstance(changes["model_options"], Mapping):
+            explicit |= {f"model_options.{k}" for k in changes["model_options"]}
+        return dataclasses.replace(self, **changes, explicit=frozenset(explicit))
+
+
+def run_padding(cfg: RunConfig) -> Padding:
+    """The padding a run's model uses: its ``padding`` option, or ``learned`` for models
+    without one (their trees, where they have one, have no padding leaves to skip)."""
+    return Padding(getattr(cfg.model_options, "padding", Padding.LEARNED))
+
+
+_FIELDS = {f.name: f for f in dataclasses.fields(RunConfig) if not f.metadata.get("internal")}
+_LENGTH_KEYS = [k for k, f in _FIELDS.items() if "Lengths" in str(f.type)]
+
+
+# ------------------------------------------------------------------------------ the checks
+class _Checker:
+    """Every check of a config, run once when it is built: types (converting plain forms:
+    ``"1:40"`` to Lengths, a table to the model's options), ranges, the problem's test kinds,
+    what the model can do, and how much work the lengths ask for."""
+
+    def __init__(self, cfg: RunConfig, source: str) -> None:
+        self.cfg, self.source = cfg, source
+
+    def set(self, name: str, value: Any) -> None:
+        object.__setattr__(self.cfg, name, value)
+
+    def fail(self, key: str, message: str) -> ConfigError:
+        return ConfigError(f"{self.source}: key {key!r}: {message}")
+
+    def run(self) -> None:
+        cfg = self.cfg
+        self.types()
+        if (cfg.language is None) == (cfg.task is None):
+            raise ConfigError(f"{self.source}: give exactly one of 'language' or 'task'")
+        self.model()
+        self.ranges()
+        self.problem()
+        self.capabilities()
+        self.workload()
+        if cfg.explicit is None:
+            self.set("explicit", frozenset(_changed_keys(cfg)))
+
+    def types(self) -> None:
+        cfg = self.cfg
+        for name, f in _FIELDS.items():
+            value = getattr(cfg, name)
+            if name in _LENGTH_KEYS:
+                if value is not None or "None" not in str(f.type):
+                    try:
+                        self.set(name, Lengths.parse(value, name))
+                    except InputError as exc:
+                        raise self.fail(name, str(exc)) from None
+            elif name == "offsets":
                 try:
-                    setattr(self, key, Lengths.parse(value, key))
+                    offsets = Offsets.parse(value, what="offsets")
                 except InputError as exc:
-                    raise ConfigError(f"{source}: key {key!r}: {exc}") from None
-        self._check_model_kwargs(source)
-        checks = [
-            ("steps", self.steps >= 1, "must be >= 1"),
-            ("batch_size", self.batch_size >= 1, "must be >= 1"),
-            ("lr", self.lr > 0 and math.isfinite(self.lr), "must be a finite number > 0"),
-            ("clip", self.clip >= 0, "must be >= 0"),
-            ("warmup", 0 <= self.warmup < 1, "must lie in [0, 1)"),
-            ("weight_decay", 0 <= self.weight_decay < math.inf, "must be finite and >= 0"),
-            ("assoc_weight", 0 <= self.assoc_weight < math.inf, "must be finite and >= 0"),
-            ("offset_consistency", 0 <= self.offset_consistency < math.inf,
-             "must be finite and >= 0"),
-            ("batch_size", self.batch_size * self.train_lengths.stop <= MAX_STEP_SYMBOLS,
-             f"times the longest training length ({self.train_lengths.stop}) must be at most "
-             f"{MAX_STEP_SYMBOLS} symbols per step"),
-            ("test_samples", self.test_samples >= 1, "must be >= 1"),
-            ("eval_every", self.eval_every >= 0, "must be >= 0 (0: only at the end)"),
-            ("early_stop", self.early_stop >= 0, "must be >= 0 (0: off)"),
-            ("val_samples", self.val_samples >= 1, "must be >= 1"),
-            ("restarts", 0 <= self.restarts <= 100, "must lie in 0..100"),
-            ("restarts", not self.restarts or self.early_stop > 0,
-             "needs early_stop > 0 (the validation decides when to stop and which weights win)"),
-            ("early_stop", not self.early_stop or self.eval_every > 0,
-             "needs eval_every > 0 (early stopping watches the validation)"),
-            ("checkpoint_every", self.checkpoint_every >= 1, "must be >= 1"),
-            ("log_every", self.log_every >= 1, "must be >= 1"),
-            ("threads", self.threads >= 0, "must be >= 0 (0: torch default)"),
-            ("optimizer", self.optimizer in OPTIMIZERS, " | ".join(OPTIMIZERS)),
-            ("lr_schedule", self.lr_schedule in ("constant", "cosine"), "constant or cosine"),
-            ("sampler", self.sampler in SAMPLERS, " | ".join(SAMPLERS)),
-            ("test_sampler", self.test_sampler is None or self.test_sampler in SAMPLERS,
-             " | ".join(SAMPLERS)),
-            ("offsets", self.offsets in ("none", "random"), "none or random"),
-            ("offset_buffer", self.offset_buffer is None or self.offset_buffer >= 1,
-             "must be >= 1"),
-            ("solved_threshold", 0 <= self.solved_threshold <= 1, "must lie in [0, 1]"),
-            ("protocol", self.protocol in ("monoidlab", "paper"), "monoidlab or paper"),
-            ("protocol", self.protocol == "monoidlab" or _is_tape_task(self.task),
-             "'paper' applies to the tape tasks (Delétang's benchmark, ListOps)"),
-        ]
-        from monoidlab.evalsets import KINDS, check_kinds
-        from monoidlab.sampling import check_mix
+                    raise self.fail(name, str(exc)) from None
+                if offsets.mode == "fixed":
+                    raise self.fail(name, f"training offsets are none or random, got "
+                                          f"{value!r}")
+                self.set(name, offsets)
+            elif name in _CHECKS:
+                test, need, convert = _CHECKS[name]
+                if not test(value):
+                    raise self.fail(name, f"expected {need}, got {type(value).__name__} "
+                                          f"{value!r}")
+                if convert is not None:
+                    self.set(name, convert(value))
 
+    def model(self) -> None:
+        from monoidlab.models import model_spec
+
+        cfg = self.cfg
         try:
-            if self.near_miss_mix is not None:
-                check_mix(self.near_miss_mix)
+            spec = model_spec(cfg.model)
         except InputError as exc:
-            raise ConfigError(f"{source}: key 'near_miss_mix': {exc}") from None
-        if self.language is not None:
-            try:
-                check_kinds(self.eval_kinds)
-            except InputError:
-                raise ConfigError(f"{source}: key 'eval_kinds': expected \"all\" or a list of "
-                                  f"{', '.join(KINDS)}, got {self.eval_kinds!r}") from None
+            raise self.fail("model", str(exc)) from None
+        try:
+            self.set("model_options", spec.make_options(cfg.model_options))
+        except InputError as exc:
+            raise self.fail("model_options", str(exc)) from None
+
+    def ranges(self) -> None:
+        cfg = self.cfg
+        checks = [
+            ("steps", cfg.steps >= 1, "must be >= 1"),
+            ("batch_size", cfg.batch_size >= 1, "must be >= 1"),
+            ("lr", cfg.lr > 0 and math.isfinite(cfg.lr), "must be a finite number > 0"),
+            ("clip", 0 <= cfg.clip < math.inf, "must be finite and >= 0"),
+            ("warmup", 0 <= cfg.warmup < 1, "must lie in [0, 1)"),
+            ("weight_decay", 0 <= cfg.weight_decay < math.inf, "must be finite and >= 0"),
+            ("assoc_weight", 0 <= cfg.assoc_weight < math.inf, "must be finite and >= 0"),
+            ("offset_consistency", 0 <= cfg.offset_consistency < math.inf,
+             "must be finite and >= 0"),
+            ("batch_size", cfg.batch_size * cfg.train_lengths.stop <= MAX_STEP_SYMBOLS,
+             f"times the longest training length ({cfg.train_lengths.stop}) must be at most "
+             f"{MAX_STEP_SYMBOLS} symbols per step"),
+            ("test_samples", cfg.test_samples >= 1, "must be >= 1"),
+            ("eval_every", cfg.eval_every >= 0, "must be >= 0 (0: only at the end)"),
+            ("early_stop", cfg.early_stop >= 0, "must be >= 0 (0: off)"),
+            ("val_samples", cfg.val_samples >= 1, "must be >= 1"),
+            ("restarts", 0 <= cfg.restarts <= 100, "must lie in 0..100"),
+            ("restarts", not cfg.restarts or cfg.early_stop > 0,
+             "needs early_stop > 0 (the validation decides when to stop and which weights win)"),
+            ("early_stop", not cfg.early_stop or cfg.eval_every > 0,
+             "needs eval_every > 0 (early stopping watches the validation)"),
+            ("checkpoint_every", cfg.checkpoint_every >= 1, "must be >= 1"),
+            ("log_every", cfg.log_every >= 1, "must be >= 1"),
+            ("threads", 0 <= cfg.threads <= (os.cpu_count() or 1),
+             f"must lie in 0..{os.cpu_count() or 1} (0: torch default; this machine's cores)"),
+            ("seed", 0 <= cfg.seed <= MAX_SEED, "must lie in 0 .. 2^63 - 1"),
+            ("optimizer", cfg.optimizer in OPTIMIZERS,
+             " | ".join(OPTIMIZERS) + did_you_mean(cfg.optimizer, OPTIMIZERS)),
+            ("lr_schedule", cfg.lr_schedule in LR_SCHEDULES, " or ".join(LR_SCHEDULES)),
+            ("offsets", cfg.offsets.mode in ("none", "random"), "none or random"),
+            ("solved_threshold", 0 < cfg.solved_threshold <= 1, "must lie in (0, 1]"),
+            ("protocol", cfg.protocol in PROTOCOLS, " or ".join(PROTOCOLS)),
+            ("recipe", cfg.recipe in RECIPES,
+             f"unknown recipe; known: {', '.join(RECIPES)}"),
+        ]
         for key, ok, msg in checks:
             if not ok:
-                raise ConfigError(f"{source}: key {key!r}: {msg} (got {getattr(self, key)!r})")
-        val = ("val_lengths" if self.val_lengths is not None else "val_samples",
-               self.val_lengths or self.test_lengths, 3 * self.val_samples)
-        for key, lengths, n in (("train_lengths", self.train_lengths, 1),  # up to 3 kinds
-                                ("test_lengths", self.test_lengths, 3 * self.test_samples), val):
+                raise self.fail(key, f"{msg} (got {getattr(cfg, key)!r})")
+
+    def problem(self) -> None:
+        from monoidlab.sampling import SAMPLERS, check_mix
+
+        cfg = self.cfg
+        for key in ("sampler", "test_sampler"):
+            value = getattr(cfg, key)
+            if value is not None and value not in SAMPLERS:
+                raise self.fail(key, f"unknown sampler {value!r}{did_you_mean(value, SAMPLERS)}; "
+                                     f"choose from {', '.join(SAMPLERS)}")
+        if cfg.near_miss_mix is not None:
+            try:
+                check_mix(dict(cfg.near_miss_mix))
+            except InputError as exc:
+                raise self.fail("near_miss_mix", str(exc)) from None
+        if cfg.protocol == "paper" and _readout(cfg) != "tape":
+            raise self.fail("protocol", "'paper' applies to the tape tasks (Delétang's "
+                                        "benchmark, ListOps)")
+        if cfg.language is not None:
+            from monoidlab.evaluation.kinds import KINDS, check_kinds
+
+            try:
+                check_kinds(cfg.eval_kinds)
+            except InputError:
+                raise self.fail("eval_kinds", f"expected \"all\" or a list of "
+                                              f"{', '.join(KINDS)}, got {cfg.eval_kinds!r}"
+                                ) from None
+
+    def capabilities(self) -> None:
+        """What the problem and the keys need of the model, before any work."""
+        from monoidlab.models.protocols import (
+            Classifier,
+            ConsistentModel,
+            GenerativeModel,
+            OffsetModel,
+            PrefixModel,
+            RegularisedModel,
+        )
+        from monoidlab.models.registry import require
+
+        cfg, source = self.cfg, self.source
+        readout = _readout(cfg)
+        needs = {"string": (Classifier, "learn a language (one class per string)"),
+                 "tape": (PrefixModel, "learn a tape task (a prediction at every position)"),
+                 "next_token": (GenerativeModel, "learn a next-token task (prompt → answer)")}
+        try:
+            require(cfg.model, *needs[readout])
+            if cfg.assoc_weight:
+                require(cfg.model, RegularisedModel, "take assoc_weight", "assoc_weight")
+            if cfg.offsets.mode == "random":
+                require(cfg.model, OffsetModel, "train at random offsets", "offsets")
+            if cfg.offset_consistency:
+                require(cfg.model, ConsistentModel, "take offset_consistency",
+                        "offset_consistency")
+        except ConfigError as exc:
+            raise ConfigError(f"{source}: {exc}") from None
+        if cfg.offset_consistency:
+            key = "offset_consistency"
+            if cfg.offsets.mode != "random":
+                raise self.fail(key, "needs offsets = \"random\" (it compares each training "
+                                     "string's root at its random offset with its root at "
+                                     f"offset 0); offsets is {cfg.offsets.mode!r}")
+            if run_padding(cfg) is not Padding.IDENTITY:
+                raise self.fail(key, f"needs model_options padding = \"identity\", not "
+                                     f"{run_padding(cfg).value!r} (with any other padding a "
+                                     "string at another offset also composes padding leaves, "
+                                     "so it is not the same string)")
+
+    def workload(self) -> None:
+        cfg = self.cfg
+        val = ("val_lengths" if cfg.val_lengths is not None else "val_samples",
+               cfg.val_lengths or cfg.test_lengths, 3 * cfg.val_samples)
+        for key, lengths, n in (("train_lengths", cfg.train_lengths, 1),  # up to 3 kinds
+                                ("test_lengths", cfg.test_lengths, 3 * cfg.test_samples), val):
             try:
                 check_workload(lengths, n, key)
             except InputError as exc:
-                raise ConfigError(f"{source}: key {exc}") from None
-        self._check_capabilities(source)
-        return self
-
-    def _apply_recipe(self, source: str) -> None:
-        """Set the recipe's value of every key the user did not set (idempotent).
-
-        Which keys were set: those of the file / dict / overrides the config came from
-        (:func:`config_from_dict`); for a dataclass built directly, those that differ from the
-        defaults. ``model_kwargs`` counts per option (``model_kwargs.dropout``)."""
-        if self.recipe not in RECIPES:
-            raise ConfigError(f"{source}: key 'recipe': unknown recipe {self.recipe!r}; known: "
-                              f"{', '.join(RECIPES)}")
-        explicit = self._explicit = _explicit_keys(self)
-        if self.recipe == "default":
-            return
-        keys, kwargs = recipe_settings(self.recipe, self.model, self.language, self.task, source)
-        for key, value in keys.items():
-            if key not in explicit:
-                setattr(self, key, value)
-        own = {k: v for k, v in self.model_kwargs.items() if f"model_kwargs.{k}" in explicit}
-        self.model_kwargs = {**kwargs, **own}
-
-    def _check_capabilities(self, source: str) -> None:
-        """Options that need a model capability fail here, before any work (never at step 1)."""
-        from monoidlab.models import REGISTRY, model_class
-        from monoidlab.models.protocols import ConsistentModel, OffsetModel, RegularisedModel
-
-        def able(protocol: type) -> list[str]:
-            return [m for m in sorted(REGISTRY) if issubclass(model_class(m), protocol)]
-
-        cls = model_class(self.model)
-        if self.assoc_weight and not issubclass(cls, RegularisedModel):
-            raise ConfigError(f"{source}: key 'assoc_weight': model {self.model!r} has no "
-                              f"regulariser; models that have one: {', '.join(able(RegularisedModel))}")
-        if self.offsets == "random" and not issubclass(cls, OffsetModel):
-            raise ConfigError(f"{source}: key 'offsets': random offsets need a balanced-tree "
-                              f"model ({', '.join(able(OffsetModel))}), not {self.model!r}")
-        if self.offset_consistency and not issubclass(cls, ConsistentModel):
-            raise ConfigError(f"{source}: key 'offset_consistency': model {self.model!r} has no "
-                              f"consistency term; models that have one: "
-                              f"{', '.join(able(ConsistentModel))}")
-        if self.offset_consistency:
-            self._check_consistency(source, cls)
-
-    def _check_consistency(self, source: str, cls: type) -> None:
-        """``offset_consistency`` compares a string's root at two offsets: that is the same
-        string under two bracketings only with random offsets and identity padding."""
-        import inspect
-
-        key = f"{source}: key 'offset_consistency'"
-        if self.offsets != "random":
-            raise ConfigError(f"{key}: needs offsets = \"random\" (it compares each training "
-                              f"string's root at its random offset with its root at offset 0); "
-                              f"offsets is {self.offsets!r}")
-        param = inspect.signature(cls).parameters.get("padding")
-        padding = self.model_kwargs.get("padding", param.default if param else "identity")
-        if padding != "identity":
-            raise ConfigError(f"{key}: needs model_kwargs padding = \"identity\", not "
-                              f"{padding!r} (with any other padding a string at another offset "
-                              "also composes padding leaves, so it is not the same string)")
-
-    def _check_model_kwargs(self, source: str) -> None:
-        """Unknown model options fail here, not at the first step (values fail in build_for)."""
-        import inspect
-
-        from monoidlab.models import model_class
-
-        params = list(inspect.signature(model_class(self.model).__init__).parameters.values())
-        if any(p.kind is p.VAR_KEYWORD for p in params):  # e.g. the transformer's position_kw
-            return
-        known = [p.name for p in params if p.name not in ("self", "vocab_size", "n_classes")]
-        unknown = sorted(set(self.model_kwargs) - set(known))
-        if unknown:
-            raise ConfigError(f"{source}: key 'model_kwargs': model {self.model!r} has no "
-                              f"option(s) {unknown}; its options: {', '.join(known)}")
+                raise ConfigError(f"{self.source}: key {exc}") from None
 
 
-def _is_tape_task(name: str | None) -> bool:
-    """True for a task learned on Delétang's tape (not a language, not next-token addition)."""
+def _readout(cfg: RunConfig) -> str:
+    """How the problem's outputs are read: ``string`` (a language), ``tape`` or
+    ``next_token`` (the task's own :attr:`~monoidlab.tasks.base.Task.readout`)."""
+    if cfg.language is not None:
+        return "string"
     from monoidlab.tasks import TASKS
 
-    return name in TASKS and TASKS[name].problem_kind == "tape"
+    cls = TASKS.get(cfg.task)  # type: ignore[arg-type]
+    if cls is None:  # an unknown task fails when the problem is built, with the list
+        return "tape"
+    return cls.readout
 
 
-OPTIMIZERS = ("adam", "adamw", "amsgrad", "amsgrad-optax")
-RECIPES = ("default", "authors")
-
-# The Delétang et al. regular tasks, for which the MLP-LDRU authors used dropout 0.1
-_DELETANG_LANGUAGES = {"parity", "even-pairs", "cycle-navigation", "modular-arithmetic",
-                       "modular-arithmetic-precedence"}
-
-
-def recipe_settings(recipe: str, model: str, language: str | None, task: str | None,
-                    source: str = "config") -> tuple[dict[str, Any], dict[str, Any]]:
-    """``(keys, model_kwargs)`` of a recipe for a model and a language or task.
-
-    ``"authors"``, per model family (steps, lengths and evaluation are never set: a recipe says
-    how to train, not for how long):
-
-    * mlp-ldru (the MLP-LDRU authors' code): ``amsgrad-optax``, lr 1e-3 (1e-4 for D_n),
-      20% linear warm-up from 1e-8 then constant, clip 1.0, gradient centralisation, no
-      weight decay, batch 256, the ``ldru`` sampler for D_n and Tomita (uniform otherwise),
-      ``init = "haiku"``, d 64, dropout 0.25 (0.1 for the Delétang tasks).
-    * pr-lstm, pr-rnn (the PR-LSTM authors, on Delétang's harness): Adam, lr 1e-3, clip 1.0,
-      batch 128, no warm-up, uniform strings, ``init = "haiku"``, H 256; PR-RNN with a ReLU
-      cell and a linear leaf.
-    * rnn, lstm, transformer (Delétang's harness): Adam, lr 1e-3, clip 1.0, batch 128, uniform.
-
-    >>> keys, kw = recipe_settings("authors", "mlp-ldru", "dyck-4", None)
-    >>> keys["lr"], keys["sampler"], kw["dropout"], kw["init"]
-    (0.0001, 'ldru', 0.25, 'haiku')
-    """
-    if recipe == "default":
-        return {}, {}
-    name = Path(language).stem if language else None
-    uniform = {"sampler": "uniform"} if language else {}
-    if model == "mlp-ldru":
-        dyck = bool(name and name.startswith("dyck-"))
-        walk = dyck or bool(name and name.startswith("tomita-"))
-        deletang = task is not None or name in _DELETANG_LANGUAGES
-        keys = {"optimizer": "amsgrad-optax", "lr": 1e-4 if dyck else 1e-3, "warmup": 0.2,
-                "lr_schedule": "constant", "clip": 1.0, "weight_decay": 0.0,
-                "grad_centralisation": True, "batch_size": 256}
-        if language:
-            keys["sampler"] = "ldru" if walk else "uniform"
-        return keys, {"d": 64, "dropout": 0.1 if deletang else 0.25, "init": "haiku"}
-    keys = {"optimizer": "adam", "lr": 1e-3, "warmup": 0.0, "lr_schedule": "constant",
-            "clip": 1.0, "weight_decay": 0.0, "grad_centralisation": False, "batch_size": 128,
-            **uniform}
-    if model == "pr-lstm":
-        return keys, {"hidden": 256, "init": "haiku"}
-    if model == "pr-rnn":
-        return keys, {"hidden": 256, "init": "haiku", "activation": "relu",
-                      "leaf_activation": False}
-    if model in ("rnn", "lstm", "transformer"):
-        return keys, {}
-    raise ConfigError(f"{source}: key 'recipe': recipe {recipe!r} has no settings for model "
-                      f"{model!r}; it has for mlp-ldru, pr-lstm, pr-rnn, rnn, lstm, transformer")
+def _changed_keys(cfg: RunConfig) -> set[str]:
+    """For a config built directly: the keys that differ from their defaults (and each model
+    option that differs from the model's default)."""
+    out = {k for k, f in _FIELDS.items() if k != "model_options" and getattr(cfg, k) != f.default}
+    defaults = type(cfg.model_options)()
+    out |= {f"model_options.{k}" for k in cfg.model_options.names()
+            if getattr(cfg.model_options, k) != getattr(defaults, k)}
+    return out
 
 
-def _explicit_keys(cfg: TrainConfig) -> set[str]:
-    """The keys the user set: those recorded by :func:`config_from_dict`, or, for a dataclass
-    built directly, those that differ from the defaults (``model_kwargs`` option by option)."""
-    explicit = getattr(cfg, "_explicit", None)
-    if explicit is None:
-        explicit = {k for k, f in _FIELDS.items()
-                    if k != "model_kwargs" and getattr(cfg, k) != _default(f)}
-        explicit |= {f"model_kwargs.{k}" for k in cfg.model_kwargs}
-    return set(explicit)
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
 
 
-def _default(f: dataclasses.Field) -> Any:
-    return f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+def _is_num(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
 
 
-_FIELDS = {f.name: f for f in dataclasses.fields(TrainConfig)}
-_LENGTH_KEYS = [k for k, f in _FIELDS.items() if "Lengths" in str(f.type)]
+def _within(v: Any) -> bool:
+    return v is None or isinstance(v, str) or (
+        isinstance(v, list | tuple) and all(isinstance(x, str) for x in v))
 
+
+def _kinds(v: Any) -> bool:
+    return isinstance(v, str) or (isinstance(v, list | tuple) and all(isinstance(x, str)
+                                                                      for x in v))
+
+
+def _table(v: Any) -> Any:
+    return FrozenDict(v)
+
+
+# key -> (test, what it needs, conversion or None)
+_CHECKS: dict[str, tuple[Callable[[Any], bool], str, Callable[[Any], Any] | None]] = {
+    "language": (lambda v: v is None or isinstance(v, str), "a name or a path", None),
+    "task": (lambda v: v is None or isinstance(v, str), "a task name", None),
+    "task_options": (lambda v: isinstance(v, Mapping), "a table", _table),
+    "protocol": (lambda v: isinstance(v, str), "a string", None),
+    "model": (lambda v: isinstance(v, str), "a model name", None),
+    "model_options": (lambda v: True, "a table", None),
+    "recipe": (lambda v: isinstance(v, str), "a string", None),
+    "batch_size": (_is_int, "an integer", None),
+    "sampler": (lambda v: isinstance(v, str), "a sampler name", None),
+    "near_miss_mix": (lambda v: v is None or isinstance(v, Mapping), "a table",
+                      lambda v: None if v is None else FrozenDict(v)),
+    "test_sampler": (lambda v: v is None or isinstance(v, str), "a sampler name", None),
+    "within": (_within, "a string or a list of classes",
+               lambda v: tuple(v) if isinstance(v, list) else v),
+    "steps": (_is_int, "an integer", None),
+    "optimizer": (lambda v: isinstance(v, str), "a string", None),
+    "lr": (_is_num, "a number", float),
+    "weight_decay": (_is_num, "a number", float),
+    "clip": (_is_num, "a number", float),
+    "warmup": (_is_num, "a number", float),
+    "lr_schedule": (lambda v: isinstance(v, str), "a string", None),
+    "assoc_weight": (_is_num, "a number", float),
+    "offset_consistency": (_is_num, "a number", float),
+    "grad_centralisation": (lambda v: isinstance(v, bool), "true or false", None),
+    "restarts": (_is_int, "an integer", None),
+    "test_samples": (_is_int, "an integer", None),
+    "eval_kinds": (_kinds, "\"all\" or a list of test kinds",
+                   lambda v: tuple(v) if isinstance(v, list) else v),
+    "eval_every": (_is_int, "an integer", None),
+    "early_stop": (_is_int, "an integer", None),
+    "val_samples": (_is_int, "an integer", None),
+    "solved_threshold": (_is_num, "a number", float),
+    "seed": (_is_int, "an integer", None),
+    "device": (lambda v: isinstance(v, str), "a string", None),
+    "bf16": (lambda v: isinstance(v, bool), "true or false", None),
+    "compile": (lambda v: isinstance(v, bool), "true or false", None),
+    "checkpoint_every": (_is_int, "an integer", None),
+    "log_every": (_is_int, "an integer", None),
+    "threads": (_is_int, "an integer", None),
+}
+assert set(_CHECKS) | set(_LENGTH_KEYS) | {"offsets"} == set(_FIELDS), "a key without a check"
+
+
+# ------------------------------------------------------------------------------ the key table
 _TYPE_NAMES = {"str": "text", "int": "integer", "float": "number", "bool": "true/false",
-               "dict": "table", "list": "list", "Lengths": "lengths", "None": "none"}
+               "Mapping": "table", "Lengths": "lengths", "None": "none", "Any": "value",
+               "Offsets": "none or random"}
 
 
 def _value_text(value: Any) -> str:
@@ -391,169 +554,45 @@ def _value_text(value: Any) -> str:
         return "none"
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, dict):
+    if isinstance(value, Mapping):
         return "{" + ", ".join(f"{k} = {_value_text(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, Offsets):
+        return value.mode
     return str(value)
 
 
 def config_keys() -> list[dict[str, str]]:
-    """Every key of :class:`TrainConfig`, in order: ``{"key", "type", "default", "meaning"}``
-    (text). The one source of ``monoidlab train --help`` and of docs/training.md's table.
+    """Every key of a config file, in order: ``{"key", "section", "type", "default",
+    "meaning"}`` (text). The one source of ``monoidlab train --help`` and of docs/training.md's
+    table. ``offset_buffer`` is written beside ``offsets`` (both are the one ``offsets`` value).
 
     >>> row = next(r for r in config_keys() if r["key"] == "steps")
-    >>> row["type"], row["default"], row["meaning"].split(" (")[0]
-    ('integer', '1000', 'optimiser steps')
+    >>> row["section"], row["type"], row["default"], row["meaning"].split(" (")[0]
+    ('optimisation', 'integer', '1000', 'optimiser steps')
     """
     from monoidlab.models import REGISTRY  # names only: no model module is imported
 
+    types = {"within": "text or list", "eval_kinds": "text or list",
+             "model_options": "table or none"}
     rows = []
-    for f in dataclasses.fields(TrainConfig):
-        types = [_TYPE_NAMES.get(t.strip(), t.strip()) for t in str(f.type).split("|")]
-        rows.append({"key": f.name, "type": " or ".join(types),
-                     "default": _value_text(_default(f)),
+    for f in _FIELDS.values():
+        names = [_TYPE_NAMES.get(t.strip(), t.strip()) for t in str(f.type).split("|")]
+        rows.append({"key": f.name, "section": f.metadata["section"],
+                     "type": types.get(f.name, " or ".join(names)),
+                     "default": _value_text(f.default),
                      "meaning": f.metadata["meaning"].replace("{models}", ", ".join(REGISTRY))})
+        if f.name == "offsets":
+            rows.append({"key": "offset_buffer", "section": "data", "type": "integer or none",
+                         "default": "none",
+                         "meaning": "random offsets: buffer length B, offset uniform in 0..B-L "
+                                    "(none: the next power of two >= 2L)"})
     return rows
 
 
 def config_table_markdown() -> str:
     """docs/training.md's table of config keys, generated from :func:`config_keys`."""
-    lines = ["| key | type | default | meaning |", "|---|---|---|---|"]
+    lines = ["| key | section | type | default | meaning |", "|---|---|---|---|---|"]
     for r in config_keys():
-        lines.append(f"| `{r['key']}` | {r['type']} | `{r['default']}` | "
+        lines.append(f"| `{r['key']}` | {r['section']} | {r['type']} | `{r['default']}` | "
                      f"{r['meaning'].replace('|', '/')} |")
     return "\n".join(lines)
-
-
-_CHECKS = {  # annotation text -> (test, description)
-    "bool": (lambda v: isinstance(v, bool), "true or false"),
-    "int": (lambda v: isinstance(v, int) and not isinstance(v, bool), "an integer"),
-    "float": (lambda v: isinstance(v, int | float) and not isinstance(v, bool), "a number"),
-    "str": (lambda v: isinstance(v, str), "a string"),
-    "dict": (lambda v: isinstance(v, dict), "a table"),
-    "list": (lambda v: isinstance(v, list), "a list"),
-}
-
-
-def _check_type(key: str, value: Any, source: str) -> Any:
-    """Accept ``value`` when it matches one of the field's annotated types."""
-    options = [t.strip() for t in str(_FIELDS[key].type).split("|")]
-    if value is None and "None" in options:
-        return None
-    if "Lengths" in options:
-        try:
-            return Lengths.parse(value, key)
-        except InputError as exc:
-            raise ConfigError(f"{source}: key {key!r}: {exc}") from None
-    for t in options:
-        if t in _CHECKS and _CHECKS[t][0](value):
-            return float(value) if t == "float" else value
-    expected = " or ".join(_CHECKS[t][1] for t in options if t in _CHECKS)
-    raise ConfigError(f"{source}: key {key!r}: expected {expected}, got "
-                      f"{type(value).__name__} {value!r}")
-
-
-def config_from_dict(data: dict, source: str = "config",
-                     explicit: set[str] | None = None) -> TrainConfig:
-    """A validated :class:`TrainConfig` from plain data (deprecated keys are renamed).
-
-    The keys of ``data`` (and the options of its ``model_kwargs``) count as set by the user,
-    so a ``recipe`` leaves them alone; ``explicit`` replaces that set (overrides)."""
-    if not isinstance(data, dict):
-        raise ConfigError(f"{source}: expected a table of config keys, got {type(data).__name__}")
-    data = dict(data)
-    for old, new in DEPRECATED_KEYS.items():
-        if old in data:
-            warnings.warn(f"{source}: config key {old!r} is deprecated; use {new!r}",
-                          DeprecationWarning, stacklevel=2)
-            value = data.pop(old)
-            data.setdefault(new, value)
-    unknown = set(data) - set(_FIELDS)
-    if unknown:
-        raise ConfigError(f"{source}: unknown key(s) {sorted(unknown)}; known keys: "
-                          f"{', '.join(sorted(_FIELDS))}")
-    kwargs = {k: _check_type(k, v, source) for k, v in data.items()}
-    if explicit is None:
-        explicit = set(data) - {"model_kwargs"}
-        explicit |= {f"model_kwargs.{k}" for k in data.get("model_kwargs") or {}}
-    cfg = TrainConfig(**kwargs)
-    cfg._explicit = set(explicit)
-    return cfg.validate(source)
-
-
-def read_toml(path: str | Path) -> dict:
-    """Parse a TOML file; unreadable or invalid files raise :class:`ConfigError` naming it."""
-    path = Path(path)
-    try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{path}: not UTF-8 text") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
-    except RecursionError:  # tomllib recurses once per nesting level
-        raise ConfigError(f"{path}: invalid TOML: arrays or tables nested too deeply") from None
-
-
-def load_config(path: str | Path) -> TrainConfig:
-    """Read a TOML config: every key under one ``[train]`` table, or every key at the top level
-    (never both: a key outside ``[train]`` would be silently ignored)."""
-    data = read_toml(path)
-    if "train" in data:
-        extra = sorted(set(data) - {"train"})
-        if extra:
-            raise ConfigError(f"{path}: key(s) {extra} outside the [train] table would be "
-                              "ignored; move them into [train]")
-        data = data["train"]
-    return config_from_dict(data, str(path))
-
-
-def _parse_value(text: str) -> Any:
-    """An override value: TOML/JSON literal when it parses, else the raw string."""
-    try:
-        return tomllib.loads(f"v = {text}")["v"]
-    except RecursionError:
-        return text
-    except tomllib.TOMLDecodeError:
-        try:
-            return json.loads(text)
-        except (json.JSONDecodeError, RecursionError):
-            return text
-
-
-def apply_overrides(cfg: TrainConfig, overrides: list[str], source: str = "override") -> TrainConfig:
-    """Apply ``key=value`` (or ``--key=value``; ``model_kwargs.d=32`` for nested tables)."""
-    data = cfg.as_dict()
-    explicit = _explicit_keys(cfg)
-    for item in overrides:
-        item = item[2:] if item.startswith("--") else item
-        if "=" not in item:
-            raise ConfigError(f"{source}: expected key=value, got {item!r}")
-        key, text = item.split("=", 1)
-        key = key.replace("-", "_") if key.replace("-", "_") in _FIELDS else key
-        if key not in _FIELDS and key in DEPRECATED_KEYS:
-            warnings.warn(f"{source}: config key {key!r} is deprecated; use "
-                          f"{DEPRECATED_KEYS[key]!r}", DeprecationWarning, stacklevel=2)
-            key = DEPRECATED_KEYS[key]
-        value = _parse_value(text)
-        if "." in key:
-            top, sub = key.split(".", 1)
-            if top not in ("model_kwargs", "task_kwargs"):
-                raise ConfigError(f"{source}: key {key!r}: only model_kwargs.X and task_kwargs.X "
-                                  "take a dotted name")
-            data[top] = {**data[top], sub: value}
-            explicit.add(key)
-        else:
-            if key not in _FIELDS:
-                raise ConfigError(f"{source}: unknown key {key!r}; known keys: "
-                                  f"{', '.join(sorted(_FIELDS))}")
-            if key in _LENGTH_KEYS or (_FIELDS[key].type in ("str", "str | None")
-                                       and not isinstance(value, str) and value is not None):
-                value = text  # train_lengths=40 or 1:40: the text is the value
-            data[key] = value
-            if key in ("model_kwargs", "task_kwargs") and isinstance(value, dict):
-                explicit = {k for k in explicit if not k.startswith(f"{key}.")}
-                explicit |= {f"{key}.{k}" for k in value}
-            else:
-                explicit.add(key)
-    return config_from_dict(data, source, explicit)

@@ -36,14 +36,13 @@ from typing import Any
 
 import numpy as np
 
-from monoidlab._util import LengthsLike, length_array
-from monoidlab.errors import ConfigError
-from monoidlab.training.problems import _SingleKind
+from monoidlab.evaluation.kinds import TaskKinds
+from monoidlab.geometry import LengthsLike, length_array
 
 __all__ = ["NextTokenProblem", "addition_problem"]
 
 
-class NextTokenProblem(_SingleKind):
+class NextTokenProblem(TaskKinds):
     """A prompt → answer task as next-token prediction, loss masked to the answer.
 
     ``task`` provides ``name``, ``vocab_size``, ``tokenizer`` (``pad_id``, ``eos_id``),
@@ -51,7 +50,7 @@ class NextTokenProblem(_SingleKind):
     ``lengths`` and ``prompt_lengths`` (see :class:`monoidlab.tasks.addition.AdditionTask`).
     """
 
-    kind = "lm"
+    readout = "next_token"
     language = None
 
     def __init__(self, task: Any) -> None:  # e.g. an AdditionTask (see above)
@@ -61,15 +60,6 @@ class NextTokenProblem(_SingleKind):
         self.n_classes = task.vocab_size  # the head predicts tokens
         self.class_names = tuple(task.tokenizer.vocab)
         self.pad_id, self.eos_id = task.tokenizer.pad_id, task.tokenizer.eos_id
-
-    def check_model(self, model_name: str) -> None:
-        """Exact match needs greedy decoding: a decoder language model."""
-        from monoidlab.models import model_class
-        from monoidlab.models.protocols import GenerativeModel
-
-        if not issubclass(model_class(model_name), GenerativeModel):
-            raise ConfigError(f"key 'model': {model_name!r} cannot learn {self.name} "
-                              "(next-token prediction with greedy decoding); use decoder-lm")
 
     def lengths(self, lengths: LengthsLike) -> np.ndarray:
         """The requested operand lengths (an error past what the format can write)."""
@@ -122,10 +112,10 @@ class NextTokenProblem(_SingleKind):
         return (out == target).all(1).float()
 
 
-def addition_problem(**task_kwargs: Any) -> NextTokenProblem:
-    """The decimal-addition problem; ``task_kwargs`` go to
+def addition_problem(**task_options: Any) -> NextTokenProblem:
+    """The decimal-addition problem; ``task_options`` go to
     :class:`~monoidlab.tasks.addition.AdditionTask` (``format``, ``n_hints``, ``space_prob``,
     ...)."""
     from monoidlab.tasks.addition import AdditionTask
 
-    return NextTokenProblem(AdditionTask(**task_kwargs))
+    return NextTokenProblem(AdditionTask(**task_options))

@@ -4,7 +4,7 @@
 bias-corrects that maximum; optax's ``scale_by_amsgrad`` (the MLP-LDRU authors' optimiser)
 keeps the running maximum of the *bias-corrected* second moment v̂_t = v_t / (1 − β₂^t). Early
 in training v̂_t shrinks while v_t grows, so the two differ most in the first steps (torch's
-steps stay 1.2–1.5× larger for a while: issue 14). Per parameter, with gradient g at step t:
+steps stay 1.2–1.5× larger for a while, measured with the authors' code). Per parameter, with gradient g at step t:
 
     m_t = (1 − β₁) g + β₁ m_{t−1}            v_t = (1 − β₂) g² + β₂ v_{t−1}
     m̂_t = m_t / (1 − β₁^t)                   v̂_t = v_t / (1 − β₂^t)
@@ -30,6 +30,8 @@ from typing import Any
 
 import torch
 
+from monoidlab.errors import InputError
+
 __all__ = ["AMSGradOptax"]
 
 
@@ -49,9 +51,9 @@ class AMSGradOptax(torch.optim.Optimizer):
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  eps_root: float = 0.0, weight_decay: float = 0.0) -> None:
         if lr < 0 or eps < 0 or eps_root < 0 or weight_decay < 0:
-            raise ValueError("lr, eps, eps_root and weight_decay must be >= 0")
+            raise InputError("AMSGradOptax: lr, eps, eps_root and weight_decay must be >= 0")
         if not all(0.0 <= b < 1.0 for b in betas):
-            raise ValueError(f"betas must lie in [0, 1), got {betas}")
+            raise InputError(f"AMSGradOptax: betas must lie in [0, 1), got {betas}")
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, eps_root=eps_root,
                                       weight_decay=weight_decay))
 

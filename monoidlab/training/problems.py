@@ -13,8 +13,8 @@ its methods:
 Example
 -------
 >>> import numpy as np
->>> from monoidlab.training.config import TrainConfig
->>> p = make_problem(TrainConfig(language="parity", model="rnn"))
+>>> from monoidlab.training.config import RunConfig
+>>> p = make_problem(RunConfig(language="parity", model="rnn"))
 >>> b = p.batch(np.random.default_rng(0), 5, 4, train=True)
 >>> b["tokens"].shape, p.vocab_size, p.n_classes
 ((4, 5), 2, 2)
@@ -22,30 +22,35 @@ Example
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from monoidlab._util import LengthsLike, length_array
-from monoidlab.errors import ConfigError, InputError, UnknownName
-from monoidlab.evalsets import KINDS, check_kinds, classes_at, kind_batch
+from monoidlab.errors import InputError, UnknownName
+from monoidlab.evaluation.kinds import KINDS, TaskKinds, check_kinds, classes_at, kind_batch
+from monoidlab.geometry import LengthsLike, Offsets, length_array
 from monoidlab.sublanguage import Within, resolve_within
 
-__all__ = ["Problem", "LanguageProblem", "TapeProblem", "TokenScored", "make_problem",
-           "pooled_accuracy", "POOL_SIZE", "MEASURES", "PROTOCOLS"]
+__all__ = ["Problem", "LanguageProblem", "TapeProblem", "make_problem", "READOUTS"]
+
+#: How a problem's outputs are read: one class per ``string`` (a language), a ``tape``
+#: (Delétang's tasks), ``next_token`` answers (decimal addition). A task declares its own
+#: (:attr:`~monoidlab.tasks.base.Task.readout`); what each needs of a model is checked when
+#: the config is built (:mod:`monoidlab.training.config`).
+READOUTS = ("string", "tape", "next_token")
 
 
 @runtime_checkable
 class Problem(Protocol):
     """The trainer's view of what is learned.
 
-    Attributes: ``name``, ``kind`` ("classification", "tape" or "lm"), ``vocab_size``,
-    ``n_classes`` (the model's output size) and ``language`` (the automaton, or None for tasks
-    without one: probing needs it).
+    Attributes: ``name``, ``readout`` (one of :data:`READOUTS`), ``vocab_size``, ``n_classes``
+    (the model's output size) and ``language`` (the automaton, or None for tasks without one:
+    probing needs it).
     """
 
     name: str
-    kind: str
+    readout: str
     vocab_size: int
     n_classes: int
     language: Any
@@ -67,11 +72,7 @@ class Problem(Protocol):
         """Per-string correctness at evaluation (may differ from training's, e.g. greedy)."""
         ...
 
-    def check_model(self, model_name: str) -> None:
-        """Raise :class:`ConfigError` when the model cannot learn this problem."""
-        ...
-
-    # --- evaluation (training/evaluate.py)
+    # --- evaluation (monoidlab.evaluation)
     class_names: tuple[str, ...]
 
     def check_kinds(self, kinds: Any) -> tuple[str, ...]:
@@ -91,52 +92,14 @@ class Problem(Protocol):
         ...
 
 
-class _SingleKind:
-    """Evaluation for problems without an automaton: one kind, ``task`` (their own sampler)."""
-
-    kinds = ("task",)
-
-    if TYPE_CHECKING:  # provided by the problem class that mixes this in
-        name: str
-        n_classes: int
-
-        def batch(self, rng: np.random.Generator, length: int, batch_size: int,
-                  train: bool) -> dict: ...
-
-    def check_kinds(self, kinds: Any) -> tuple[str, ...]:
-        if kinds is None or kinds == "all" or tuple(np.atleast_1d(kinds)) == ("task",):
-            return self.kinds
-        raise UnknownName(f"{self.name}: this task has one test kind, 'task' (the near-miss "
-                          f"and EC-stratified kinds need an automaton); got {kinds!r}")
-
-    def kind_batch(self, rng: np.random.Generator, length: int, n: int, kind: str) -> dict:
-        return self.batch(rng, length, n, train=False)
-
-    def eval_rng(self, seed: int, kind: str, length: int) -> np.random.Generator:
-        return np.random.default_rng([seed, 7_777_777, int(length)])
-
-    def n_classes_at(self, length: int) -> int:
-        return self.n_classes  # no automaton: every length counts
-
-
-def _require(model_name: str, protocol: type, what: str) -> None:
-    from monoidlab.models import REGISTRY, model_class
-
-    if not issubclass(model_class(model_name), protocol):
-        able = [m for m in sorted(REGISTRY) if issubclass(model_class(m), protocol)]
-        raise ConfigError(f"key 'model': {model_name!r} cannot learn {what}; models that can: "
-                          f"{', '.join(able)}")
-
-
 class LanguageProblem:
     """Sequence classification on a language: the label is the class of the whole string."""
 
-    kind = "classification"
+    readout = "string"
     kinds = KINDS
 
     def __init__(self, lang: Any, sampler: str = "balanced", test_sampler: str | None = None,
-                 within: Within = "auto", offsets: str = "none",
-                 offset_buffer: int | None = None, mix: dict | None = None) -> None:
+                 within: Within = "auto", offsets: Any = None, mix: Any = None) -> None:
         from monoidlab.sampling import check_sampler
 
         self.language = lang
@@ -144,16 +107,11 @@ class LanguageProblem:
         self.sampler = check_sampler(sampler)
         self.test_sampler = check_sampler(test_sampler or sampler)
         self.within = resolve_within(lang, within)
-        self.offsets = offsets
-        self.offset_buffer = offset_buffer
+        self.offsets = Offsets.parse(offsets)
         self.vocab_size = lang.n_symbols
         self.n_classes = lang.n_classes
         self.class_names = tuple(lang.classes)
-        self.mix = mix
-
-    @property
-    def lang(self) -> Any:  # the name used before the Problem protocol
-        return self.language
+        self.mix = None if mix is None else dict(mix)
 
     def check_kinds(self, kinds: Any) -> tuple[str, ...]:
         return check_kinds(kinds)
@@ -191,11 +149,8 @@ class LanguageProblem:
         b = sample(self.language, [int(length)], batch_size, sampler=sampler, seed=rng,
                    within=self.within, mix=self.mix)
         out = {"tokens": b.tokens, "lengths": b.lengths, "targets": b.labels}
-        if train and self.offsets == "random":
-            from monoidlab.coverage import offsets_for
-
-            offs = offsets_for(int(length), "random", self.offset_buffer)
-            out["offsets"] = rng.choice(offs, size=batch_size)
+        if train and not self.offsets.none:
+            out["offsets"] = rng.choice(self.offsets.for_length(int(length)), size=batch_size)
         return out
 
     def forward(self, model: Any, batch: dict) -> Any:
@@ -215,56 +170,15 @@ class LanguageProblem:
     def eval_correct(self, model: Any, batch: dict) -> Any:
         return self.loss(model, batch)[1]
 
-    def check_model(self, model_name: str) -> None:
-        from monoidlab.models.protocols import Classifier
-
-        _require(model_name, Classifier, "a language (one class per string)")
 
 
-#: strings per sub-batch of the reference's range evaluation (``range_test_sub_batch_size``)
-POOL_SIZE = 64
-#: the two accuracy definitions of a tape task (see :class:`TapeProblem`)
-MEASURES = ("per_string", "pooled")
-PROTOCOLS = ("monoidlab", "paper")
-
-
-def pooled_accuracy(hits: Any, counts: Any, sub_batch: int = POOL_SIZE) -> float:
-    """The reference's accuracy of one length: the strings, in order, cut into sub-batches of
-    ``sub_batch``; per sub-batch, right scored tokens over scored tokens; the mean over the
-    sub-batches (each sub-batch weighs the same, a long answer weighs more than a short one).
-
-    >>> pooled_accuracy([1, 2], [1, 4])    # one string 1/1 right, one 2/4: 3 tokens of 5
-    0.6
-    >>> pooled_accuracy([1, 2], [1, 4], sub_batch=1)   # one string per sub-batch: per string
-    0.75
-    """
-    h = np.asarray(hits, dtype=np.float64)
-    c = np.asarray(counts, dtype=np.float64)
-    if not len(h):
-        return float("nan")
-    cuts = range(0, len(h), int(sub_batch))
-    return float(np.mean([h[i:i + sub_batch].sum() / c[i:i + sub_batch].sum() for i in cuts]))
-
-
-@runtime_checkable
-class TokenScored(Protocol):
-    """A problem scored per output token, with two accuracy definitions per length
-    (:data:`MEASURES`): ``measure`` names the one that decides *solved*."""
-
-    measure: str
-
-    def eval_counts(self, model: Any, batch: dict) -> tuple[Any, Any]:
-        """Per string: right scored tokens and scored tokens (two (B,) tensors)."""
-        ...
-
-
-class TapeProblem(_SingleKind):
+class TapeProblem(TaskKinds):
     """A task on the input tape (Delétang et al.): the input, then m empty tokens; predictions
     are read at the last m positions.
 
     **Accuracy.** Per string, the right scored positions over the scored ones; per length two
     definitions on the same strings: ``per_string`` (monoidlab's: the mean over strings) and
-    ``pooled`` (the reference's: :func:`pooled_accuracy` over sub-batches of 64). They differ
+    ``pooled`` (the reference's: :func:`~monoidlab.evaluation.measures.pooled_accuracy` over sub-batches of 64). They differ
     only where strings have different numbers of scored positions (stack_manipulation,
     binary_addition, binary_multiplication). ``protocol="paper"`` decides with ``pooled`` and
     trains on the reference's unmasked loss (mean cross-entropy over every output position,
@@ -277,10 +191,12 @@ class TapeProblem(_SingleKind):
     the task; tasks with their own near-miss sampler (``task.has_near_miss``) add ``near_miss``.
     """
 
-    kind = "tape"
+    readout = "tape"
     language = None  # probing is for languages; a regular task's automaton is ``automaton``
 
     def __init__(self, task: Any, protocol: str = "monoidlab") -> None:
+        from monoidlab.training.config import PROTOCOLS
+
         if protocol not in PROTOCOLS:
             raise UnknownName(f"unknown protocol {protocol!r}; protocols: {', '.join(PROTOCOLS)}")
         self.task = task
@@ -405,36 +321,31 @@ class TapeProblem(_SingleKind):
         hits, counts = self.eval_counts(model, batch)
         return hits.float() / counts.clamp(min=1).float()
 
-    def check_model(self, model_name: str) -> None:
-        from monoidlab.models.protocols import PrefixModel
-
-        _require(model_name, PrefixModel, "a tape task (a prediction at every position)")
-
 
 def make_problem(cfg: Any) -> Problem:
-    """The problem a :class:`~monoidlab.training.config.TrainConfig` describes; the problem
-    kind of a task is the one the task declares (``Task.problem_kind``)."""
+    """The problem a :class:`~monoidlab.training.config.RunConfig` describes; a task's
+    readout is the one the task declares (``Task.readout``). The config has already checked
+    that its model can serve it."""
     if cfg.language is not None:
         from monoidlab.languages import load_language
 
         problem: Problem = LanguageProblem(load_language(cfg.language), cfg.sampler,
                                            cfg.test_sampler, cfg.within, cfg.offsets,
-                                           cfg.offset_buffer, cfg.near_miss_mix)
+                                           cfg.near_miss_mix)
     else:
         from monoidlab.tasks import get_task
 
-        options = dict(cfg.task_kwargs)
+        options = dict(cfg.task_options)
         if cfg.protocol == "paper":  # the released code's task behaviour; explicit options win
             from monoidlab.tasks import TASKS
 
             cls = TASKS.get(cfg.task)  # an unknown name fails in get_task, with the list
             options = {**(cls.paper_options if cls else {}), **options}
         task = get_task(cfg.task, **options)
-        if task.problem_kind == "next_token":
+        if task.readout == "next_token":
             from monoidlab.training.next_token import NextTokenProblem
 
             problem = NextTokenProblem(task)
         else:
             problem = TapeProblem(task, protocol=cfg.protocol)
-    problem.check_model(cfg.model)
     return problem

@@ -4,7 +4,7 @@ A *run folder* holds ``checkpoint.pt``, ``metrics.jsonl``, ``config.json``, ``re
 (and ``best.pt``, ``tb/``). :class:`RunFolder` opens one for training:
 
 * a folder that already holds a run is refused unless the caller resumes it or overwrites it
-  (:class:`~monoidlab.errors.RunExists`: ``--resume`` or ``--overwrite``);
+  (:class:`~monoidlab.errors.RunExists`: ``resume=True`` or ``overwrite=True``);
 * the folder is locked (``fcntl.flock`` on the folder itself, exclusive, non-blocking) for as
   long as the run trains: a second process training into it is refused in one line;
 * temporary files left by a process killed during an atomic write (``.checkpoint.pt.*.tmp``)
@@ -19,7 +19,7 @@ mismatch (a flipped bit) or a non-finite weight is refused too. Checkpoints writ
 checksum existed still load (there is nothing to compare).
 
 :func:`read_metrics` reads ``metrics.jsonl`` tolerantly: a line cut short by a kill is skipped
-with a warning that names the file, so it never blocks ``--resume``.
+with a warning that names the file, so it never blocks a resumed run.
 
 Example
 -------
@@ -32,7 +32,7 @@ Example
 >>> RunFolder(folder).__enter__()  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-monoidlab.errors.RunExists: --out: .../run already holds a run (checkpoint.pt); continue it with --resume or replace it with --overwrite
+monoidlab.errors.RunExists: out_dir: .../run already holds a run (checkpoint.pt); continue it with resume=True or replace it with overwrite=True
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any
 
 from monoidlab._paths import check_output_dir, ensure_dir
 from monoidlab._util import atomic_torch_save, atomic_write_text
-from monoidlab.errors import CheckpointError, RunExists, TrainingDiverged, UsageError
+from monoidlab.errors import CheckpointError, InputError, RunExists, TrainingDiverged
 
 if TYPE_CHECKING:
     import torch
@@ -71,19 +71,20 @@ def is_run(path: str | os.PathLike) -> list[str]:
 
 
 def check_run_folder(path: str | os.PathLike, *, resume: bool = False, overwrite: bool = False,
-                     what: str = "--out") -> Path:
+                     what: str = "out_dir") -> Path:
     """Refuse, without side effects, a run folder that cannot be used as asked: not a usable
     folder, an existing run without ``resume``/``overwrite``, ``resume`` without a checkpoint.
     Cheap: call it before minutes of work. Returns the folder resolved."""
     if resume and overwrite:
-        raise UsageError("give --resume (continue the run) or --overwrite (replace it), not both")
+        raise InputError("give resume=True (continue the run) or overwrite=True (replace it), not "
+                         "both")
     p = check_output_dir(path, what)
     present = is_run(p)
     if resume and not (p / "checkpoint.pt").is_file():
-        raise CheckpointError(f"--resume: no checkpoint at {p / 'checkpoint.pt'}")
+        raise CheckpointError(f"resume=True: no checkpoint at {p / 'checkpoint.pt'}")
     if present and not (resume or overwrite):
         raise RunExists(f"{what}: {p} already holds a run ({', '.join(present)}); continue it "
-                        "with --resume or replace it with --overwrite")
+                        "with resume=True or replace it with overwrite=True")
     return p
 
 
@@ -92,7 +93,7 @@ class RunFolder:
     (see the module docstring), unlocked on exit. Use as a context manager."""
 
     def __init__(self, path: str | os.PathLike, *, resume: bool = False, overwrite: bool = False,
-                 what: str = "--out") -> None:
+                 what: str = "out_dir") -> None:
         self.path = Path(path)
         self.resume, self.overwrite, self.what = resume, overwrite, what
         self._fd: int | None = None

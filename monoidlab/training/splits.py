@@ -29,7 +29,7 @@ import numpy as np
 
 from monoidlab._util import eval_mode
 from monoidlab.errors import InputError
-from monoidlab.training.evaluate import to_device
+from monoidlab.evaluation.run import to_device
 
 if TYPE_CHECKING:
     import torch
@@ -45,7 +45,7 @@ def splits_for(problem: Any, names: Iterable[str] | None = None) -> dict[str, Li
     its ``max_depth``), restricted to ``names`` (all four by default)."""
     from monoidlab.tasks import ListOps, listops_splits
 
-    if problem.kind != "tape" or not isinstance(problem.task, ListOps):
+    if problem.readout != "tape" or not isinstance(problem.task, ListOps):
         raise InputError(f"ListOps splits need a model trained on 'listops', not {problem.name!r}")
     task = problem.task
     splits = listops_splits(max_args=task.max_args, train_max_depth=task.max_depth)

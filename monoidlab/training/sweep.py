@@ -11,20 +11,20 @@ A sweep file is TOML::
     out = "runs/sweep"                             # default: runs/<file stem>
     results_md = "docs/results.md"                 # optional: the table + settings + notes
     notes = "Markdown placed under the table in results_md (caveats, references)."
-    [base]                                         # TrainConfig keys shared by every run
+    [base]                                         # config keys shared by every run
     steps = 2000
     [models.pr-lstm]                               # per-model overrides
-    model_kwargs = { hidden = 64 }
+    model_options = { hidden = 64 }
     [conditions.dyck-6-identity]                   # a named condition: a language or task
     language = "dyck-6"                            # with its own keys (several per language)
-    model_kwargs = { padding = "identity" }
+    model_options = { padding = "identity" }
     [paper]                                        # optional: published scores beside ours
     source = "Delétang et al. (2023), Table 2"
     scores = { rnn = { parity_check = 100.0 } }    # percent, per model and task
 
 The results are ``results.csv`` (one row per run) and ``summary.md`` (per task and model: how
 many runs (seeds × learning rates) are strictly solved, the best run's minimum accuracy per
-test kind, the best balanced score over the runs (the papers' best-of selection) and the
+test kind, the best paper score over the runs (the papers' best-of selection) and the
 published score), written atomically.
 
 A sweep file is data from anyone, so its writes are confined: ``out`` must lie inside the
@@ -47,7 +47,10 @@ from typing import Any
 
 from monoidlab._paths import check_output_dir, is_within, slugify
 from monoidlab._util import atomic_write_text, write_section
-from monoidlab.training.config import ConfigError, TrainConfig, config_from_dict, read_toml
+from monoidlab.errors import ConfigError, MissingDependency
+from monoidlab.evaluation.result import upgrade_results
+from monoidlab.training.config import RunConfig
+from monoidlab.training.parse import config_from_dict, read_toml
 
 __all__ = ["load_sweep", "run_sweep", "summarise"]
 
@@ -105,7 +108,7 @@ def load_sweep(path: str | os.PathLike) -> dict[str, Any]:
                         own = _condition(path, per_condition, name)
                         below = {**base, **_table(path, per_model, model, "models.")}
                         keys = {**below, **own, "model": model, "seed": seed}
-                        for table in ("model_kwargs", "task_kwargs"):  # merged, option by option
+                        for table in ("model_options", "task_options"):  # merged, option by option
                             if isinstance(below.get(table), dict) and isinstance(
                                     own.get(table), dict):
                                 keys[table] = {**below[table], **own[table]}
@@ -118,8 +121,7 @@ def load_sweep(path: str | os.PathLike) -> dict[str, Any]:
                         keys["lr"] = float(lr)
                     cfg = config_from_dict(keys, f"{path} ({name}, {model}{tag}, seed {seed})")
                     runs.append({"id": run_id(name, model + tag, seed), "problem": name,
-                                 "model": model, "seed": seed, "lr": cfg.lr,
-                                 "config": cfg.as_dict()})
+                                 "model": model, "seed": seed, "lr": cfg.lr, "config": cfg})
     ids = [r["id"] for r in runs]
     dup = sorted({i for i in ids if ids.count(i) > 1})
     if dup:
@@ -171,7 +173,7 @@ def _table(path: Path, data: dict, key: str, prefix: str = "") -> dict:
 
 def _condition(path: Path, conditions: dict, name: str) -> dict:
     """A named condition's keys: exactly one of ``language`` / ``task``, and any config key
-    (they override ``[base]`` and ``[models.X]``, ``model_kwargs`` option by option; the run's
+    (they override ``[base]`` and ``[models.X]``, ``model_options`` option by option; the run's
     folder is named by the condition)."""
     if name not in conditions:
         raise ConfigError(f"{path}: [sweep] key 'conditions': no table [conditions.{name}]")
@@ -223,13 +225,12 @@ def _results_md(path: Path, sweep: dict, out: str) -> str | None:
 
 
 def _run_one(run: dict[str, Any], out_root: str, progress: bool) -> dict[str, Any]:
-    from monoidlab.training.config import config_from_dict as _c
     from monoidlab.training.trainer import train
 
-    cfg = _c(run["config"])
+    cfg: RunConfig = run["config"]
     out = Path(out_root) / run["id"]
     done = out / "results.json"
-    res = json.loads(done.read_text()) if done.is_file() else None
+    res = upgrade_results(json.loads(done.read_text())) if done.is_file() else None
     if res is not None:
         _check_same_config(cfg, out)
     if res is None:
@@ -243,7 +244,7 @@ def _run_one(run: dict[str, Any], out_root: str, progress: bool) -> dict[str, An
     return {**{k: run[k] for k in ("id", "problem", "model", "seed")}, "lr": run.get("lr"),
             "solved": res["solved"], "verdict": res["verdict"],
             **{f"solved_{m}": v for m, v in solved_by.items()},
-            "score_balanced": res["score_balanced"],
+            "paper_score": res["paper_score"],
             **{f"min_{k}": v for k, v in res["min_accuracy"].items()},
             "train_seconds": res["train_seconds"], "steps": res["steps"],
             "first_solved_step": res.get("first_solved_step"),
@@ -252,26 +253,27 @@ def _run_one(run: dict[str, Any], out_root: str, progress: bool) -> dict[str, An
             "device": res["device"], "evaluation": res["evaluation"]}
 
 
-def _check_same_config(cfg: TrainConfig, out: Path) -> None:
+def _check_same_config(cfg: RunConfig, out: Path) -> None:
     """A finished run is reused only when the sweep file still asks for it: a changed setting
     (say, more steps) must not silently keep the old results in the new table."""
+    from monoidlab.training.trainer import _differences
+
     saved_path = out / "config.json"
     if not saved_path.is_file():
         return  # a run from before config.json was written: nothing to compare
     # through the config reader: keys added since the run was trained take their defaults
-    saved = config_from_dict(json.loads(saved_path.read_text()), str(saved_path)).as_dict()
-    now = cfg.as_dict()
-    diff = sorted(k for k in set(saved) | set(now) if saved.get(k) != now.get(k))
+    saved = config_from_dict(json.loads(saved_path.read_text()), str(saved_path), saved=True)
+    diff = _differences(saved, cfg) if saved != cfg else []
     if diff:
         raise ConfigError(f"{out}: this finished run was trained with other settings than the "
                           f"sweep file now gives (keys {', '.join(diff)}); give the sweep a new "
                           f"'out' or delete the run folder to train it again")
 
 
-def _reevaluate(cfg: TrainConfig, out: Path, res: dict[str, Any],
+def _reevaluate(cfg: RunConfig, out: Path, res: dict[str, Any],
                 progress: bool) -> dict[str, Any]:
     """Strict evaluation of a finished run whose results predate it (results.json updated)."""
-    from monoidlab.training.evaluate import evaluate_kinds
+    from monoidlab.evaluation.run import evaluate_kinds
     from monoidlab.training.trainer import load_checkpoint, pick_device, results_of
 
     device = pick_device(cfg.device)
@@ -304,7 +306,7 @@ def run_sweep(path: str | os.PathLike, ray_address: str | None = None, progress:
     else:
         from concurrent.futures import ProcessPoolExecutor
 
-        runs = [{**r, "config": {**r["config"], "threads": r["config"]["threads"] or 1}}
+        runs = [{**r, "config": r["config"].replace(threads=r["config"].threads or 1)}
                 for r in sweep["runs"]]
         with ProcessPoolExecutor(workers) as pool:  # rows come back in the sweep's order
             rows = list(pool.map(_run_one, runs, [str(out)] * len(runs), [False] * len(runs)))
@@ -344,7 +346,8 @@ def _run_ray(sweep: dict, address: str) -> list[dict]:
     try:
         import ray
     except ImportError:
-        raise ImportError("--ray needs the optional extra: pip install 'monoidlab[ray]'") from None
+        raise MissingDependency("a Ray sweep needs the optional extra: pip install "
+                                "'monoidlab[ray]'") from None
     import shutil
     import tempfile
 
@@ -388,7 +391,7 @@ def summarise(sweep: dict[str, Any], rows: list[dict[str, Any]],
     buf = io.StringIO()
     kinds = list(dict.fromkeys(k for r in rows for k in r["evaluation"]["kinds"]))
     measures = list(dict.fromkeys(k for r in rows for k in r if k.startswith("solved_")))
-    fields = ["id", "problem", "model", "seed", "lr", "solved", *measures, "score_balanced",
+    fields = ["id", "problem", "model", "seed", "lr", "solved", *measures, "paper_score",
               *[f"min_{k}" for k in kinds], "steps", "train_seconds", "device", "verdict"]
     w = csv.DictWriter(buf, fieldnames=fields, extrasaction="ignore")
     w.writeheader()
@@ -402,7 +405,7 @@ def summarise(sweep: dict[str, Any], rows: list[dict[str, Any]],
     lines = [f"# {sweep['title']}", "",
              f"Per task and model: runs strictly solved (accuracy >= {threshold:g} at every "
              "scored test length of every test kind), then the best run's minimum accuracy per "
-             f"kind ({' / '.join(kinds)}) and, in brackets, the best balanced score over the "
+             f"kind ({' / '.join(kinds)}) and, in brackets, the best paper score over the "
              "runs (the papers' mean over lengths, best-of selection)"
              + (f"; `paper`: {paper.get('source', 'the published score')}" if pscores else "")
              + ". **Bold**: at least one run solved.", "",
@@ -419,7 +422,7 @@ def summarise(sweep: dict[str, Any], rows: list[dict[str, Any]],
             best = max(runs, key=lambda r: (r["solved"], min(
                 (r[f"min_{k}"] for k in r["evaluation"]["solved_kinds"]), default=0.0)))
             mins = " / ".join(_fmt_acc(best.get(f"min_{k}")) for k in kinds)
-            top = max(r["score_balanced"] for r in runs)
+            top = max(r["paper_score"] for r in runs)
             txt = f"{n_ok}/{len(runs)}: {mins} ({_fmt_acc(top)})"
             solved[m] += n_ok > 0
             cell = f"**{txt}**" if n_ok else txt
@@ -448,12 +451,13 @@ def summarise(sweep: dict[str, Any], rows: list[dict[str, Any]],
         # (load_sweep confined it to the sweep's out folder or a docs folder)
         if not str(sweep["results_md"]).endswith(".md"):
             raise ConfigError(f"results_md: a .md file, got {sweep['results_md']!r}")
-        settings = json.dumps(sweep["runs"][0]["config"], indent=1) if sweep["runs"] else "{}"
+        settings = (json.dumps(sweep["runs"][0]["config"].as_dict(), indent=1)
+                    if sweep["runs"] else "{}")
         per_model: dict[str, dict[str, Any]] = {}  # what differs between models: their kwargs and optimisation keys
         for r in sweep["runs"]:
-            c = r["config"]
+            c = r["config"].as_dict()
             per_model.setdefault(r["model"], {k: c[k] for k in (
-                "model_kwargs", "steps", "batch_size", "optimizer", "lr", "warmup")})
+                "model_options", "steps", "batch_size", "optimizer", "lr", "warmup")})
         hours = sum(r["train_seconds"] for r in rows) / 3600
         notes = sweep.get("notes", "").strip()
         # one generated section per sweep: other sections of the page are kept

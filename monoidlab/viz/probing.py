@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from monoidlab.errors import MissingDependency
 from monoidlab.viz._common import (
     COLOUR_LIMIT,
     LABEL_LIMIT,
@@ -133,19 +134,19 @@ def _name(agreement: ClusterAgreement) -> str:
     return c if isinstance(c, str) else type(c).__name__
 
 
-def umap_coordinates(X: np.ndarray, random_state: int = 0, n_neighbors: int = 15,
+def umap_coordinates(X: np.ndarray, seed: int = 0, n_neighbors: int = 15,
                      min_dist: float = 0.1) -> np.ndarray:
     """2-D UMAP coordinates of ``X`` (seeded; umap-learn is imported here)."""
     try:
         import umap
     except ImportError:  # pragma: no cover - umap-learn is a core dependency
-        raise ImportError("the UMAP view needs umap-learn: pip install umap-learn") from None
+        raise MissingDependency("the UMAP view needs umap-learn: pip install umap-learn") from None
     import warnings
 
     with warnings.catch_warnings():  # "n_jobs overridden by random_state" is expected
         warnings.simplefilter("ignore", UserWarning)
         reducer = umap.UMAP(n_components=2, n_neighbors=min(n_neighbors, len(X) - 1),
-                            min_dist=min_dist, random_state=random_state)
+                            min_dist=min_dist, random_state=seed)
         return reducer.fit_transform(np.asarray(X, dtype=np.float32))
 
 
@@ -164,7 +165,7 @@ def ec_colour_groups(ecs: ArrayLike,
     return np.where(np.isin(ecs, kept), ecs, -1), [int(e) for e in kept]
 
 
-def umap_figure(emb: NodeEmbeddings, max_points: int | None = 2000, random_state: int = 0,
+def umap_figure(emb: NodeEmbeddings, max_points: int | None = 2000, seed: int = 0,
                 title: str | None = None, coords: np.ndarray | None = None,
                 max_colours: int = COLOUR_LIMIT) -> Figure:
     """UMAP of node embeddings in up to three panels: coloured by true EC, by the class the EC
@@ -178,8 +179,8 @@ def umap_figure(emb: NodeEmbeddings, max_points: int | None = 2000, random_state
     """
     plt = _plt()
     if coords is None:
-        emb = emb.subsample(max_points, "level", random_state)
-        coords = umap_coordinates(emb.X, random_state)
+        emb = emb.subsample(max_points, "level", seed)
+        coords = umap_coordinates(emb.X, seed)
     meta = emb.meta
     n = len(meta)
     grouped, kept = ec_colour_groups(meta["ec"].to_numpy(), max_colours)
@@ -228,7 +229,7 @@ def umap_figure(emb: NodeEmbeddings, max_points: int | None = 2000, random_state
         ax.legend(fontsize=7, markerscale=2, loc="upper center", bbox_to_anchor=(0.5, -0.01),
                   ncol=2 if len(handles) > 4 else len(handles), frameon=False,
                   handletextpad=0.2, columnspacing=0.8)
-    fig.suptitle(title or f"UMAP of {n} node embeddings (seed {random_state})", fontsize=10)
+    fig.suptitle(title or f"UMAP of {n} node embeddings (seed {seed})", fontsize=10)
     fig.tight_layout()
     return fig
 

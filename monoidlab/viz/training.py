@@ -16,7 +16,7 @@ from monoidlab.viz._common import pyplot as _plt
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from monoidlab.training.evaluate import Evaluation
+    from monoidlab.evaluation import Evaluation
 
 __all__ = ["accuracy_by_length", "exact_match_figure", "kind_accuracy_figure"]
 
@@ -69,13 +69,13 @@ def exact_match_figure(runs: Mapping[Any, Mapping[Any, Mapping[Any, float]]],
 
 def kind_accuracy_figure(evaluation: Evaluation, ax: Any = None,
                          title: str | None = None) -> Figure:
-    """Accuracy by length, one line per test kind, with each kind's majority-class baseline
-    dashed in the same colour; single-class lengths (never scored) as hollow markers; the
-    solved threshold dotted.
+    """Accuracy by length, one line per test kind, with each kind's baselines in the same
+    colour (majority-class dashed, count-only dash-dotted: every baseline the evaluation holds);
+    single-class lengths (never scored) as hollow markers; the solved threshold dotted.
 
-    >>> from monoidlab.training.evaluate import Evaluation
-    >>> ev = Evaluation("p", ("balanced",), 0.99, 8, accuracy={"balanced": {3: 1.0, 4: 0.5}},
-    ...                 majority={"balanced": {3: 0.5, 4: 0.5}})
+    >>> from monoidlab.evaluation import Evaluation
+    >>> ev = Evaluation("p", ("paper",), 0.99, 8, accuracy={"paper": {3: 1.0, 4: 0.5}},
+    ...                 baselines={"majority": {"paper": {3: 0.5, 4: 0.5}}})
     >>> len(kind_accuracy_figure(ev).axes)
     1
     """
@@ -90,11 +90,12 @@ def kind_accuracy_figure(evaluation: Evaluation, ax: Any = None,
         xs = sorted(acc)
         ax.plot(xs, [acc[x] for x in xs], color=c, lw=1.3, marker="." if len(xs) < 60 else None,
                 label=f"{kind} (min {min(acc.values()):.3f})" if acc else kind)
-        maj = evaluation.majority.get(kind, {})
-        mx = sorted(x for x in maj if x in acc)
-        if mx:
-            ax.plot(mx, [maj[x] for x in mx], color=c, lw=0.9, ls="--", alpha=0.7,
-                    label=f"{kind}: majority-class baseline")
+        for j, (name, per) in enumerate(evaluation.baselines.items()):
+            base = per.get(kind, {})
+            bx = sorted(x for x in base if x in acc)
+            if bx:
+                ax.plot(bx, [base[x] for x in bx], color=c, lw=0.9, alpha=0.7,
+                        ls=("--", "-.", ":")[j % 3], label=f"{kind}: {name} baseline")
         one = evaluation.single_class.get(kind, {})
         if one:
             ox = sorted(one)

@@ -1,10 +1,11 @@
-"""Test strings that can fail a model: three kinds per length, all drawn exactly from the automaton.
+"""Test kinds: the strings an evaluation scores, three kinds per length of a language, all drawn
+exactly from the automaton (tasks without one have a single kind, ``task``).
 
-``balanced``
+``paper``
     The papers' protocol, kept for comparison: for a recogniser half uniform members and half
     uniform strings (labels recomputed), for other languages an equal share of every class.
     It is easy: uniform strings of a Dyck language are rejected by any model that watches the
-    first few symbols.
+    first few symbols. (0.1.0 called this kind ``balanced``, which is also a sampler's name.)
 ``near_miss``
     Strings one substitution or adjacent swap away from a string of another class
     (:mod:`monoidlab.near_miss`), an equal share of every class that has them.
@@ -30,19 +31,19 @@ Example
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from monoidlab._suggest import did_you_mean
 from monoidlab.errors import UnknownName
 from monoidlab.near_miss import NearMissTooLarge, near_miss_classes, near_misses
 from monoidlab.sampling import Batch, path_counts, sample
 from monoidlab.sublanguage import Within, class_mask
 
-__all__ = ["KINDS", "kind_batch", "classes_at", "check_kinds", "majority_baseline",
-           "count_baseline"]
+__all__ = ["KINDS", "kind_batch", "classes_at", "check_kinds", "TaskKinds"]
 
-KINDS = ("balanced", "near_miss", "ec_stratified")
+KINDS = ("paper", "near_miss", "ec_stratified")
 _WARNED: set = set()  # languages whose near misses were refused (warned once per process)
 
 
@@ -53,7 +54,11 @@ def check_kinds(kinds: Any) -> tuple[str, ...]:
     kinds = (kinds,) if isinstance(kinds, str) else tuple(kinds)
     bad = [k for k in kinds if k not in KINDS]
     if bad or not kinds:
-        raise UnknownName(f"unknown test kind(s) {bad or kinds}; kinds: {', '.join(KINDS)}")
+        hint = did_you_mean(bad[0], KINDS) if bad else ""
+        if bad and bad[0] == "balanced":
+            hint = " (the papers' protocol is the kind 'paper'; 'balanced' is a sampler)"
+        raise UnknownName(f"unknown test kind(s) {bad or kinds}{hint}; kinds: "
+                          f"{', '.join(KINDS)}")
     return kinds
 
 
@@ -90,7 +95,7 @@ def kind_batch(lang: Any, kind: str, L: int, n: int, rng: np.random.Generator,
                 warnings.warn(f"near_miss test kind unavailable: {exc}", stacklevel=2)
             return empty
         return Batch(nm.tokens, np.full(n, L, np.int64), nm.labels, lang)
-    # balanced: the papers' protocol
+    # paper: the papers' protocol
     present = classes_at(lang, L, within)
     if lang.is_recogniser and 1 in present:
         members = sample(lang, [L], n - n // 2, sampler="balanced", seed=rng, within=within,
@@ -103,34 +108,30 @@ def kind_batch(lang: Any, kind: str, L: int, n: int, rng: np.random.Generator,
     return sample(lang, [L], n, sampler=sampler, seed=rng, within=within)
 
 
-def majority_baseline(labels: np.ndarray) -> float:
-    """Accuracy of always answering the most frequent label of this test set.
+class TaskKinds:
+    """Test kinds of a problem without an automaton: one kind, ``task`` (its own sampler).
+    A problem class mixes it in beside its ``name``, ``n_classes`` and ``batch``."""
 
-    >>> majority_baseline(np.array([1, 0, 0, 0]))
-    0.75
-    """
-    labels = np.asarray(labels)
-    return float(np.bincount(labels).max() / len(labels)) if len(labels) else float("nan")
+    kinds: tuple[str, ...] = ("task",)
 
+    if TYPE_CHECKING:  # provided by the problem class that mixes this in
+        name: str
+        n_classes: int
 
-def count_baseline(tokens: np.ndarray, lengths: np.ndarray, labels: np.ndarray,
-                   n_symbols: int) -> float:
-    """Accuracy of the best *count-only* model on this test set: strings with equal symbol
-    counts (and length) get the majority label of their group. No model that sees only the
-    counts can do better on these strings (it is an upper bound for that family).
+        def batch(self, rng: np.random.Generator, length: int, batch_size: int,
+                  train: bool) -> dict: ...
 
-    >>> count_baseline(np.array([[0, 1], [1, 0], [1, 1]]), np.array([2, 2, 2]),
-    ...                np.array([1, 0, 1]), 2)   # "01" and "10" share their counts
-    0.6666666666666666
-    """
-    tokens, lengths, labels = np.asarray(tokens), np.asarray(lengths), np.asarray(labels)
-    if not len(labels):
-        return float("nan")
-    valid = np.arange(tokens.shape[1])[None, :] < lengths[:, None]
-    counts = np.stack([((tokens == a) & valid).sum(1) for a in range(n_symbols)], axis=1)
-    keys = np.concatenate([lengths[:, None], counts], axis=1)
-    _, group = np.unique(keys, axis=0, return_inverse=True)
-    group = group.ravel()
-    table = np.zeros((group.max() + 1, labels.max() + 1), np.int64)
-    np.add.at(table, (group, labels), 1)
-    return float(table.max(axis=1).sum() / len(labels))
+    def check_kinds(self, kinds: Any) -> tuple[str, ...]:
+        if kinds is None or kinds == "all" or tuple(np.atleast_1d(kinds)) == ("task",):
+            return self.kinds
+        raise UnknownName(f"{self.name}: this task has one test kind, 'task' (the near-miss "
+                          f"and EC-stratified kinds need an automaton); got {kinds!r}")
+
+    def kind_batch(self, rng: np.random.Generator, length: int, n: int, kind: str) -> dict:
+        return self.batch(rng, length, n, train=False)
+
+    def eval_rng(self, seed: int, kind: str, length: int) -> np.random.Generator:
+        return np.random.default_rng([seed, 7_777_777, int(length)])
+
+    def n_classes_at(self, length: int) -> int:
+        return self.n_classes  # no automaton: every length counts

@@ -1,0 +1,235 @@
+"""The result of an evaluation: accuracy per test kind and length, beside the baselines, and the
+strict verdict.
+
+*Solved* is strict: accuracy >= ``threshold`` (0.99 by default) at every scored length for
+every kind. The papers' number, the mean accuracy over lengths of the first kind (``paper`` for
+a language, ``task`` for a task), stays as :attr:`Evaluation.paper_score` for comparison.
+
+Example
+-------
+>>> ev = Evaluation("p", ("paper", "near_miss"), 0.99, 8,
+...                 accuracy={"paper": {9: 1.0}, "near_miss": {9: 0.875}},
+...                 baselines={"majority": {"paper": {9: 0.5}, "near_miss": {9: 0.5}}})
+>>> ev.solved, ev.verdict()
+(False, 'not solved at threshold 0.99: near_miss 0.875 at length 9 (1/1 lengths below)')
+>>> ev.summary_rows()[1]["majority"], ev.paper_score
+(0.5, 1.0)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from monoidlab.evaluation.baselines import BASELINES
+
+__all__ = ["Evaluation", "min_beside_baselines", "upgrade_results", "DEFAULT_THRESHOLD"]
+
+DEFAULT_THRESHOLD = 0.99  # "solved": the papers call 100% solved; this leaves sampling noise
+#: test kinds that monoidlab 0.1.0 named otherwise (results.json files it wrote)
+_OLD_KINDS = {"balanced": "paper"}
+
+
+def _mean(d: dict) -> float:
+    return float(np.mean(list(d.values()))) if d else float("nan")
+
+
+@dataclass
+class Evaluation:
+    """Per-kind, per-length accuracies with their baselines and the strict verdict.
+
+    ``accuracy[kind][L]`` covers the scored lengths; ``single_class[kind][L]`` the lengths
+    where the language has one class (reported, never scored); ``unavailable[kind]`` the
+    lengths where a kind has no string (no near miss exists). ``baselines[name][kind][L]``
+    holds every trivial baseline of :data:`~monoidlab.evaluation.baselines.BASELINES` on the
+    same strings (``majority`` and ``count_only`` read them), ``class_mix`` the share of each
+    class. A kind with no scored length does not count towards *solved*.
+    """
+
+    problem: str
+    kinds: tuple[str, ...]
+    threshold: float
+    n_per_length: int
+    accuracy: dict = field(default_factory=dict)
+    single_class: dict = field(default_factory=dict)
+    unavailable: dict = field(default_factory=dict)
+    baselines: dict = field(default_factory=dict)
+    class_mix: dict = field(default_factory=dict)
+    #: the accuracy definition ``accuracy`` holds; tape tasks have two (per_string, pooled)
+    measure: str = "per_string"
+    #: tape tasks: ``by_measure[measure][kind][L]`` for both definitions, on the same strings
+    by_measure: dict = field(default_factory=dict)
+
+    @property
+    def majority(self) -> dict:
+        """``majority[kind][L]``: the majority-class baseline."""
+        return self.baselines.setdefault("majority", {})
+
+    @property
+    def count_only(self) -> dict:
+        """``count_only[kind][L]``: the best count-only model."""
+        return self.baselines.setdefault("count_only", {})
+
+    @property
+    def scored_kinds(self) -> list[str]:
+        """Kinds with at least one scored length (the ones *solved* is judged on)."""
+        return [k for k in self.kinds if self.accuracy.get(k)]
+
+    def min_accuracy(self, kind: str) -> float:
+        acc = self.accuracy.get(kind, {})
+        return float(min(acc.values())) if acc else float("nan")
+
+    def mean_accuracy(self, kind: str) -> float:
+        return _mean(self.accuracy.get(kind, {}))
+
+    def failing_lengths(self, kind: str) -> list[int]:
+        """Scored lengths of ``kind`` below the threshold."""
+        return sorted(L for L, a in self.accuracy.get(kind, {}).items() if a < self.threshold)
+
+    @property
+    def solved(self) -> bool:
+        """Accuracy >= threshold at every scored length of every kind (and something scored)."""
+        kinds = self.scored_kinds
+        return bool(kinds) and all(not self.failing_lengths(k) for k in kinds)
+
+    def solved_by(self, measure: str) -> bool:
+        """*Solved* judged on another accuracy definition of the same strings (tape tasks:
+        ``per_string`` or ``pooled``).
+
+        >>> ev = Evaluation("p", ("task",), 0.99, 8, accuracy={"task": {3: 0.995}},
+        ...                 measure="pooled", by_measure={"pooled": {"task": {3: 0.995}},
+        ...                                               "per_string": {"task": {3: 0.98}}})
+        >>> ev.solved, ev.solved_by("per_string")
+        (True, False)
+        """
+        if measure == self.measure and not self.by_measure:
+            return self.solved
+        if measure not in self.by_measure:
+            from monoidlab.errors import UnknownName
+
+            raise UnknownName(f"{self.problem}: no accuracy of measure {measure!r}; measures: "
+                              f"{', '.join(self.by_measure) or self.measure}")
+        acc = self.by_measure[measure]
+        kinds = [k for k in self.kinds if acc.get(k)]
+        return bool(kinds) and all(a >= self.threshold for k in kinds for a in acc[k].values())
+
+    @property
+    def paper_score(self) -> float:
+        """The papers' score: mean accuracy over the scored lengths of the first kind."""
+        return self.mean_accuracy(self.kinds[0]) if self.kinds else float("nan")
+
+    def verdict(self) -> str:
+        """One line: strictly solved, or where it fails.
+
+        >>> Evaluation("p", ("paper",), 0.99, 8, accuracy={"paper": {3: 1.0}}).verdict()
+        'solved (accuracy >= 0.99 at every scored length of: paper)'
+        """
+        kinds = self.scored_kinds
+        if not kinds:
+            return "not solved: no length has two classes, nothing could be scored"
+        other = ""
+        for m in self.by_measure:  # tape tasks: say when the other definition disagrees
+            if m != self.measure and self.solved_by(m) != self.solved:
+                other = f" [{m} accuracy: {'solved' if self.solved_by(m) else 'not solved'}]"
+        name = f"{self.measure} accuracy" if self.by_measure else "accuracy"
+        if self.solved:
+            return (f"solved ({name} >= {self.threshold:g} at every scored length of: "
+                    f"{', '.join(kinds)}){other}")
+        worst = []
+        for k in kinds:
+            bad = self.failing_lengths(k)
+            if bad:
+                L = min(bad, key=lambda x: self.accuracy[k][x])
+                worst.append(f"{k} {self.accuracy[k][L]:.3f} at length {L} "
+                             f"({len(bad)}/{len(self.accuracy[k])} lengths below)")
+        return f"not solved at threshold {self.threshold:g}: " + "; ".join(worst) + other
+
+    def summary_rows(self) -> list[dict]:
+        """One row per kind: scored lengths, min and mean accuracy, each baseline's mean."""
+        rows = []
+        for k in self.kinds:
+            acc = self.accuracy.get(k, {})
+            row = {"kind": k, "scored_lengths": len(acc),
+                   "single_class_lengths": len(self.single_class.get(k, {})),
+                   "min": self.min_accuracy(k), "mean": self.mean_accuracy(k)}
+            for b in BASELINES:
+                per = self.baselines.get(b.name, {}).get(k, {})
+                row[b.name] = _mean({L: v for L, v in per.items() if L in acc})
+            rows.append(row)
+        return rows
+
+    def as_dict(self) -> dict:
+        """JSON-ready (length keys become strings in JSON); each baseline under its name."""
+        return {"problem": self.problem, "kinds": list(self.kinds), "threshold": self.threshold,
+                "n_per_length": self.n_per_length, "solved": self.solved,
+                "solved_kinds": self.scored_kinds, "verdict": self.verdict(),
+                "paper_score": self.paper_score,
+                "min_accuracy": {k: self.min_accuracy(k) for k in self.kinds},
+                "summary": self.summary_rows(), "accuracy": self.accuracy,
+                "single_class": self.single_class, "unavailable": self.unavailable,
+                **{b.name: self.baselines.get(b.name, {}) for b in BASELINES},
+                "class_mix": self.class_mix, "measure": self.measure,
+                "by_measure": self.by_measure,
+                "solved_by": {m: self.solved_by(m) for m in self.by_measure}}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Evaluation:
+        """Inverse of :meth:`as_dict` (also from JSON, where length keys are strings, and from
+        the results of monoidlab 0.1.0, whose first kind was called ``balanced``)."""
+        def ints(d: dict) -> dict:
+            return {_OLD_KINDS.get(k, k): {int(L): v for L, v in per.items()}
+                    for k, per in d.items()}
+
+        return cls(data["problem"], tuple(_OLD_KINDS.get(k, k) for k in data["kinds"]),
+                   data["threshold"], data["n_per_length"], ints(data["accuracy"]),
+                   ints(data["single_class"]),
+                   {_OLD_KINDS.get(k, k): [int(x) for x in v]
+                    for k, v in data["unavailable"].items()},
+                   {b.name: ints(data.get(b.name, {})) for b in BASELINES},
+                   ints(data["class_mix"]), data.get("measure", "per_string"),
+                   {m: ints(per) for m, per in data.get("by_measure", {}).items()})
+
+
+def upgrade_results(res: dict[str, Any]) -> dict[str, Any]:
+    """A run's ``results.json`` in today's vocabulary: monoidlab 0.1.0 wrote the first test
+    kind as ``balanced`` and the papers' score as ``score_balanced``.
+
+    >>> upgrade_results({"score_balanced": 0.5, "min_accuracy": {"balanced": 1.0}})
+    {'min_accuracy': {'paper': 1.0}, 'paper_score': 0.5}
+    """
+    res = dict(res)
+    if "score_balanced" in res:
+        res.setdefault("paper_score", res.pop("score_balanced"))
+    for key in ("min_accuracy", "accuracy"):
+        if isinstance(res.get(key), dict):
+            res[key] = {_OLD_KINDS.get(k, k): v for k, v in res[key].items()}
+    if isinstance(res.get("evaluation"), dict):
+        ev = res["evaluation"]
+        if "kinds" in ev and any(k in _OLD_KINDS for k in ev["kinds"]):
+            res["evaluation"] = Evaluation.from_dict(ev).as_dict()
+    return res
+
+
+def min_beside_baselines(evaluation: dict, kind: str) -> str:
+    """A kind's minimum accuracy beside what a majority-class / a count-only model scores on the
+    same strings (their means over the scored lengths), from an evaluation's JSON form
+    (``Evaluation.as_dict()``, a run's ``results.json["evaluation"]``): the cell every results
+    table prints.
+
+    >>> ev = {"summary": [{"kind": "near_miss", "min": 0.984375, "majority": 0.5,
+    ...                    "count_only": 0.75}]}
+    >>> min_beside_baselines(ev, "near_miss"), min_beside_baselines(ev, "paper")
+    ('0.984 (0.50 / 0.75)', 'n/a')
+    """
+    kind = _OLD_KINDS.get(kind, kind)
+    row = next((r for r in evaluation.get("summary", [])
+                if _OLD_KINDS.get(r["kind"], r["kind"]) == kind), None)
+    if row is None or row["min"] is None or row["min"] != row["min"]:  # absent, or unavailable
+        return "n/a"
+
+    def fmt(v: float | None) -> str:
+        return "–" if v is None or v != v else f"{v:.2f}"
+
+    return f"{row['min']:.3f} ({' / '.join(fmt(row.get(b.name)) for b in BASELINES)})"

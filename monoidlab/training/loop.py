@@ -1,0 +1,310 @@
+"""The step loop, read top to bottom in execution order (validation → a restart's fresh weights
+→ lr/checkpoint → forward/backward → clip → step → log), in the spirit of nanoGPT's
+``train.py``. What it trains lives in a :class:`Session`; restarts, validation and early
+stopping are in :mod:`monoidlab.training.attempts`; the run folder, resuming and the final
+evaluation in :mod:`monoidlab.training.trainer`.
+
+Reproducibility: the batch of step s is drawn from ``default_rng([seed, s])`` and torch's RNG
+(dropout) is re-seeded from (seed, s) at every step, so a run resumed from a checkpoint at step
+s continues exactly as the uninterrupted run would (tested).
+
+Example
+-------
+>>> import torch
+>>> from monoidlab.training.config import RunConfig
+>>> from monoidlab.training.problems import make_problem
+>>> cfg = RunConfig(language="parity", steps=3, batch_size=8, model_options={"d": 8})
+>>> s = Session.start(cfg, make_problem(cfg), torch.device("cpu"))
+>>> run_steps(s, start=0)
+(3, False, False)
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+import numpy as np
+
+from monoidlab._util import progress_bar
+from monoidlab.errors import TrainingDiverged
+from monoidlab.evaluation.run import evaluate_kinds, to_device
+from monoidlab.training.attempts import (
+    Validation,
+    attempt_config,
+    validation_metrics,
+    validation_seed,
+)
+from monoidlab.training.config import RunConfig
+from monoidlab.training.run_folder import save_checkpoint
+from monoidlab.training.terms import Term, loss_terms
+
+if TYPE_CHECKING:
+    import torch
+    from torch import nn
+
+    from monoidlab.training.problems import Problem
+
+__all__ = ["Session", "run_steps", "lr_at", "training_batch", "build_for", "MetricsLog"]
+
+
+def lr_at(cfg: RunConfig, step: int) -> float:
+    """Linear warm-up from 1e-8 (the MLP-LDRU authors' start), then constant or cosine."""
+    warm = int(cfg.warmup * cfg.steps)
+    if step < warm:
+        return 1e-8 + (cfg.lr - 1e-8) * step / warm
+    if cfg.lr_schedule == "cosine":
+        t = (step - warm) / max(1, cfg.steps - warm)
+        return cfg.lr * 0.5 * (1 + math.cos(math.pi * t))
+    return cfg.lr
+
+
+def training_batch(cfg: RunConfig, problem: Problem, train_lengths: np.ndarray,
+                   step: int) -> tuple[int, dict[str, Any]]:
+    """``(length, numpy batch)`` of training step ``step``: a length drawn uniformly from
+    ``train_lengths``, then the problem's batch, both from ``default_rng([seed, step])``."""
+    rng = np.random.default_rng([cfg.seed, step])
+    L = int(rng.choice(train_lengths))
+    return L, problem.batch(rng, L, cfg.batch_size, train=True)
+
+
+def build_for(cfg: RunConfig, problem: Problem) -> nn.Module:
+    """The model of a config, sized for the problem's vocabulary and classes."""
+    from monoidlab.errors import ConfigError
+    from monoidlab.models import model_spec
+
+    try:
+        model = model_spec(cfg.model).build(problem.vocab_size, problem.n_classes,
+                                            cfg.model_options)
+    except (TypeError, ValueError, ZeroDivisionError, RuntimeError) as exc:  # e.g. sizes
+        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ConfigError(f"key 'model_options' of model {cfg.model!r}: {msg}") from None
+    return model
+
+
+def _optimizer(cfg: RunConfig, params: Any) -> torch.optim.Optimizer:
+    """The optimiser of a config. ``amsgrad`` is torch's (the maximum of the raw second moment);
+    ``amsgrad-optax`` is optax's (the maximum of the bias-corrected one: the MLP-LDRU authors',
+    :class:`~monoidlab.training.optim.AMSGradOptax`)."""
+    import torch
+
+    if cfg.optimizer == "adamw":
+        return torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
+    if cfg.optimizer == "amsgrad-optax":
+        from monoidlab.training.optim import AMSGradOptax
+
+        return AMSGradOptax(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
+    return torch.optim.Adam(params, lr=cfg.lr, weight_decay=cfg.weight_decay,
+                            amsgrad=cfg.optimizer == "amsgrad")
+
+
+def _seed_torch(cfg: RunConfig, step: int) -> None:
+    import torch
+
+    torch.manual_seed((cfg.seed * 1_000_003 + step) % (2**63))
+
+
+def _centralise(model: nn.Module) -> None:
+    """Gradient centralisation as the MLP-LDRU authors do it: every weight matrix's gradient
+    minus its mean over the output axis. A torch Linear weight is (out, in): the mean over dim
+    0; an embedding table (``nn.Embedding``, MLP-LDRU's ``embedding``) is (in, out) like a haiku
+    weight: the mean over dim 1."""
+    from torch import nn
+
+    tables = {id(m.weight) for m in model.modules() if isinstance(m, nn.Embedding)}
+    for name, p in model.named_parameters():
+        if p.grad is not None and p.ndim == 2:
+            table = id(p) in tables or name == "embedding"
+            p.grad -= p.grad.mean(dim=1 if table else 0, keepdim=True)
+
+
+class MetricsLog:
+    """``metrics.jsonl`` (one JSON object per logged step) and, when tensorboard is installed,
+    its event files; nothing without a run folder."""
+
+    def __init__(self, out: Path | None) -> None:
+        self.fh: IO[str] | None = open(out / "metrics.jsonl", "a") if out else None  # noqa: SIM115
+        self.writer = _tensorboard(out)
+
+    def write(self, step: int, values: dict[str, Any]) -> None:
+        if self.fh:
+            self.fh.write(json.dumps({"step": step, **values}) + "\n")
+            self.fh.flush()
+        if self.writer:
+            for k, v in values.items():
+                self.writer.add_scalar(k, v, step)
+
+    def close(self) -> None:
+        if self.fh:
+            self.fh.close()
+            self.fh = None
+        if self.writer:
+            self.writer.close()
+            self.writer = None
+
+
+def _tensorboard(out: Path | None) -> Any:
+    if not out:
+        return None
+    try:
+        from torch.utils.tensorboard import SummaryWriter
+    except ImportError:  # tensorboard is an optional extra
+        return None
+    return SummaryWriter(str(out / "tb"))
+
+
+@dataclass
+class Session:
+    """What one training process holds: the config, the problem, the current attempt's model
+    and optimiser, the validation watch, the extra loss terms and the run folder (or None)."""
+
+    cfg: RunConfig
+    problem: Problem
+    device: torch.device
+    model: nn.Module
+    opt: torch.optim.Optimizer
+    attempt: int = 0
+    acfg: RunConfig = field(default=None)  # type: ignore[assignment]
+    watch: Validation = field(default=None)  # type: ignore[assignment]
+    terms: list[Term] = field(default_factory=list)
+    out: Path | None = None
+    log: MetricsLog = field(default=None)  # type: ignore[assignment]
+    train_lengths: np.ndarray | None = None
+    fwd: Any = None
+
+    @classmethod
+    def start(cls, cfg: RunConfig, problem: Problem, device: torch.device, attempt: int = 0,
+              out: Path | None = None, watch: Validation | None = None) -> Session:
+        """Fresh weights (seeded by the attempt's seed) and a new optimiser for ``attempt``."""
+        acfg = attempt_config(cfg, attempt)
+        model, opt = _fresh(acfg, problem, device)
+        s = cls(cfg, problem, device, model, opt, attempt, acfg,
+                watch or Validation(cfg.early_stop), loss_terms(cfg), out, MetricsLog(None),
+                problem.lengths(cfg.train_lengths))
+        s.fwd = _compiled(cfg, model)
+        return s
+
+    def new_attempt(self, attempt: int) -> None:
+        """A restart: fresh weights, optimiser and batches (the best weights stay)."""
+        self.attempt, self.acfg = attempt, attempt_config(self.cfg, attempt)
+        self.model, self.opt = _fresh(self.acfg, self.problem, self.device)
+        self.model.train()
+        self.fwd = _compiled(self.cfg, self.model)
+        self.watch.new_attempt()
+
+    def save(self, step: int) -> None:
+        """The checkpoint of global step ``step`` (no RNG state: step s re-seeds both the data
+        and torch from (seed, s))."""
+        if not self.out:
+            return
+        save_checkpoint({
+            "model": self.model.state_dict(), "optimizer": self.opt.state_dict(), "step": step,
+            "config": self.cfg.as_dict(), "early_stop": self.watch.state(),
+            "problem": {"name": self.problem.name, "vocab_size": self.problem.vocab_size,
+                        "n_classes": self.problem.n_classes}}, self.out / "checkpoint.pt")
+
+    def validate(self, step: int) -> bool:
+        """Validate the current weights on fresh strings; True: early stopping says stop."""
+        cfg = self.cfg
+        ev = evaluate_kinds(self.model, self.problem, cfg.val_lengths or cfg.test_lengths,
+                            cfg.val_samples, validation_seed(cfg.seed, step), cfg.eval_kinds,
+                            cfg.solved_threshold, device=self.device)
+        self.log.write(step, {**validation_metrics(ev),
+                              **({"attempt": self.attempt} if cfg.restarts else {})})
+        return self.watch.update(step, ev, self.model, self.out)
+
+
+def _fresh(cfg: RunConfig, problem: Problem, device: torch.device
+           ) -> tuple[nn.Module, torch.optim.Optimizer]:
+    """Initial weights (seeded by ``cfg.seed``) and a new optimiser."""
+    import torch
+
+    torch.manual_seed(cfg.seed)
+    model = build_for(cfg, problem).to(device)
+    return model, _optimizer(cfg, model.parameters())
+
+
+def _compiled(cfg: RunConfig, model: nn.Module) -> Any:
+    import torch
+
+    return torch.compile(model) if cfg.compile else model
+
+
+def run_steps(s: Session, start: int, stop_at: int | None = None,
+              progress: bool = False) -> tuple[int, bool, bool]:
+    """Train from global step ``start`` to the end of the run (every attempt), or until early
+    stopping, or until ``stop_at`` (a pause). Returns ``(last step, stopped early, paused)``:
+    the weights are those after steps ``0 .. last - 1``."""
+    import torch
+
+    cfg, problem, device = s.cfg, s.problem, s.device
+    total = cfg.total_steps
+    use_bf16 = cfg.bf16 and device.type == "cuda"
+    bar: Any = range(start, total)
+    if progress:
+        bar = progress_bar(bar, initial=start, total=total,
+                           desc=f"{cfg.model} on {problem.name}", dynamic_ncols=True)
+    train_lengths = problem.lengths(cfg.train_lengths) if s.train_lengths is None \
+        else s.train_lengths
+    s.model.train()
+    t0, ema_loss, ema_acc = time.time(), None, None
+    for step in bar:
+        a, local = divmod(step, cfg.steps)
+        # 1. periodic validation (of the weights *before* this step; local 0 of a new attempt
+        # validates the previous attempt's last weights)
+        if cfg.eval_every and step > start and local % cfg.eval_every == 0 and s.validate(step):
+            return step, True, False  # solved at early_stop validations in a row
+        # 2. a new attempt: fresh weights, optimiser and batches (the best weights stay)
+        if a != s.attempt:
+            s.new_attempt(a)
+        # 3. learning rate (each attempt has the whole schedule), checkpoint, pause
+        lr = lr_at(cfg, local)
+        for g in s.opt.param_groups:
+            g["lr"] = lr
+        if step > start and step % cfg.checkpoint_every == 0:
+            s.save(step)
+        if stop_at is not None and step >= stop_at:  # a pause: resuming continues from here
+            return step, False, True
+        # 4. forward / backward on the batch of this step (seeded by step)
+        L, batch = training_batch(s.acfg, problem, train_lengths, local)
+        batch = to_device(batch, device)
+        _seed_torch(s.acfg, local)
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=use_bf16):
+            loss, correct = problem.loss(s.fwd, batch)
+            for term in s.terms:  # the config checked that the model has each
+                loss = loss + term.weight * term.fn(s.model, batch)
+        if not torch.isfinite(loss):
+            raise TrainingDiverged(f"loss is {loss.item()} at step {step} (length {L}); "
+                                   f"{_kept(s.out)}. Try a lower lr or clip.")
+        s.opt.zero_grad(set_to_none=True)
+        loss.backward()
+        if cfg.grad_centralisation:
+            _centralise(s.model)
+        # 5. clip and step (a non-finite gradient would poison the weights, and then the next
+        # checkpoint, while the loss still looks fine: stop before the step)
+        gnorm = torch.nn.utils.clip_grad_norm_(s.model.parameters(), cfg.clip or math.inf)
+        if not torch.isfinite(gnorm):
+            raise TrainingDiverged(f"gradient norm is {gnorm.item()} at step {step} "
+                                   f"(length {L}); {_kept(s.out)}. Try a lower lr or clip.")
+        s.opt.step()
+        # 6. log
+        lv, av = float(loss.detach()), float(correct.mean())
+        ema_loss = lv if ema_loss is None else 0.95 * ema_loss + 0.05 * lv
+        ema_acc = av if ema_acc is None else 0.95 * ema_acc + 0.05 * av
+        if progress:
+            bar.set_postfix(loss=f"{ema_loss:.4f}", acc=f"{ema_acc:.3f}", L=L, refresh=False)
+        if (step + 1) % cfg.log_every == 0 or step + 1 == total:
+            s.log.write(step + 1, {"loss": lv, "acc": av, "lr": lr, "length": L,
+                                   "elapsed_s": round(time.time() - t0, 2)})
+    return total, False, False
+
+
+def _kept(out: Path | None) -> str:
+    ckpt = out / "checkpoint.pt" if out else None
+    if ckpt and ckpt.is_file():
+        return f"the last good checkpoint {ckpt} is kept"
+    return "no checkpoint was written"

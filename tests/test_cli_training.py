@@ -128,6 +128,10 @@ def test_evaluate_table(capsys, trained):
     data = json.loads(run(capsys, "evaluate", out, "--samples", "8", "--lengths", "41:43",
                           "--json")[1])
     lines = stdout.splitlines()
+    # first the sampled coverage of the run's training strings by level, then the table
+    assert lines[0].startswith("sampled coverage of ") and "level any" in stdout
+    assert data["training_coverage"]["sampled"]["rows"][-1]["level"] == "any"
+    lines = lines[lines.index(next(x for x in lines if x.startswith("length"))):]
     assert lines[0].split()[:3] == ["length", "paper", "paper"]
     assert "near_miss majority" in lines[0]
     # one row per length: each kind's accuracy (as the JSON has it), then its majority baseline

@@ -296,8 +296,8 @@ def test_heldout_excludes_the_strings_training_really_saw(monkeypatch):
     seen, built = set(), []
     real_batch, real_build = LanguageProblem.batch, loop.build_for
 
-    def spy(self, rng, length, batch_size, train):
-        b = real_batch(self, rng, length, batch_size, train)
+    def spy(self, rng, length, batch_size, train, step=0):
+        b = real_batch(self, rng, length, batch_size, train, step)
         if train:
             seen.update("".join(map(str, b["tokens"][i, : b["lengths"][i]]))
                         for i in range(len(b["lengths"])))

@@ -95,6 +95,13 @@ def cmd_coverage(args: argparse.Namespace) -> None:
         test = sampled_coverage(te, args.schedule, padding=args.padding)
     gap = compare(train, test)
     summary = gap.summary()
+    levels = None
+    if args.per_level:
+        from monoidlab.level_coverage import level_coverage
+
+        levels = level_coverage(lang, train_l, test_l, schedule=args.schedule,
+                                padding=args.padding, offsets=offsets, within=within)
+        summary["per_level"] = levels.summary()
     summary.update(language=lang.name, exact=bool(args.exact), sampler=args.sampler,
                    sampler_from="--sampler" if chosen else "the default",
                    within=within, offsets=args.offsets or "0", padding=args.padding)
@@ -105,6 +112,10 @@ def cmd_coverage(args: argparse.Namespace) -> None:
 
         figs = {"heatmaps.png": gap_heatmaps(gap), "missing.png": missing_table(gap),
                 "ec_shift.png": shift_bars(gap)}
+        if levels is not None:
+            from monoidlab.viz.coverage import level_grid
+
+            figs["levels.png"] = level_grid(levels)
         for name, fig in figs.items():
             save_figure(fig, out / name, dpi=110)
         atomic_write_text(out / "coverage.json", json.dumps(summary, indent=2))
@@ -119,6 +130,11 @@ def cmd_coverage(args: argparse.Namespace) -> None:
         rows = [{**r, "test_probability": f"{r['test_probability']:.2e}"}  # tiny values
                 for r in summary["missing_list"][:20]]
         text += "\n\n" + format_table(rows, ["left_word", "right_word", "test_probability"])
+    if levels is not None:
+        text += ("\n\nby tree level (exact; training layout vs test lengths at offset 0; "
+                 "targets = compositions needed at any level that training shows at this one):"
+                 "\n" + format_table(levels.table(), ["level", "needed", "shown",
+                                                      "needed_and_shown", "targets"]))
     if args.out:
         text += "\n\nwrote " + ", ".join(summary["files"])
     emit(args, summary, text)
@@ -134,6 +150,9 @@ cmd_coverage.configure = lambda p: (
                    help="the string law, exact or sampled (default: monoidlab's, training's "
                         f"too: {DEFAULT_SAMPLER}; --exact computes uniform and balanced)"),
     p.add_argument("--exact", action="store_true", help="exact coverage (no sampling)"),
+    p.add_argument("--per-level", action="store_true",
+                   help="also the exact coverage by tree level: what the test lengths need and "
+                        "the training layout shows at each level (and levels.png with --out)"),
     p.add_argument("--within", default="auto", help=WITHIN_HELP),
     _add_offsets(p),
     _add_padding(p),

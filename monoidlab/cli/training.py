@@ -76,6 +76,8 @@ def _train(args: argparse.Namespace, extra: list[str]) -> None:
             f"{res['train_seconds']:.0f} s on {res['device']}")
     if res.get("paused"):
         text += f"\npaused before step {res['steps']}: continue with --resume"
+    if res.get("training_coverage"):  # what the strings showed, then the verdict (last)
+        text += "\n\n" + res["training_coverage"]["text"]
     if "evaluation" in res:
         text += "\n\n" + evaluation_text(Evaluation.from_dict(res["evaluation"]), lengths=False)
     if args.out:
@@ -175,9 +177,16 @@ def cmd_evaluate(args: argparse.Namespace) -> None:
     seed = cfg.seed if args.test_seed is None else args.test_seed
     ev = evaluate_kinds(model, problem, lengths, args.samples or cfg.test_samples, seed,
                         kinds, threshold, device=device, progress=not args.json)
+    from monoidlab.training.data_coverage import training_coverage
+
     res = {"checkpoint": args.checkpoint, "problem": problem.name, "model": cfg.model,
            "test_seed": seed, **ev.as_dict()}
-    emit(args, res, evaluation_text(ev))
+    coverage = training_coverage(cfg, problem) if not args.no_coverage else None
+    text = ""
+    if coverage is not None:  # what the strings showed, then the evaluation (verdict last)
+        res["training_coverage"] = coverage
+        text = coverage["text"] + "\n\n"
+    emit(args, res, text + evaluation_text(ev))
 
 
 def _evaluate_splits(args: argparse.Namespace, model: nn.Module, cfg: RunConfig,
@@ -217,6 +226,9 @@ cmd_evaluate.configure = lambda p: (
     p.add_argument("--device", default="auto"),
     p.add_argument("--threads", type=int, default=1,
                    help="torch CPU threads (0: torch's default)"),
+    p.add_argument("--no-coverage", action="store_true",
+                   help="skip the sampled coverage of the run's training strings by tree level "
+                        "(regenerated from its sampler and seeds: a few seconds)"),
     p.add_argument("--json", action="store_true"))
 
 

@@ -119,7 +119,7 @@ class TaskKinds:
         n_classes: int
 
         def batch(self, rng: np.random.Generator, length: int, batch_size: int,
-                  train: bool) -> dict: ...
+                  train: bool, step: int = 0) -> dict: ...
 
     def check_kinds(self, kinds: Any) -> tuple[str, ...]:
         if kinds is None or kinds == "all" or tuple(np.atleast_1d(kinds)) == ("task",):

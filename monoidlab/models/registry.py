@@ -83,6 +83,9 @@ class ModelSpec:
     capabilities: frozenset[type]
     summary: str
     recipes: Mapping[str, Recipe] = field(default_factory=dict)
+    #: the reduction schedule of the model's tree (:mod:`monoidlab.schedules`), None for models
+    #: without one (attention): what coverage and the covering sampler lay strings out by
+    schedule: str | None = None
 
     def model_class(self) -> type[nn.Module]:
         return _load(self.target)
@@ -162,27 +165,27 @@ REGISTRY: dict[str, ModelSpec] = {s.name: s for s in (
               "monoidlab.models.mlp_ldru:MLPLDRUOptions",
               _TREE | {OffsetModel, RegularisedModel, ConsistentModel},
               "a learned binary operator reduced over a balanced tree (MLP-LDRU)",
-              {"authors": _ldru_authors}),
+              {"authors": _ldru_authors}, "balanced"),
     ModelSpec("pr-lstm", "monoidlab.models.pr_lstm:PRLSTM",
               "monoidlab.models.pr_lstm:PRLSTMOptions", _TREE,
               "an N-ary LSTM cell along the parallel prefix scan (PR-LSTM)",
-              {"authors": _prlstm_authors}),
+              {"authors": _prlstm_authors}, "scan"),
     ModelSpec("pr-rnn", "monoidlab.models.pr_lstm:PRRNN",
               "monoidlab.models.pr_lstm:PRRNNOptions", _TREE,
               "PR-LSTM's scan with a one-vector cell (PR-RNN ablation)",
-              {"authors": _prrnn_authors}),
+              {"authors": _prrnn_authors}, "scan"),
     ModelSpec("rnn", "monoidlab.models.recurrent:RNNClassifier",
               "monoidlab.models.recurrent:RecurrentOptions", _RECURRENT,
-              "a tanh RNN", {"authors": _baseline_authors}),
+              "a tanh RNN", {"authors": _baseline_authors}, "chain"),
     ModelSpec("lstm", "monoidlab.models.recurrent:LSTMClassifier",
               "monoidlab.models.recurrent:RecurrentOptions", _RECURRENT,
-              "an LSTM", {"authors": _baseline_authors}),
+              "an LSTM", {"authors": _baseline_authors}, "chain"),
     ModelSpec("stack-rnn", "monoidlab.models.stack_rnn:StackRNN",
               "monoidlab.models.stack_rnn:StackRNNOptions", _RECURRENT,
-              "an RNN controlling a soft stack (Delétang et al.)"),
+              "an RNN controlling a soft stack (Delétang et al.)", {}, "chain"),
     ModelSpec("tape-rnn", "monoidlab.models.tape_rnn:TapeRNN",
               "monoidlab.models.tape_rnn:TapeRNNOptions", _RECURRENT | {TapeModel},
-              "an RNN controlling a soft tape (Delétang et al.)"),
+              "an RNN controlling a soft tape (Delétang et al.)", {}, "chain"),
     ModelSpec("transformer", "monoidlab.models.transformer:TransformerClassifier",
               "monoidlab.models.transformer:TransformerOptions", _RECURRENT,
               "a Transformer encoder with a choice of position encodings",

@@ -43,7 +43,8 @@ from monoidlab.geometry import Lengths, Offsets, Padding
 from monoidlab.sampling import DEFAULT_SAMPLER
 
 __all__ = ["RunConfig", "FrozenDict", "config_keys", "config_table_markdown", "OPTIMIZERS",
-           "RECIPES", "PROTOCOLS", "SECTIONS", "MAX_STEP_SYMBOLS", "run_padding"]
+           "RECIPES", "PROTOCOLS", "SECTIONS", "MAX_STEP_SYMBOLS", "run_padding",
+           "TRAINING_SAMPLERS", "covering_settings"]
 
 MAX_STEP_SYMBOLS = 2**24  # batch_size x longest training length: one step's tokens
 OPTIMIZERS = ("adam", "adamw", "amsgrad", "amsgrad-optax")
@@ -51,6 +52,9 @@ RECIPES = ("default", "authors")
 PROTOCOLS = ("monoidlab", "paper")
 LR_SCHEDULES = ("constant", "cosine")
 SECTIONS = ("problem", "model", "data", "optimisation", "evaluation", "run")
+#: the samplers a run can train on: every sampler of :mod:`monoidlab.sampling`, and
+#: ``covering`` (:mod:`monoidlab.covering`), which lays strings out along the model's tree
+TRAINING_SAMPLERS = ("uniform", "balanced", "ec_stratified", "ldru", "near_miss", "covering")
 MAX_SEED = 2**63 - 1
 
 
@@ -119,12 +123,20 @@ class RunConfig:
                                 "256)", "data")
     sampler: str = _key(DEFAULT_SAMPLER, "training strings: `uniform`, `balanced` (every "
                                          "class equally often; monoidlab's default sampler), "
-                                         "`ec_stratified`, `ldru` (the MLP-LDRU "
-                                    "authors' half-positive random walks), `near_miss` (members, "
-                                    "near misses and uniform strings)", "data")
+                                         "`ec_stratified`, `ldru` (the MLP-LDRU authors' "
+                                         "half-positive random walks), `near_miss` (members, "
+                                         "near misses and uniform strings), `covering` (see "
+                                         "`covering`)", "data")
     near_miss_mix: Mapping | None = _key(None, "the `near_miss` sampler's shares (none: "
                                                "`{members = 0.5, near_miss = 0.25, uniform = "
                                                "0.25}`)", "data")
+    covering: Mapping | None = _key(None, "the `covering` sampler (every composition the test "
+                                          "lengths need, at every level the training layout "
+                                          "can show it): `share` of each batch (the rest are "
+                                          "`near_miss` strings), `k`, the times each is shown "
+                                          "over the run, `uncovered` = refuse or skip (none: "
+                                          "`{share = 0.5, k = 1, uncovered = \"refuse\"}`)",
+                                    "data")
     test_sampler: str | None = _key(None, "sampler of probing's held-out strings (none: "
                                           "`sampler`); the test sets are the evaluation kinds",
                                     "data")
@@ -377,11 +389,25 @@ class _Checker:
         from monoidlab.sampling import SAMPLERS, check_mix
 
         cfg = self.cfg
-        for key in ("sampler", "test_sampler"):
+        for key, allowed in (("sampler", TRAINING_SAMPLERS), ("test_sampler", SAMPLERS)):
             value = getattr(cfg, key)
-            if value is not None and value not in SAMPLERS:
-                raise self.fail(key, f"unknown sampler {value!r}{did_you_mean(value, SAMPLERS)}; "
-                                     f"choose from {', '.join(SAMPLERS)}")
+            if value is not None and value not in allowed:
+                raise self.fail(key, f"unknown sampler {value!r}{did_you_mean(value, allowed)}; "
+                                     f"choose from {', '.join(allowed)}")
+        if cfg.covering is not None:
+            try:
+                covering_settings(cfg.covering)
+            except InputError as exc:
+                raise self.fail("covering", str(exc)) from None
+        if cfg.sampler == "covering":
+            from monoidlab.models import model_spec
+
+            if cfg.language is None:
+                raise self.fail("sampler", "the covering sampler builds strings of a language "
+                                           "(a task has its own sampler)")
+            if model_spec(cfg.model).schedule is None:
+                raise self.fail("sampler", f"the covering sampler lays strings out along the "
+                                           f"model's tree; model {cfg.model!r} has none")
         if cfg.near_miss_mix is not None:
             try:
                 check_mix(dict(cfg.near_miss_mix))
@@ -452,6 +478,28 @@ class _Checker:
                 raise ConfigError(f"{self.source}: key {exc}") from None
 
 
+def covering_settings(value: Mapping | None) -> dict[str, Any]:
+    """The covering sampler's settings with their defaults: ``share`` in (0, 1], ``k`` >= 1,
+    ``uncovered``: ``refuse`` (a needed composition the training lengths cannot show is an
+    error) or ``skip`` (show what they can: a range below the support length, on purpose).
+
+    >>> covering_settings(None), covering_settings({"k": 3})["k"]
+    ({'share': 0.5, 'k': 1, 'uncovered': 'refuse'}, 3)
+    """
+    out = {"share": 0.5, "k": 1, "uncovered": "refuse", **dict(value or {})}
+    bad = sorted(set(out) - {"share", "k", "uncovered"})
+    if bad:
+        raise InputError(f"unknown part {bad[0]!r}; parts: share, k, uncovered")
+    if out["uncovered"] not in ("refuse", "skip"):
+        raise InputError(f"uncovered must be refuse or skip, got {out['uncovered']!r}")
+    share, k = out["share"], out["k"]
+    if isinstance(share, bool) or not isinstance(share, int | float) or not 0 < share <= 1:
+        raise InputError(f"share must lie in (0, 1], got {share!r}")
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise InputError(f"k must be an integer >= 1, got {k!r}")
+    return {"share": float(share), "k": k, "uncovered": out["uncovered"]}
+
+
 def _readout(cfg: RunConfig) -> str:
     """How the problem's outputs are read: ``string`` (a language), ``tape`` or
     ``next_token`` (the task's own :attr:`~monoidlab.tasks.base.Task.readout`)."""
@@ -510,6 +558,8 @@ _CHECKS: dict[str, tuple[Callable[[Any], bool], str, Callable[[Any], Any] | None
     "sampler": (lambda v: isinstance(v, str), "a sampler name", None),
     "near_miss_mix": (lambda v: v is None or isinstance(v, Mapping), "a table",
                       lambda v: None if v is None else FrozenDict(v)),
+    "covering": (lambda v: v is None or isinstance(v, Mapping), "a table",
+                 lambda v: None if v is None else FrozenDict(v)),
     "test_sampler": (lambda v: v is None or isinstance(v, str), "a sampler name", None),
     "within": (_within, "a string or a list of classes",
                lambda v: tuple(v) if isinstance(v, list) else v),

@@ -69,7 +69,7 @@ def training_batch(cfg: RunConfig, problem: Problem, train_lengths: np.ndarray,
     ``train_lengths``, then the problem's batch, both from ``default_rng([seed, step])``."""
     rng = np.random.default_rng([cfg.seed, step])
     L = int(rng.choice(train_lengths))
-    return L, problem.batch(rng, L, cfg.batch_size, train=True)
+    return L, problem.batch(rng, L, cfg.batch_size, train=True, step=step)
 
 
 def build_for(cfg: RunConfig, problem: Problem) -> nn.Module:

@@ -69,7 +69,7 @@ class NextTokenProblem(TaskKinds):
         return lens
 
     def batch(self, rng: np.random.Generator, length: int, batch_size: int,
-              train: bool) -> dict[str, Any]:
+              train: bool, step: int = 0) -> dict[str, Any]:
         b = self.task.sample(rng, batch_size, int(length), train=train)
         tokens = b.tokens
         T = tokens.shape[1]

@@ -60,8 +60,9 @@ class Problem(Protocol):
         ...
 
     def batch(self, rng: np.random.Generator, length: int, batch_size: int,
-              train: bool) -> dict:
-        """A batch dict of numpy arrays (at least ``tokens`` and ``lengths``)."""
+              train: bool, step: int = 0) -> dict:
+        """A batch dict of numpy arrays (at least ``tokens`` and ``lengths``); ``step`` is the
+        training step (a sampler that follows a schedule across steps reads it)."""
         ...
 
     def loss(self, model: Any, batch: dict) -> tuple[Any, Any]:
@@ -104,8 +105,10 @@ class LanguageProblem:
 
         self.language = lang
         self.name = lang.name
-        self.sampler = check_sampler(sampler)
-        self.test_sampler = check_sampler(test_sampler or sampler)
+        self.sampler = sampler if sampler == "covering" else check_sampler(sampler)
+        self.test_sampler = check_sampler(test_sampler or (
+            "near_miss" if sampler == "covering" else sampler))
+        self.covering: Any = None  # (plan, share) when the sampler is covering: use_covering()
         self.within = resolve_within(lang, within)
         self.offsets = Offsets.parse(offsets)
         self.vocab_size = lang.n_symbols
@@ -141,16 +144,48 @@ class LanguageProblem:
             raise InputError(f"{self.name}: no strings at any of the lengths {lengths}")
         return ok
 
+    def use_covering(self, plan: Any, share: float) -> None:
+        """Train on covering strings (:class:`~monoidlab.covering.CoveringPlan`): ``share`` of
+        each batch, the rest ``near_miss`` strings of the batch's length."""
+        self.covering = (plan, float(share))
+
     def batch(self, rng: np.random.Generator, length: int, batch_size: int,
-              train: bool) -> dict:
+              train: bool, step: int = 0) -> dict:
         from monoidlab.sampling import sample
 
+        if train and self.covering is not None:
+            return self._covering_batch(rng, int(length), batch_size, step)
         sampler = self.sampler if train else self.test_sampler
         b = sample(self.language, [int(length)], batch_size, sampler=sampler, seed=rng,
                    within=self.within, mix=self.mix)
         out = {"tokens": b.tokens, "lengths": b.lengths, "targets": b.labels}
         if train and not self.offsets.none:
             out["offsets"] = rng.choice(self.offsets.for_length(int(length)), size=batch_size)
+        return out
+
+    def _covering_batch(self, rng: np.random.Generator, length: int, batch_size: int,
+                        step: int) -> dict:
+        """Covering strings i = step·n .. step·n + n − 1 of the plan's cycle (n = share ×
+        batch), each at the offset that shows its target, then near-miss strings of
+        ``length`` (at random offsets when the run has them): the cycle advances with the
+        step, so a run shows every target once per cycle, whatever its batches' lengths."""
+        from monoidlab.sampling import sample
+
+        plan, share = self.covering
+        n = min(batch_size, max(1, int(round(share * batch_size))))
+        c = plan.draw(rng, step * n + np.arange(n))
+        rest = sample(self.language, [length], batch_size - n, sampler="near_miss", seed=rng,
+                      within=self.within, mix=self.mix)
+        T = max(c.tokens.shape[1], rest.tokens.shape[1])
+        tokens = np.concatenate([np.pad(c.tokens, ((0, 0), (0, T - c.tokens.shape[1]))),
+                                 np.pad(rest.tokens, ((0, 0), (0, T - rest.tokens.shape[1])))])
+        out = {"tokens": tokens, "lengths": np.concatenate([c.lengths, rest.lengths]),
+               "targets": np.concatenate([c.labels, rest.labels])}
+        if not self.offsets.none:
+            more = rng.choice(self.offsets.for_length(length), size=len(rest))
+            out["offsets"] = np.concatenate([c.offsets, more])
+        elif c.offsets.any():  # a layout without offsets places every string at 0
+            raise AssertionError("covering strings off offset 0 in a run without offsets")
         return out
 
     def forward(self, model: Any, batch: dict) -> Any:
@@ -273,7 +308,7 @@ class TapeProblem(TaskKinds):
         return True
 
     def batch(self, rng: np.random.Generator, length: int, batch_size: int,
-              train: bool) -> dict:
+              train: bool, step: int = 0) -> dict:
         return self.tape_batch(self.task.sample(rng, batch_size, int(length)))
 
     def tape_batch(self, tb: Any, task: Any = None) -> dict:
@@ -332,6 +367,8 @@ def make_problem(cfg: Any) -> Problem:
         problem: Problem = LanguageProblem(load_language(cfg.language), cfg.sampler,
                                            cfg.test_sampler, cfg.within, cfg.offsets,
                                            cfg.near_miss_mix)
+        if cfg.sampler == "covering":
+            _plan_covering(cfg, problem)
     else:
         from monoidlab.tasks import get_task
 
@@ -349,3 +386,31 @@ def make_problem(cfg: Any) -> Problem:
         else:
             problem = TapeProblem(task, protocol=cfg.protocol)
     return problem
+
+
+def _plan_covering(cfg: Any, problem: Any) -> None:
+    """The covering plan of a run (its training and test lengths, the model's schedule and
+    padding, its offsets and seed); refused when the run is too short to show every target
+    ``k`` times."""
+    from monoidlab.covering import CoveringPlan
+    from monoidlab.errors import ConfigError
+    from monoidlab.models import model_spec
+    from monoidlab.training.config import covering_settings
+
+    settings = covering_settings(cfg.covering)
+    try:
+        plan = CoveringPlan(problem.language, problem.lengths(cfg.train_lengths),
+                            problem.lengths(cfg.test_lengths),
+                            schedule=model_spec(cfg.model).schedule or "chain",
+                            padding=cfg.padding, offsets=cfg.offsets, within=cfg.within,
+                            seed=cfg.seed, allow_uncovered=settings["uncovered"] == "skip")
+    except InputError as exc:
+        raise ConfigError(f"key 'sampler': covering: {exc}") from None
+    per_step = min(cfg.batch_size, max(1, int(round(settings["share"] * cfg.batch_size))))
+    need = settings["k"] * len(plan.targets)
+    if per_step * cfg.steps < need:
+        raise ConfigError(f"key 'covering': {len(plan.targets)} targets shown k = "
+                          f"{settings['k']} times need {need} covering strings; the run draws "
+                          f"{per_step} a step for {cfg.steps} steps ({per_step * cfg.steps}): "
+                          "raise steps, batch_size or share, or lower k")
+    problem.use_covering(plan, settings["share"])

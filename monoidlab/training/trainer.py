@@ -185,10 +185,16 @@ def _train(cfg: RunConfig, out: Path | None, resume: bool, progress: bool,
     if cfg.early_stop and watch.best_state is not None:  # evaluate the best validated weights
         model.load_state_dict(watch.best_state)
     if evaluate_at_end:
+        from monoidlab.training.data_coverage import training_coverage
+
         ev = evaluate_kinds(model, problem, test_lengths, cfg.test_samples, cfg.seed,
                             cfg.eval_kinds, cfg.solved_threshold, device=device,
                             progress=progress)
         result.update(results_of(ev))
+        # what the training strings showed, by tree level (languages on tree models)
+        coverage = training_coverage(cfg, problem)
+        if coverage is not None:
+            result["training_coverage"] = coverage
     if out:
         atomic_write_text(out / "results.json", json.dumps(result, indent=2))
     return result

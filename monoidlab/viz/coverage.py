@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 
     from monoidlab.coverage import Coverage, CoverageGap
 
-__all__ = ["coverage_heatmap", "ratio_heatmap", "gap_heatmaps", "shift_bars", "missing_table"]
+__all__ = ["coverage_heatmap", "ratio_heatmap", "gap_heatmaps", "shift_bars", "missing_table",
+           "level_grid"]
 
 
 def coverage_heatmap(cov: Coverage, ax: Any = None, title: str | None = None,
@@ -151,4 +152,43 @@ def missing_table(gap: CoverageGap, limit: int = 30) -> Figure:
     else:
         ax.text(0.5, 0.5, "no missing compositions", ha="center", va="center")
     ax.set_title(f"{len(gap.missing_list())} compositions needed at test, absent in training")
+    return fig
+
+
+def level_grid(lc: Any, max_levels: int = 9) -> Figure:
+    """Coverage by tree level (a :class:`~monoidlab.level_coverage.LevelCoverage`): one panel
+    per level, left EC × right EC, each needed composition coloured by whether the training
+    layout shows it *at that level* (green), only at other levels (orange) or nowhere (red);
+    grey: shown in training, not needed at this level. Axes: the ECs that occur at all."""
+    plt = _plt()
+    from matplotlib.colors import ListedColormap
+
+    levels = [r["level"] for r in lc.table()][:max_levels]
+    need_any, shown_any = lc.needed.any(0), lc.shown.any(0)
+    rows, cols = _trim(need_any | shown_any)
+    ncol = min(3, len(levels)) or 1
+    nrow = (len(levels) + ncol - 1) // ncol or 1
+    fig, axes = plt.subplots(nrow, ncol, figsize=(4.2 * ncol, 3.8 * nrow), squeeze=False)
+    cmap = ListedColormap(["white", "#bbbbbb", "#2ca02c", "#ff7f0e", "#d62728"])
+    for ax, lev in zip(axes.ravel(), levels):
+        need = lc.needed[lev] if lev < len(lc.needed) else np.zeros_like(need_any)
+        shown = lc.shown[lev] if lev < len(lc.shown) else np.zeros_like(shown_any)
+        code = np.zeros(need.shape, int)
+        code[shown & ~need] = 1
+        code[need & shown] = 2
+        code[need & ~shown & shown_any] = 3
+        code[need & ~shown_any] = 4
+        ax.imshow(code[np.ix_(rows, cols)], cmap=cmap, vmin=0, vmax=4, interpolation="nearest")
+        ax.set_title(f"level {lev}: {int(need.sum())} needed, {int((need & shown).sum())} "
+                     "shown there", fontsize=8)
+        ax.set_xticks([])
+        ax.set_yticks([])
+        ax.set_xlabel("right EC", fontsize=7)
+        ax.set_ylabel("left EC", fontsize=7)
+    for ax in axes.ravel()[len(levels):]:
+        ax.axis("off")
+    fig.suptitle(f"{lc.language}: needed at test lengths vs shown in training, by tree level "
+                 "(green: shown at that level, orange: only at another level, red: nowhere, "
+                 "grey: shown, not needed there)", fontsize=8)
+    fig.tight_layout()
     return fig

@@ -1,0 +1,268 @@
+"""The threshold study (configs/threshold-study.toml): the empirical minimum training length L*
+of MLP-LDRU against the predicted support length s, with the near_miss and the covering sampler.
+
+Usage: python bench/bench_threshold.py [--config FILE] [--workers 2] [--languages a,b]
+       python bench/bench_threshold.py --table [--write-docs]
+
+The runs are listed from the config (languages × maximum training lengths around s × seeds ×
+samplers), in its order; each is trained into ``out/<id>`` (resumable), tested strictly, and,
+when solved, re-checked on the fresh test sets. One line per finished run goes into the ledger
+(a JSON-lines file in the repository, so that the study survives the run folders and continues
+in a later session: finished runs are never trained again). ``--table`` reads the ledger only:
+per language |M|, s (learned and identity padding), the layout-free bound, the sample-size
+estimates, the sampled coverage at each length, L* per sampler and the lowest length at which
+any seed is solved; and the runs solved below s, listed apart.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = ROOT / "configs" / "threshold-study.toml"
+
+
+# ------------------------------------------------------------------------------ the plan
+def support_lengths(name: str) -> dict[str, Any]:
+    """s for learned and identity padding, the layout-free bound, |M| and the Poisson
+    sample-size estimate of the balanced law at 1..s (identity padding)."""
+    import numpy as np
+
+    import monoidlab as ml
+    from monoidlab.coverage import ec_laws, exact_coverage
+
+    lang = ml.load_language(name)
+    out: dict[str, Any] = {"language": name, "monoid": lang.monoid().size}
+    for pad in ("learned", "identity"):
+        r = ml.min_training_length(lang, range(41, 501), within="auto", padding=pad)
+        out[f"s_{pad}"] = r.support_length
+    s = out["s_identity"]
+    test = exact_coverage(lang, range(41, 501), within="auto", padding="identity",
+                          sampler="uniform")
+    R = ec_laws(lang.monoid(), 64, indicator=True) > 0
+    first = np.array([int(np.flatnonzero(R[1:, e])[0]) + 1 if R[1:, e].any() else 10**6
+                      for e in range(lang.monoid().size)])
+    xy = np.argwhere(test.support)
+    out["layout_free"] = int((first[xy[:, 0]] + first[xy[:, 1]]).max()) if len(xy) else 0
+    est = ml.min_training_length(lang, range(41, 501), within="auto", padding="identity",
+                                 delta=0.01, sample_ranges=[range(1, s + 1)], sampler="balanced")
+    n = next(iter(est.samples_needed.values()))
+    out["samples_balanced_at_s"] = None if n == float("inf") else int(n)
+    return out
+
+
+def study_runs(study: dict, base: dict, languages: list[str] | None = None) -> list[dict]:
+    """Every run of the study, in order: language, then seed, then sampler, then length."""
+    runs = []
+    for name in languages or study["languages"]:
+        info = support_lengths(name)
+        s = info["s_identity"]
+        lengths = sorted({s + d for d in study["offsets_from_support"]}
+                         | {s * m for m in study["multiples_of_support"]} | set(study["also"]))
+        for seed in study["seeds"]:
+            for sampler in study["samplers"]:
+                for L in (x for x in lengths if x >= 1):
+                    runs.append({"id": f"{name}__L{L}__{sampler}__s{seed}", "language": name,
+                                 "max_length": L, "sampler": sampler, "seed": seed,
+                                 "support": info})
+    return runs
+
+
+def config_of(run: dict, base: dict) -> Any:
+    from monoidlab.training.parse import config_from_dict
+
+    keys = {**base, "language": run["language"], "train_lengths": f"1:{run['max_length']}",
+            "sampler": run["sampler"], "seed": run["seed"]}
+    if run["sampler"] != "covering":
+        keys.pop("covering", None)
+    return config_from_dict(keys, run["id"])
+
+
+# ------------------------------------------------------------------------------ one run
+def run_one(run: dict, base: dict, out: str, fresh_seeds: list[int]) -> dict:
+    """Train (or resume) one run, test it, re-check a solved one on fresh sets: its ledger row."""
+    import torch
+
+    from monoidlab.errors import ConfigError
+    from monoidlab.evaluation import evaluate_kinds
+    from monoidlab.training import load_checkpoint, train
+
+    torch.set_num_threads(1)
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_run_errors import wrong_strings
+
+    row = {k: run[k] for k in ("id", "language", "max_length", "sampler", "seed")}
+    row["s"] = run["support"]["s_identity"]
+    cfg = config_of(run, base)
+    folder = Path(out) / run["id"]
+    t0, c0 = time.time(), time.process_time()
+    try:
+        has = (folder / "checkpoint.pt").is_file() and not (folder / "results.json").is_file()
+        if (folder / "results.json").is_file():
+            res = json.loads((folder / "results.json").read_text())
+        else:
+            res = train(cfg, folder, resume=has, overwrite=not has, progress=False)
+    except ConfigError as exc:  # e.g. the covering condition beyond the run's budget
+        return {**row, "status": "refused", "message": str(exc)}
+    row.update(status="done", solved_own=bool(res["solved"]), verdict=res["verdict"],
+               wrong=list(wrong_strings(res)), train_seconds=res["train_seconds"],
+               min_accuracy=res["min_accuracy"],
+               baselines={r["kind"]: {"majority": r["majority"], "count_only": r["count_only"]}
+                          for r in res["evaluation"]["summary"]})
+    cov = res.get("training_coverage") or {}
+    if cov:
+        row["coverage"] = {"uncovered": cov["exact"]["uncovered"],
+                           "targets": cov["exact"]["targets"],
+                           "max_train_level": cov["exact"]["max_train_level"],
+                           "sampled": cov["sampled"]["rows"], "n_strings":
+                               cov["sampled"]["n_strings"]}
+    fresh = []
+    if res["solved"]:
+        model, cfg2, problem, _ = load_checkpoint(folder)
+        for seed in fresh_seeds:
+            ev = evaluate_kinds(model, problem, cfg2.test_lengths, cfg2.test_samples, seed,
+                                cfg2.eval_kinds, cfg2.solved_threshold)
+            w = wrong_strings({"evaluation": ev.as_dict()})
+            fresh.append({"seed": seed, "wrong": w[0], "scored": w[1], "solved": ev.solved})
+    row["fresh"] = fresh
+    row["solved"] = bool(res["solved"]) and all(f["solved"] for f in fresh)
+    row["wall_s"] = round(time.time() - t0, 1)
+    row["cpu_s"] = round(time.process_time() - c0, 1)
+    return row
+
+
+# ------------------------------------------------------------------------------ the ledger
+def read_ledger(path: Path) -> dict[str, dict]:
+    if not path.is_file():
+        return {}
+    rows = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+    return {r["id"]: r for r in rows}
+
+
+def write_ledger(path: Path, rows: dict[str, dict]) -> None:
+    from monoidlab._util import atomic_write_text
+
+    atomic_write_text(path, "".join(json.dumps(r, sort_keys=True) + "\n"
+                                    for r in sorted(rows.values(), key=lambda r: r["id"])))
+
+
+# ------------------------------------------------------------------------------ the table
+def l_star(rows: list[dict], seeds: int = 3) -> int | None:
+    """The smallest maximum length at which at least 2 of the seeds are solved (None: none)."""
+    by: dict[int, list[bool]] = {}
+    for r in rows:
+        by.setdefault(r["max_length"], []).append(bool(r.get("solved")))
+    ok = [L for L, v in by.items() if sum(v) >= 2]
+    return min(ok) if ok else None
+
+
+def table(ledger: dict[str, dict], study: dict, infos: dict[str, dict]) -> str:
+    lines = ["| language | \\|M\\| | s learned / identity | layout-free bound | samples at s "
+             "(balanced, δ 0.01) | sampler | runs (solved / done / planned) | L* | lowest "
+             "solved | levels shown at s: fewest sampled at the deepest level |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    below = []
+    for name in study["languages"]:
+        info = infos.get(name)
+        if info is None:
+            continue
+        s = info["s_identity"]
+        for sampler in study["samplers"]:
+            rows = [r for r in ledger.values() if r["language"] == name
+                    and r["sampler"] == sampler]
+            done = [r for r in rows if r["status"] == "done"]
+            refused = [r for r in rows if r["status"] == "refused"]
+            planned = len(study["seeds"]) * len(
+                {x for x in {s + d for d in study["offsets_from_support"]}
+                 | {s * m for m in study["multiples_of_support"]} | set(study["also"]) if x >= 1})
+            solved = [r for r in done if r.get("solved")]
+            lowest = min((r["max_length"] for r in solved), default=None)
+            at_s = [r for r in done if r["max_length"] == s and r.get("coverage")]
+            deep = "–"
+            if at_s:
+                c = at_s[0]["coverage"]
+                per = [x for x in c["sampled"] if x["level"] != "any"]
+                if per:
+                    d = per[-1]
+                    deep = f"level {d['level']}: {d['min_count']} ({d['below_k']} unseen)"
+            lstar = l_star(done) if len(done) + len(refused) >= planned else None
+            lines.append(
+                f"| {name} | {info['monoid']} | {info['s_learned']} / {s} | "
+                f"{info['layout_free']} | {info['samples_balanced_at_s'] or '–'} | {sampler} | "
+                f"{len(solved)} / {len(done)} / {planned}"
+                + (f" ({len(refused)} refused)" if refused else "") + " | "
+                + ("–" if lstar is None and len(done) + len(refused) < planned else
+                   str(lstar) if lstar is not None else "never") + " | "
+                + (str(lowest) if lowest is not None else "–") + f" | {deep} |")
+            below += [r for r in solved if r["max_length"] < s]
+    text = "\n".join(lines) + "\n"
+    if below:
+        text += ("\nSolved below the predicted support length (each a counterexample to "
+                 "*coverage is necessary* for that language):\n\n")
+        text += "".join(f"- {r['id']}: s = {r['s']}, own set and fresh sets solved\n"
+                        for r in sorted(below, key=lambda r: r["id"]))
+    else:
+        text += "\nNo run was solved below its predicted support length.\n"
+    return text
+
+
+def main(argv=None) -> int:
+    import tomllib
+
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--config", default=str(CONFIG))
+    p.add_argument("--workers", type=int, default=1)
+    p.add_argument("--languages", default=None, help="comma list (default: the config's)")
+    p.add_argument("--table", action="store_true")
+    p.add_argument("--write-docs", action="store_true")
+    args = p.parse_args(argv)
+    data = tomllib.loads(Path(args.config).read_text())
+    study, base = data["study"], data["base"]
+    ledger_path = ROOT / study["ledger"] if not Path(study["ledger"]).is_absolute() \
+        else Path(study["ledger"])
+    ledger = read_ledger(ledger_path)
+    if args.table:
+        infos = {n: support_lengths(n) for n in study["languages"]}
+        text = table(ledger, study, infos)
+        print(text)
+        if args.write_docs:
+            from monoidlab._util import write_section
+
+            write_section(ROOT / "docs" / "results.md", "threshold study",
+                          "## The threshold study: L* against the support length\n\n" + text,
+                          title="Results")
+        return 0
+    languages = args.languages.split(",") if args.languages else None
+    runs = [r for r in study_runs(study, base, languages) if r["id"] not in ledger]
+    print(f"{len(runs)} runs to do ({len(ledger)} in the ledger)", flush=True)
+    t0 = time.time()
+    if args.workers == 1:
+        for r in runs:
+            row = run_one(r, base, study["out"], study["fresh_seeds"])
+            ledger[row["id"]] = row
+            write_ledger(ledger_path, ledger)
+            print(json.dumps({k: row.get(k) for k in ("id", "status", "solved", "wall_s")}),
+                  flush=True)
+    else:
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+
+        with ProcessPoolExecutor(args.workers) as pool:
+            futures = [pool.submit(run_one, r, base, study["out"], study["fresh_seeds"])
+                       for r in runs]
+            for f in as_completed(futures):
+                row = f.result()
+                ledger[row["id"]] = row
+                write_ledger(ledger_path, ledger)
+                print(json.dumps({k: row.get(k) for k in ("id", "status", "solved", "wall_s")}),
+                      flush=True)
+    print(f"done: {len(runs)} runs, {time.time() - t0:.0f} s wall")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

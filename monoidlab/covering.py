@@ -1,0 +1,269 @@
+"""The covering sampler: training strings built so that every composition the test lengths need
+occurs at every tree level where the training layout can show it, each a fixed number of times
+per window of strings.
+
+What the coverage analysis prescribes (:mod:`monoidlab.level_coverage`), as a sampler. For one
+language, training lengths, test lengths, schedule, padding and offsets, :class:`CoveringPlan`
+lists the *targets*: ``(level ℓ, left EC x, right EC y)`` for every composition (x, y) needed
+by some test string and showable at level ℓ by some training string. Target i of a fixed,
+seeded cycle is shown by covering string i, i + T, i + 2T, ... (T targets), so every window of
+T consecutive covering strings shows each target once at its level: exactly, with no rejection
+loop. A string is built around its target: a training length, an offset and a level-ℓ node of
+the layout whose child spans can hold words of ECs x and y (reachability of the monoid's right
+Cayley graph), then a word of EC x, a word of EC y (each uniform among the words of its EC and
+length, by path counts), a prefix and a suffix (uniform among those that complete a string of
+a class chosen uniformly among the feasible ones, and of the sub-language ``within``).
+
+A language whose needed compositions cannot all occur within the training lengths is refused
+with the compositions named (train longer, or add random offsets), unless
+``allow_uncovered=True``: then the plan shows what the layout can show and lists the rest
+(a training range below the support length, studied on purpose).
+
+Example
+-------
+>>> import monoidlab as ml
+>>> plan = CoveringPlan(ml.load_language("dyck-2"), range(1, 13), range(41, 61),
+...                     padding="identity")
+>>> b = plan.sample(2 * len(plan.targets), seed=0)
+>>> bool((plan.shown_counts(b)[0] >= 2).all())   # every target twice at its level
+True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from monoidlab._util import length_mask
+from monoidlab.errors import InputError, MonoidTooLarge
+from monoidlab.geometry import LengthsLike, Offsets, OffsetsLike, Padding, length_array, range_text
+from monoidlab.laws import draw_walks, forward_laws
+from monoidlab.level_coverage import LevelCoverage, level_coverage
+from monoidlab.sampling import Batch, path_counts
+from monoidlab.schedules import schedule as get_schedule
+from monoidlab.sublanguage import Within, class_mask, resolve_within
+
+if TYPE_CHECKING:
+    from monoidlab.automaton import Automaton
+
+__all__ = ["CoveringPlan", "CoveringBatch", "covering_sample", "MAX_TABLE"]
+
+#: Largest path-count table (lengths × ECs × ECs) the sampler holds (float32: 1 GiB).
+MAX_TABLE = 2**28
+
+
+@dataclass
+class CoveringBatch(Batch):
+    """A :class:`~monoidlab.sampling.Batch` of covering strings, with the left ``offsets`` at
+    which each must be placed (the layout that shows its target) and its ``targets`` (B, 3):
+    ``(level, left EC, right EC)``."""
+
+    offsets: np.ndarray = None  # type: ignore[assignment]
+    targets: np.ndarray = None  # type: ignore[assignment]
+
+
+class CoveringPlan:
+    """The targets of a training layout and how to build a string around each (see the module
+    docstring). Build it once per run; :meth:`draw` is vectorised over a batch."""
+
+    def __init__(self, lang: Automaton, train_lengths: LengthsLike, test_lengths: LengthsLike, *,
+                 schedule: str = "balanced", padding: Padding | str = Padding.LEARNED,
+                 offsets: OffsetsLike = None, within: Within = "auto", seed: int = 0,
+                 coverage: LevelCoverage | None = None, allow_uncovered: bool = False) -> None:
+        self.lang = lang
+        self.schedule = schedule
+        self.padding = Padding.parse(padding)
+        self.offsets = Offsets.parse(offsets)
+        self.train_lengths = length_array(train_lengths, "train_lengths")
+        self.within = resolve_within(lang, within)
+        self.coverage = coverage or level_coverage(
+            lang, self.train_lengths, test_lengths, schedule=schedule, padding=self.padding,
+            offsets=self.offsets, within=within)
+        self.uncovered = int(self.coverage.uncovered().sum())
+        if not allow_uncovered:
+            self._refuse_uncovered()
+        targets = self.coverage.targets()
+        order = np.random.default_rng([int(seed), 0x636F76]).permutation(len(targets))
+        self.targets = targets[order]  # the cycle: covering string i shows target i mod T
+        self._rows = self._layout_rows()
+        self._tables()
+
+    # ------------------------------------------------------------------ set-up
+    def _refuse_uncovered(self) -> None:
+        bad = np.argwhere(self.coverage.uncovered())
+        if not len(bad):
+            return
+        words = self.coverage.words
+        named = ", ".join(f"({words[x]}, {words[y]})" for x, y in bad[:5])
+        raise InputError(
+            f"{self.lang.name}: {len(bad)} composition(s) the test lengths "
+            f"{range_text(self.coverage.test_lengths)} need cannot occur in training strings "
+            f"of lengths {range_text(self.train_lengths)} ({self.schedule} schedule, "
+            f"{self.padding.value} padding, offsets {self.offsets}): {named}"
+            f"{' ...' if len(bad) > 5 else ''}; train on longer strings or at random offsets")
+
+    def _layout_rows(self) -> dict[int, np.ndarray]:
+        """Per level: rows ``(L, offset, m1, m2, prefix, suffix)`` of every composing node of
+        the training layout (identity padding: both children hold string)."""
+        identity = self.padding is Padding.IDENTITY
+        per: dict[int, list[np.ndarray]] = {}
+        for L in self.train_lengths[self.train_lengths >= 1]:
+            for off in self.offsets.for_length(int(L)):
+                s = get_schedule(self.schedule, int(L), int(off))
+                if not s.n_nodes:
+                    continue
+                m1 = s.left_span[:, 1] - s.left_span[:, 0]
+                m2 = s.right_span[:, 1] - s.right_span[:, 0]
+                keep = ((m1 > 0) & (m2 > 0)) if identity else (m1 + m2) > 0
+                start = np.where(m1 > 0, s.left_span[:, 0], s.right_span[:, 0])
+                rows = np.stack([np.full(len(m1), L), np.full(len(m1), off), m1, m2, start,
+                                 L - start - m1 - m2], axis=1)[keep]
+                for lev in np.unique(s.level[keep]):
+                    per.setdefault(int(lev), []).append(rows[s.level[keep] == lev])
+        return {lev: np.concatenate(r).astype(np.int64) for lev, r in per.items()}
+
+    def _tables(self) -> None:
+        lang, monoid = self.lang, self.lang.monoid()
+        L = int(self.train_lengths.max())
+        M, n = monoid.size, lang.n_states
+        if (L + 1) * M * M > MAX_TABLE:
+            raise MonoidTooLarge(f"{lang.name}: the covering sampler holds a table of "
+                                 f"{(L + 1) * M * M:.3g} path counts (lengths × ECs²), more than "
+                                 f"{MAX_TABLE:.3g}")
+        self._right = monoid.right
+        self._reach = forward_laws(monoid.right, 0, L, indicator=True) > 0  # (L + 1, M)
+        self._words = path_counts(monoid.right, np.arange(M), M, L).astype(np.float32)
+        self._maps = np.asarray(monoid.elements, np.int64)  # f_m: state -> state
+        self._delta = np.asarray(lang.delta, np.int64)
+        keep = class_mask(lang, self.within)
+        out = np.asarray(lang.output)
+        self._ends = path_counts(self._delta, np.where(keep[out], out, -1), lang.n_classes, L)
+        self._into = path_counts(self._delta, np.arange(n), n, L)  # prefixes into each state
+        self._start = forward_laws(self._delta, lang.start, L)  # (L + 1, n) state laws
+        self._classes = lang.n_classes
+
+    # ------------------------------------------------------------------ drawing
+    def draw(self, rng: np.random.Generator, index: np.ndarray) -> CoveringBatch:
+        """The covering strings of global indices ``index`` (string i shows target i mod T)."""
+        index = np.asarray(index, np.int64)
+        T = len(self.targets)
+        tg = self.targets[index % T] if T else np.zeros((0, 3), np.int64)
+        n = len(tg)
+        rows = np.zeros((n, 6), np.int64)
+        for lev in np.unique(tg[:, 0]):
+            sel = np.flatnonzero(tg[:, 0] == lev)
+            rows[sel] = self._pick_rows(rng, int(lev), tg[sel, 1], tg[sel, 2])
+        L, off, m1, m2, p, s = rows.T
+        xy = monoid_product(self._maps, self.lang.monoid().table, tg[:, 1], tg[:, 2])
+        q, c = self._prefix_state_and_class(rng, p, s, xy)
+        prefix = draw_walks(rng, self._delta, self._into, self.lang.start, p, q)
+        u = draw_walks(rng, self._right, self._words, 0, m1, tg[:, 1])
+        v = draw_walks(rng, self._right, self._words, 0, m2, tg[:, 2])
+        after = self._maps[xy, q]  # the state after prefix u v
+        suffix = draw_walks(rng, self._delta, self._ends, after, s, c)
+        tokens = np.zeros((n, int(L.max(initial=0))), np.int64)
+        col = np.arange(tokens.shape[1])[None, :]
+        for part, start, length in ((prefix, np.zeros_like(p), p), (u, p, m1),
+                                    (v, p + m1, m2), (suffix, p + m1 + m2, s)):
+            if not part.shape[1]:
+                continue
+            j = np.clip(col - start[:, None], 0, part.shape[1] - 1)
+            here = (col >= start[:, None]) & (col < (start + length)[:, None])
+            tokens = np.where(here, np.take_along_axis(part, j, axis=1), tokens)
+        tokens[~length_mask(L, tokens.shape[1])] = 0
+        labels = self.lang.classify(tokens, L)
+        return CoveringBatch(tokens, L, labels, self.lang, offsets=off, targets=tg)
+
+    def _pick_rows(self, rng: np.random.Generator, level: int, x: np.ndarray,
+                   y: np.ndarray) -> np.ndarray:
+        """A uniformly chosen layout row per target (level, x_j, y_j) whose children can hold
+        words of ECs x_j and y_j (and, in a sub-language, that a prefix and a suffix can
+        complete into a kept class)."""
+        rows = self._rows[level]
+        out = np.zeros((len(x), 6), np.int64)
+        for a in range(0, len(x), 1024):  # (rows × strings) masks, a chunk at a time
+            xs, ys = x[a: a + 1024], y[a: a + 1024]
+            ok = self._reach[rows[:, 2]][:, xs] & self._reach[rows[:, 3]][:, ys]
+            if self.within is not None:
+                ok &= self._completes(rows, xs, ys)
+            score = rng.random(ok.shape) * ok
+            if not ok.any(axis=0).all():  # the level coverage said it is showable
+                raise AssertionError("a covering target without a layout row")
+            out[a: a + len(xs)] = rows[score.argmax(axis=0)]
+        return out
+
+    def _completes(self, rows: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """(rows, targets): some prefix state q (reachable in ``prefix`` letters) leads, after
+        words of x and y, to a state from which ``suffix`` letters reach a kept class."""
+        xy = monoid_product(self._maps, self.lang.monoid().table, x, y)
+        fq = self._maps[xy]  # (targets, states)
+        reach = self._start[rows[:, 4]] > 0  # (rows, states)
+        ends = self._ends.max(axis=2) > 0  # (L + 1, states)
+        good = ends[rows[:, 5][:, None, None], fq[None, :, :]]  # (rows, targets, states)
+        return (good & reach[:, None, :]).any(axis=2)
+
+    def _prefix_state_and_class(self, rng: np.random.Generator, p: np.ndarray, s: np.ndarray,
+                                xy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The state after the prefix and the class of the string: a class uniformly among the
+        feasible ones, then the state in proportion to its prefixes times its completions."""
+        fq = self._maps[xy]  # (B, states): where the node's words send each state
+        w = self._start[p][:, :, None] * self._ends[s[:, None], fq, :]  # (B, states, classes)
+        feasible = w.sum(axis=1) > 0  # (B, classes)
+        pick = rng.random(feasible.shape) * feasible
+        c = pick.argmax(axis=1)
+        wq = w[np.arange(len(c)), :, c]
+        cum = np.cumsum(wq, axis=1)
+        q = (rng.random(len(c))[:, None] * cum[:, -1:] >= cum).sum(axis=1)
+        return np.minimum(q, wq.shape[1] - 1), c
+
+    def sample(self, n: int, seed: int | np.random.Generator | None = None,
+               start: int = 0) -> CoveringBatch:
+        """``n`` covering strings, indices ``start .. start + n - 1`` of the cycle."""
+        if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 0:
+            raise InputError(f"n must be a non-negative integer, got {n!r}")
+        return self.draw(np.random.default_rng(seed), np.arange(start, start + int(n)))
+
+    # ------------------------------------------------------------------ checking
+    def shown_counts(self, batch: CoveringBatch) -> tuple[np.ndarray, np.ndarray]:
+        """``(counts per target, per-level composition counts)`` of a batch: how often each
+        target (level, x, y) occurs at its level in the batch's trees (at their offsets)."""
+        from monoidlab.compositions import composition_counts
+
+        c = composition_counts(self.lang.monoid(), batch.tokens, batch.lengths, self.schedule,
+                               batch.offsets, per_level=True, padding=self.padding)
+        t = self.targets
+        levels = c.shape[0]
+        per = np.array([c[lev, x, y] if lev < levels else 0 for lev, x, y in t], np.int64)
+        return per, c
+
+    def summary(self) -> dict[str, Any]:
+        return {**self.coverage.summary(), "targets": len(self.targets),
+                "uncovered": self.uncovered,
+                "targets_per_level": {int(lev): int((self.targets[:, 0] == lev).sum())
+                                      for lev in np.unique(self.targets[:, 0])}}
+
+
+def monoid_product(maps: np.ndarray, table: np.ndarray, x: np.ndarray, y: np.ndarray
+                   ) -> np.ndarray:
+    """EC of the words x·y (reading x then y), vectorised."""
+    return table[np.asarray(x), np.asarray(y)]
+
+
+def covering_sample(lang: Automaton, train_lengths: LengthsLike, n: int, *,
+                    test_lengths: LengthsLike = range(41, 501), schedule: str = "balanced",
+                    padding: Padding | str = Padding.LEARNED, offsets: OffsetsLike = None,
+                    within: Within = "auto", seed: int = 0, start: int = 0) -> CoveringBatch:
+    """``n`` covering strings (see :class:`CoveringPlan`): with ``n >= k × len(targets)``,
+    every target (level, x, y) occurs at least k times at its level.
+
+    >>> import monoidlab as ml
+    >>> b = covering_sample(ml.load_language("parity"), range(1, 9), 12, test_lengths=[30],
+    ...                     padding="identity", seed=1)
+    >>> len(b), b.targets.shape
+    (12, (12, 3))
+    """
+    plan = CoveringPlan(lang, train_lengths, test_lengths, schedule=schedule, padding=padding,
+                        offsets=offsets, within=within, seed=seed)
+    return plan.sample(n, seed=seed, start=start)

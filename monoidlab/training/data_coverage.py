@@ -1,0 +1,67 @@
+"""What a run's training strings show, by tree level: the exact level coverage of its layout
+(training lengths, the model's schedule and padding, the run's offsets) against its test
+lengths, and the sampled coverage of the strings its trainer actually draws (regenerated from
+the run's own sampler and seeds, without training).
+
+Example
+-------
+>>> from monoidlab.training.config import RunConfig
+>>> cfg = RunConfig(language="dyck-2", train_lengths="1:8", test_lengths="41:60", batch_size=16,
+...                 model_options={"padding": "identity"})
+>>> rep = training_coverage(cfg, steps=50)
+>>> rep["exact"]["uncovered"], rep["sampled"]["n_strings"], rep["sampled"]["rows"][-1]["level"]
+(0, 800, 'any')
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from monoidlab.training.config import RunConfig
+
+if TYPE_CHECKING:
+    from monoidlab.training.problems import Problem
+
+__all__ = ["training_coverage", "DEFAULT_STEPS"]
+
+#: Steps whose batches the sampled coverage regenerates by default (a run's first ones).
+DEFAULT_STEPS = 500
+
+
+def training_coverage(cfg: RunConfig, problem: Problem | None = None,
+                      steps: int | None = None, k: int = 1) -> dict[str, Any] | None:
+    """``{"exact": level coverage summary, "sampled": per-level counts of the first ``steps``
+    training batches (default :data:`DEFAULT_STEPS`, at most the run's), "steps": ...}``, or
+    None for a problem without a language or a model without a reduction tree."""
+    from monoidlab.compositions import composition_counts
+    from monoidlab.level_coverage import level_coverage
+    from monoidlab.models import model_spec
+    from monoidlab.training.loop import training_batch
+    from monoidlab.training.problems import make_problem
+
+    schedule = model_spec(cfg.model).schedule
+    problem = problem or make_problem(cfg)
+    if problem.language is None or schedule is None:
+        return None
+    lang = problem.language
+    lens = problem.lengths(cfg.train_lengths)
+    lc = level_coverage(lang, lens, problem.lengths(cfg.test_lengths), schedule=schedule,
+                        padding=cfg.padding, offsets=cfg.offsets, within=cfg.within)
+    steps = min(cfg.steps, DEFAULT_STEPS if steps is None else int(steps))
+    monoid = lang.monoid()
+    counts = np.zeros((1, monoid.size, monoid.size), np.int64)
+    n = 0
+    for step in range(steps):
+        _, b = training_batch(cfg, problem, lens, step)
+        c = composition_counts(monoid, b["tokens"], b["lengths"], schedule, b.get("offsets"),
+                               per_level=True, padding=cfg.padding)
+        if c.shape[0] > counts.shape[0]:
+            counts = np.concatenate([counts, np.zeros((c.shape[0] - counts.shape[0],
+                                                       *counts.shape[1:]), np.int64)])
+        counts[: c.shape[0]] += c
+        n += len(b["lengths"])
+    sampled = lc.sampled(counts, n, k)
+    return {"exact": lc.summary(), "sampled": sampled.as_dict(), "steps": steps,
+            "sampler": cfg.sampler, "text": sampled.text()}

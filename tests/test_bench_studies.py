@@ -1,0 +1,111 @@
+"""The study drivers on tiny budgets: bench/bench_threshold.py (the ledger, resuming, L*, the
+table) and bench/bench_long.py (pauses, snapshots, the pair rule, the fresh-set re-check)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _tiny_threshold_config(tmp_path: Path) -> Path:
+    text = (ROOT / "configs" / "threshold-study.toml").read_text()
+    for a, b in (("steps = 4000", "steps = 12"), ('test_lengths = "41:500"',
+                                                  'test_lengths = "41:42"'),
+                 ("test_samples = 32", "test_samples = 4"), ("seeds = [0, 1, 2]", "seeds = [0]"),
+                 ('ledger = "docs/data/threshold-study.jsonl"',
+                  f'ledger = "{(tmp_path / "ledger.jsonl").as_posix()}"'),
+                 ('out = "runs/threshold-study"', f'out = "{(tmp_path / "runs").as_posix()}"'),
+                 ("offsets_from_support = [-2, -1, 0, 1, 2]", "offsets_from_support = [0]"),
+                 ("also = [40]", "also = [5]")):
+        assert a in text, a
+        text = text.replace(a, b)
+    path = tmp_path / "study.toml"
+    path.write_text(text)
+    return path
+
+
+def test_threshold_study_runs_once_resumes_from_its_ledger_and_tabulates(
+        bench_script, tmp_path, capsys, monkeypatch):
+    mod = bench_script("bench_threshold")
+    cfg = _tiny_threshold_config(tmp_path)
+    assert mod.main(["--config", str(cfg), "--languages", "parity"]) == 0
+    ledger = mod.read_ledger(tmp_path / "ledger.jsonl")
+    # parity: s = 2, lengths {s, 2s, 5} = {2, 4, 5}, one seed, two samplers
+    assert sorted(ledger) == sorted(f"parity__L{L}__{s}__s0" for L in (2, 4, 5)
+                                    for s in ("near_miss", "covering"))
+    row = ledger["parity__L4__covering__s0"]
+    assert row["status"] == "done" and row["s"] == 2 and row["coverage"]["uncovered"] == 0
+    assert row["coverage"]["sampled"][-1]["level"] == "any"
+    assert set(row["baselines"]) == {"paper", "near_miss", "ec_stratified"}
+    assert row["solved"] == (row["solved_own"] and all(f["solved"] for f in row["fresh"]))
+    # a second call trains nothing: every run is in the ledger
+    monkeypatch.setattr(mod, "run_one", lambda *a, **k: pytest.fail("trained again"))
+    capsys.readouterr()
+    assert mod.main(["--config", str(cfg), "--languages", "parity"]) == 0
+    assert "0 runs to do (6 in the ledger)" in capsys.readouterr().out
+    assert mod.main(["--config", str(cfg), "--table"]) == 0
+    out = capsys.readouterr().out
+    assert "| parity | 2 | 2 / 2 | 2 |" in out and "| covering |" in out
+
+
+def test_l_star_needs_two_of_three_seeds_at_one_length(bench_script):
+    mod = bench_script("bench_threshold")
+    rows = [{"max_length": L, "solved": ok} for L, ok in
+            [(4, True), (4, False), (4, False), (6, True), (6, True), (6, False), (8, True)]]
+    assert mod.l_star(rows) == 6
+    assert mod.l_star([{"max_length": 4, "solved": False}]) is None
+
+
+def test_long_runs_pause_snapshot_and_continue_the_favoured_recipe(bench_script, tmp_path):
+    mod = bench_script("bench_long")
+    cfg = tmp_path / "long.toml"
+    cfg.write_text(f"""[sweep]
+conditions = ["p-ours", "p-authors"]
+models = ["mlp-ldru"]
+out = "{(tmp_path / 'runs').as_posix()}"
+[base]
+steps = 12
+eval_every = 4
+val_lengths = "9:10"
+val_samples = 4
+early_stop = 3
+test_lengths = "9:10"
+test_samples = 4
+train_lengths = "1:6"
+checkpoint_every = 2
+device = "cpu"
+[conditions.p-ours]
+language = "parity"
+batch_size = 8
+model_options = {{ d = 8 }}
+[conditions.p-authors]
+language = "parity"
+recipe = "authors"
+batch_size = 8
+model_options = {{ d = 8 }}
+""")
+    assert mod.main(["--config", str(cfg), "--phase", "pairs", "--pair-step", "8"]) == 0
+    runs = tmp_path / "runs"
+    for name in ("p-ours", "p-authors"):
+        run = runs / f"{name}__mlp-ldru__s0"
+        assert mod.checkpoint_step(run) == 8 and not (run / "results.json").exists()
+        assert sorted(p.name for p in (run / "snapshots").iterdir()) == ["step-4.pt",
+                                                                         "step-8.pt"]
+        assert set(mod.validations(run)) == {4, 8}
+    choice = mod.favoured(runs / "p-ours__mlp-ldru__s0", runs / "p-authors__mlp-ldru__s0", 8)
+    assert choice in ("ours", "authors")
+    assert mod.main(["--config", str(cfg), "--phase", "long", "--pair-step", "8"]) == 0
+    won = runs / f"p-{choice}__mlp-ldru__s0"
+    lost = runs / f"p-{'authors' if choice == 'ours' else 'ours'}__mlp-ldru__s0"
+    assert (won / "results.json").is_file() and (won / "fresh.json").is_file()
+    assert mod.checkpoint_step(lost) == 8  # the other recipe stays paused
+    fresh = json.loads((won / "fresh.json").read_text())
+    assert set(fresh) == {"own", "1000", "1001"}
+    segments = [json.loads(x) for x in (won / "segments.jsonl").read_text().splitlines()]
+    assert [s["target"] for s in segments] == [4, 8, 12]

@@ -21,6 +21,7 @@ Usage::
     .venv/bin/python bench/bench_bad_inputs.py --repo /work/main # another checkout, same corpus
     .venv/bin/python bench/bench_bad_inputs.py --quick           # skip the slow cases
     .venv/bin/python bench/bench_bad_inputs.py --only sweep      # cases whose name contains it
+    .venv/bin/python bench/bench_bad_inputs.py --items 31,32     # the third pass's items 1 and 2
     .venv/bin/python bench/bench_bad_inputs.py --list            # the corpus, no runs
 
 Root cannot be stopped by file modes, so "unwritable folder" uses ``chattr +i`` as root
@@ -43,6 +44,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -60,7 +62,7 @@ RUN_ARGS = ["train", "--language", "parity", "--model", "mlp-ldru", "--steps", "
 @dataclasses.dataclass
 class Case:
     name: str
-    item: int  # the item of the first hostile pass (1..7), 0 for others
+    item: int  # the item of the first hostile pass (1..7); 31..37: the third pass's 1..7; 0: others
     argv: list[str]
     expect: str = "error"  # "error", "ok" or "any" (a clear error or a quick success)
     writes: tuple[str, ...] = ()  # sandbox-relative folders the case may change
@@ -73,6 +75,7 @@ class Case:
     env: dict | None = None
     slow: bool = False
     concurrent: bool = False  # run argv twice into one folder, the second while the first runs
+    api: bool = False  # argv[0] is Python code run with `python -c` (a MonoidlabError: exit 2)
 
 
 # ------------------------------------------------------------------------------ the sandbox
@@ -117,6 +120,15 @@ def build_master(root: Path, py: list[str], env: dict) -> None:
                        capture_output=True, text=True, timeout=600)
     if r.returncode:
         raise SystemExit(f"fixture run failed:\n{r.stderr}")
+    # two runs that keep best.pt (validated every 10 steps), on two languages
+    for tag, lang in (("run-es", "parity"), ("run-dyck", "dyck-2")):
+        argv = [*RUN_ARGS, "--out", str(F / tag), "--eval_every=10", "--early_stop=5",
+                "--val_lengths=41:42", "--val_samples=4", "--json"]
+        argv[argv.index("parity")] = lang
+        r = subprocess.run([*py, *argv], cwd=W, env=env, capture_output=True, text=True,
+                           timeout=600)
+        if r.returncode:
+            raise SystemExit(f"fixture run {tag} failed:\n{r.stderr}")
     ck = torch.load(F / "run" / "checkpoint.pt", weights_only=True)
     # a partial run: the same run as if killed after its checkpoint at step 20
     shutil.copytree(F / "run", F / "partial")
@@ -645,6 +657,333 @@ def corpus() -> list[Case]:
              check=json_stdout))
     add(Case("evaluate --json is strict JSON", 0, ["evaluate", run, "--json"], expect="ok",
              check=json_stdout))
+    cases += third_round()
+    return cases
+
+
+# ------------------------------------------------------------------------------ third pass
+API = """import sys
+from monoidlab.errors import MonoidlabError
+try:
+{code}
+except MonoidlabError as exc:
+    print(f"monoidlab: error: {{exc}}", file=sys.stderr)
+    sys.exit(2)
+"""
+
+
+def link(rel: str, target: str):
+    """A symbolic link at ``rel`` to ``target`` (both sandbox-relative; the target may not exist)."""
+    def setup(root: Path) -> None:
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        if p.is_symlink() or p.is_file():
+            p.unlink()
+        elif p.is_dir():
+            shutil.rmtree(p)
+        os.symlink(root / target, p)
+    return setup
+
+
+def fifo(rel: str):
+    def setup(root: Path) -> None:
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        if p.exists():
+            p.unlink()
+        os.mkfifo(p)
+    return setup
+
+
+def copy_fixture(name: str, dest: str):
+    def setup(root: Path) -> None:
+        shutil.copytree(root / "fixtures" / name, root / dest, symlinks=True)
+    return setup
+
+
+def steps(*setups):
+    def setup(root: Path) -> None:
+        for s in setups:
+            s(root)
+    return setup
+
+
+def victim(rel: str = "outside/victim"):
+    """A folder of the user's, outside every run: a case that changes it loses data."""
+    def setup(root: Path) -> None:
+        (root / rel).mkdir(parents=True, exist_ok=True)
+        for name in ("config.json", "probe.json", "results.md"):
+            (root / rel / name).write_text("precious\n")
+    return setup
+
+
+def edit_checkpoint(rel: str, old: bytes, new: bytes):
+    def setup(root: Path) -> None:
+        p = root / rel
+        data = p.read_bytes()
+        assert old in data, f"{old!r} not in {rel}"
+        p.write_bytes(data.replace(old, new))
+    return setup
+
+
+def resave_checkpoint(rel: str, **changes):
+    """The checkpoint loaded and saved again with ``changes``, its checksums kept as they were."""
+    def setup(root: Path) -> None:
+        import torch
+
+        p = root / rel
+        ck = torch.load(p, weights_only=True)
+        torch.save({**ck, **changes}, p)
+    return setup
+
+
+def title_has(rel: str, *words: str):
+    def check(root: Path, proc):
+        page = root / rel
+        if not page.is_file():
+            return "wrong", f"{rel} not written"
+        h1 = re.search(r"<h1>(.*?)</h1>", page.read_text())
+        title = h1.group(1) if h1 else ""
+        return None if all(w in title for w in words) else ("wrong", f"title {title!r}")
+    return check
+
+
+def stdout_has(text: str):
+    def check(root: Path, proc):
+        return None if text in proc.stdout else ("wrong", f"stdout lacks {text!r}")
+    return check
+
+
+def third_round() -> list[Case]:
+    """The third hostile pass: links and FIFOs inside run folders (31), edited or foreign
+    checkpoints (32), reports of one language showing another's model (33), cached arrays
+    (34), public arguments at the API (35), failed starts (36), sweeps meeting garbage (37)."""
+    F = "{S}/fixtures"
+    run, es, dyck = F + "/run", F + "/run-es", F + "/run-dyck"
+    tiny = TINY
+    train = ["train", "--language", "parity", "--model", "mlp-ldru", "--steps", "3", *tiny]
+    sw = lambda extra="": write("work/sweep.toml", sweep_text("runs/s", extra))  # noqa: E731
+    sweep = ["sweep", "sweep.toml", "--json"]
+    rid = "work/runs/s/parity__mlp-ldru__s0"
+    cases: list[Case] = []
+    add = cases.append
+
+    # ---- 31. links and special files inside run and output folders
+    add(Case("sweep run folder is a link to the user's folder", 31, sweep,
+             setup=steps(sw(), victim(), link(rid, "outside/victim")), writes=("work/runs",)))
+    add(Case("sweep run folder is a dangling link", 31, sweep,
+             setup=steps(sw(), link(rid, "outside/new-folder")), writes=("work/runs",)))
+    add(Case("probe default folder is a link (a downloaded run)", 31,
+             ["probe", "dl", "--n-strings", "20", "--no-umap", "--no-init"],
+             setup=steps(copy_fixture("run", "work/dl"), victim("outside/victim3"),
+                         link("work/dl/probe", "outside/victim3")), writes=("work/dl",)))
+    for name in ("metrics.jsonl", "config.json", "results.json", "checkpoint.pt", "best.pt"):
+        add(Case(f"new run, dangling {name} link", 31, [*train, "--out", "r"],
+                 setup=link(f"work/r/{name}", "outside/made-by-monoidlab"), writes=("work/r",)))
+    add(Case("new run, --overwrite, config.json links to a user's file", 31,
+             [*train, "--out", "r", "--overwrite"],
+             setup=link("work/r/config.json", "outside/keep.txt"), writes=("work/r",)))
+    add(Case("resumed run, metrics.jsonl links outside", 31,
+             [*RUN_ARGS, "--out", "p", "--resume"],
+             setup=steps(copy_fixture("partial", "work/p"),
+                         link("work/p/metrics.jsonl", "outside/keep.txt")), writes=("work/p",)))
+    add(Case("resumed run, tb/ links outside", 31, [*RUN_ARGS, "--out", "p", "--resume"],
+             setup=steps(copy_fixture("partial", "work/p"), victim(),
+                         link("work/p/tb", "outside/victim")), writes=("work/p",)))
+    add(Case("--resume with a FIFO for metrics.jsonl", 31, [*RUN_ARGS, "--out", "p", "--resume"],
+             setup=steps(copy_fixture("partial", "work/p"), fifo("work/p/metrics.jsonl")),
+             writes=("work/p",), timeout=60))
+    add(Case("--resume with a FIFO for config.json", 31, ["train", "--resume", "--out", "p"],
+             setup=steps(copy_fixture("partial", "work/p"), fifo("work/p/config.json")),
+             writes=("work/p",), timeout=60))
+    add(Case("evaluate a FIFO checkpoint", 31, ["evaluate", "f/checkpoint.pt"],
+             setup=fifo("work/f/checkpoint.pt"), timeout=60))
+    add(Case("evaluate a run whose checkpoint.pt is a FIFO", 31, ["evaluate", "f"],
+             setup=fifo("work/f/checkpoint.pt"), timeout=60))
+    add(Case("sweep run folder holds a FIFO results.json", 31, sweep,
+             setup=steps(sw(), fifo(f"{rid}/results.json")), writes=("work/runs",), timeout=60))
+    add(Case("sweep --write-docs through a linked docs folder", 31,
+             ["sweep", "proj/configs/sweep.toml", "--write-docs", "--json"],
+             setup=steps(write("work/proj/configs/sweep.toml", sweep_text(
+                 "runs/s", 'results_md = "proj/docs/results.md"')), victim("outside/docs"),
+                 link("work/proj/docs", "outside/docs")), writes=("work/runs",)))
+    add(Case("sweep results_md is a link inside docs", 31,
+             ["sweep", "proj/configs/sweep.toml", "--write-docs", "--json"],
+             setup=steps(write("work/proj/configs/sweep.toml", sweep_text(
+                 "runs/s", 'results_md = "proj/docs/results.md"')),
+                 write("work/proj/docs/mine.txt", "mine\n"),
+                 link("work/proj/docs/results.md", "work/proj/docs/mine.txt")),
+             writes=("work/runs",)))
+    add(Case("report --train-model run folder is a link", 31,
+             ["report", "parity", "--train-model", "--out", "rep", "--no-probe", "--no-umap",
+              "--test", "41:42"],
+             setup=steps(victim(), link("work/rep/parity-mlp-ldru", "outside/victim")),
+             writes=("work/rep",)))
+    add(Case("report file is a link", 31,
+             ["report", "parity", "--out", "rep", "--test", "41:42", "--no-probe"],
+             setup=link("work/rep/parity.html", "outside/keep.txt"), writes=("work/rep",)))
+    add(Case("coverage --out folder given as a link (the user's choice)", 31,
+             ["coverage", "parity", "--test", "41:42", "--out", "mine", "--json"], expect="ok",
+             setup=steps(lambda r: (r / "outside" / "figs").mkdir(),
+                         link("work/mine", "outside/figs")), writes=("outside/figs",)))
+
+    # ---- 32. the whole checkpoint is checked
+    add(Case("checkpoint.pt with 'parity' edited to 'dyck-1'", 32, ["evaluate", "e"],
+             setup=steps(copy_fixture("run", "work/e"),
+                         edit_checkpoint("work/e/checkpoint.pt", b"parity", b"dyck-1"))))
+    add(Case("checkpoint.pt with another step, checksums kept", 32, ["evaluate", "e"],
+             setup=steps(copy_fixture("run", "work/e"),
+                         resave_checkpoint("work/e/checkpoint.pt", step=7))))
+    add(Case("checkpoint.pt with an extra entry", 32, ["evaluate", "e"],
+             setup=steps(copy_fixture("run", "work/e"),
+                         resave_checkpoint("work/e/checkpoint.pt", extra="x"))))
+    add(Case("best.pt copied from another language's run", 32, ["evaluate", "e"],
+             setup=steps(copy_fixture("run-es", "work/e"),
+                         lambda r: shutil.copy(r / "fixtures/run-dyck/best.pt",
+                                               r / "work/e/best.pt"))))
+    add(Case("best.pt copied from another run, --resume", 32,
+             [*RUN_ARGS, "--out", "e", "--resume", "--eval_every=10", "--early_stop=5",
+              "--val_lengths=41:42", "--val_samples=4"],
+             setup=steps(copy_fixture("run-es", "work/e"),
+                         lambda r: (r / "work/e/results.json").unlink(),
+                         lambda r: shutil.copy(r / "fixtures/run-dyck/best.pt",
+                                               r / "work/e/best.pt")), writes=("work/e",)))
+    add(Case("probe a run whose best.pt is foreign", 32,
+             ["probe", "e", "--n-strings", "20", "--no-umap", "--out", "pp"],
+             setup=steps(copy_fixture("run-es", "work/e"),
+                         lambda r: shutil.copy(r / "fixtures/run-dyck/best.pt",
+                                               r / "work/e/best.pt")), writes=("work/pp",)))
+    add(Case("evaluate a run with its own best.pt", 32, ["evaluate", es, "--json"], expect="ok",
+             check=json_stdout))
+
+    # ---- 33. a report and its checkpoint agree
+    rep = ["--out", "rep", "--test", "41:42", "--no-probe", "--no-umap"]
+    add(Case("report parity --checkpoint a dyck-2 run", 33,
+             ["report", "parity", "--checkpoint", dyck, *rep]))
+    add(Case("report dyck-2 --checkpoint a parity run", 33,
+             ["report", "dyck-2", "--checkpoint", run, *rep]))
+    add(Case("report parity --checkpoint dyck-2 --other-language", 33,
+             ["report", "parity", "--checkpoint", dyck, "--other-language", *rep, "--json"],
+             expect="ok", writes=("work/rep",),
+             check=title_has("work/rep/parity.html", "parity", "dyck-2")))
+    add(Case("report parity.toml copy --checkpoint a parity run", 33,
+             ["report", f"{F}/specs/parity2.toml", "--checkpoint", run, *rep, "--json"],
+             expect="ok", writes=("work/rep",)))
+
+    # ---- 34. cached results cannot be corrupted
+    corrupt = [
+        ("monoid outputs", "m.outputs[:] = 0", "m2.outputs.tolist() == before.outputs"),
+        ("monoid words", "m.words[1] = 'HACKED'", "m2.words[1] != 'HACKED'"),
+        ("monoid idempotents", "m.idempotents[0] = 1", "m2.idempotents.tolist() == "
+                                                      "before.idempotents"),
+        ("monoid table", "m.table[0, 0] = 1", "m2.table.tolist() == before.table"),
+        ("automaton delta", "L.delta[0, 0] = 1", "L2.delta.tolist() == before.delta"),
+        ("batch elements", "b.elements()[:] = 0", "b.elements().tolist() == before.el"),
+    ]
+    for tag, attack, holds in corrupt:
+        code = f"""
+    import types
+    import monoidlab as ml
+    L = ml.load_language("dyck-2")
+    m = L.monoid()
+    b = ml.sample(L, [4, 5], 8, seed=0)
+    before = types.SimpleNamespace(outputs=m.outputs.tolist(), idempotents=m.idempotents.tolist(),
+                                   table=m.table.tolist(), delta=L.delta.tolist(),
+                                   el=b.elements().tolist())
+    try:
+        {attack}
+    except (ValueError, TypeError) as exc:  # read-only array, immutable tuple
+        print("refused:", type(exc).__name__)
+    L2 = ml.load_language("dyck-2")
+    m2 = L2.monoid()
+    print("intact" if {holds} else "CORRUPTED")"""
+        add(Case(f"API: {tag} cannot be corrupted", 34, [code], api=True, expect="ok",
+                 check=stdout_has("intact")))
+    for tag, call in [("multiply(-1, 0)", "m.multiply(-1, 0)"),
+                      ("multiply(0.7, 1.9)", "m.multiply(0.7, 1.9)"),
+                      ("multiply(|M|, 0): one past the last element", "m.multiply(m.size, 0)"),
+                      ("multiply(True, 0)", "m.multiply(True, 0)")]:
+        add(Case(f"API: {tag}", 34, [f"""
+    import monoidlab as ml
+    m = ml.load_language("parity").monoid()
+    print({call})"""], api=True))
+    add(Case("API: Batch.concat across languages", 34, ["""
+    import monoidlab as ml
+    a = ml.sample(ml.load_language("parity"), [4], 4, seed=0)
+    b = ml.sample(ml.load_language("dyck-2"), [4], 4, seed=0)
+    print(ml.Batch.concat([a, b]).automaton.name)"""], api=True))
+
+    # ---- 35. every public argument checked
+    for tag, extra in [("--threshold nan", ["--threshold", "nan"]),
+                       ("--threshold -1", ["--threshold", "-1"]),
+                       ("--threshold 2", ["--threshold", "2"]),
+                       ("--threads 100000", ["--threads", "100000"]),
+                       ("--test-seed -1", ["--test-seed", "-1"]),
+                       ("--test-seed 2^64", ["--test-seed", str(2**64)])]:
+        add(Case(f"evaluate {tag}", 35, ["evaluate", run, *extra]))
+    for tag, extra in [("--threads=100000", ["--threads=100000"]), ("--seed -1", ["--seed", "-1"]),
+                       ("--seed 10^20", ["--seed", "99999999999999999999"]),
+                       ("--solved_threshold=nan", ["--solved_threshold=nan"])]:
+        add(Case(f"train {tag}", 35, [*train, *extra, "--out", "r"],
+                 check=not_exists("work/r")))
+    add(Case("sweep seeds = [-1]", 35, sweep,
+             setup=write("work/sweep.toml", sweep_text("runs/s").replace("seeds = [0]",
+                                                                         "seeds = [-1]"))))
+    add(Case("coverage --seed -1", 35, ["coverage", "parity", "--test", "41:42", "--seed", "-1",
+                                        "--out", "c"]))
+    add(Case("probe --seed -1", 35, ["probe", run, "--seed", "-1", "--no-umap", "--out", "pp"]))
+    for tag, call in [
+            ("sample by name", 'print(len(ml.sample("parity", [3], 3, seed=0)))'),
+            ("sample seed=-1", 'ml.sample(L, [3], 3, seed=-1)'),
+            ("sample seed='abc'", 'ml.sample(L, [3], 3, seed="abc")'),
+            ("sample seed=10^20", 'ml.sample(L, [3], 3, seed=10**20)'),
+            ("sample n=10^9", 'ml.sample(L, range(1, 41), 10**9)'),
+            ("sample length 10^9", 'ml.sample(L, [10**9], 1)'),
+            ("sample n=2.5", 'ml.sample(L, [3], 2.5)'),
+            ("sample of a number", 'ml.sample(3, [3], 3)'),
+            ("exact_coverage 1..10^6", 'ml.exact_coverage(L, range(1, 10**6))'),
+            ("length_batches seed=-1",
+             'ml.length_batches(L, range(1, 41), 8, seed=-1)')]:
+        ok = tag == "sample by name"
+        add(Case(f"API: {tag}", 35, [f"""
+    import monoidlab as ml
+    L = ml.load_language("parity")
+    {call}"""], api=True, expect="ok" if ok else "error", max_seconds=20,
+                 check=stdout_has("3") if ok else None))
+    math_spec = 'name = "$\\frac{$"\ndescription = "$x_1^2$"\nfamily = "parity"\n'
+    add(Case("coverage of a language named with mathtext", 35,
+             ["coverage", "math.toml", "--test", "41:42", "--out", "c", "--json"], expect="ok",
+             setup=write("work/math.toml", math_spec), writes=("work/c",)))
+    add(Case("report of a language named with mathtext", 35,
+             ["report", "math.toml", "--test", "41:42", "--out", "rep", "--no-probe", "--json"],
+             expect="ok", setup=write("work/math.toml", math_spec), writes=("work/rep",)))
+
+    # ---- 36. failed starts leave nothing that blocks the retry
+    add(Case("train --seed -1, then nothing left", 36, [*train, "--seed", "-1", "--out", "r"],
+             check=not_exists("work/r")))
+    add(Case("train into an empty folder with a bad config", 36,
+             [*train, "--lr=nan", "--out", "r"], setup=lambda r: (r / "work/r").mkdir(),
+             writes=("work/r",), check=lambda r, p: ("wrong", "files left") if any(
+                 (r / "work/r").iterdir()) else None))
+
+    # ---- 37. sweeps meet garbage
+    for tag, text in [("garbage{", "garbage{"), ("[1]", "[1]"),
+                      ('{"evaluation": {}}', '{"evaluation": {}}'),
+                      ("evaluation of the wrong shape",
+                       '{"solved": true, "verdict": "x", "paper_score": 1, "min_accuracy": {}, '
+                       '"train_seconds": 1, "steps": 2, "device": "cpu", '
+                       '"evaluation": {"kinds": 5}}')]:
+        add(Case(f"sweep meets a results.json {tag}", 37, sweep,
+                 setup=steps(sw(), write(f"{rid}/results.json", text)), writes=("work/runs",)))
+    add(Case("sweep meets a config.json that is not JSON", 37, sweep,
+             setup=steps(sw(), write(f"{rid}/results.json", "{}"),
+                         write(f"{rid}/config.json", "garbage{")), writes=("work/runs",)))
+    for tag, paper in [("scores = 5", "scores = 5"),
+                       ("scores of text", 'scores = { mlp-ldru = { parity = "high" } }'),
+                       ("solved_at text", 'solved_at = "x"'), ("unknown key", "bogus = 1")]:
+        add(Case(f"sweep [paper] {tag}", 37, sweep, max_seconds=15,
+                 setup=write("work/sweep.toml", sweep_text("runs/s") + f"[paper]\n{paper}\n"),
+                 check=not_exists("work/runs/s/parity__mlp-ldru__s0")))
     return cases
 
 
@@ -700,8 +1039,13 @@ def _copy(src, dst):
 
 
 def _run(argv, py, root, env, case, limit):
+    if case.api:  # Python code: a MonoidlabError is the one-line error, anything else a bug
+        code = textwrap.indent(textwrap.dedent(argv[0]).strip("\n"), "    ")
+        cmd = [py[0], "-c", API.format(code=code)]
+    else:
+        cmd = [*py, *argv]
     try:
-        p = subprocess.Popen([*py, *argv], cwd=root / "work", env=env, text=True,
+        p = subprocess.Popen(cmd, cwd=root / "work", env=env, text=True,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              preexec_fn=limits(case))
         out, err = p.communicate(timeout=limit)
@@ -798,11 +1142,14 @@ def main() -> None:
     ap.add_argument("--timeout", type=float, default=60.0, help="seconds before 'hang'")
     ap.add_argument("--quick", action="store_true", help="skip the slow cases")
     ap.add_argument("--only", default=None, help="cases whose name contains this text")
+    ap.add_argument("--items", default=None, help="comma list of items (e.g. 31,32,33)")
     ap.add_argument("--list", action="store_true", help="print the corpus and exit")
     ap.add_argument("--json", default=None, help="also write the per-case results here")
     args = ap.parse_args()
+    items = {int(i) for i in args.items.split(",")} if args.items else None
     cases = [c for c in corpus() if not (args.quick and c.slow)
-             and (args.only is None or args.only in c.name)]
+             and (args.only is None or args.only in c.name)
+             and (items is None or c.item in items)]
     if args.list:
         for c in cases:
             print(f"[{c.item}] {c.name}: monoidlab {' '.join(c.argv)}  (expect {c.expect})")

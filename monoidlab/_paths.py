@@ -6,6 +6,11 @@ their output folder, and output folders checked before any work is done.
 * :func:`check_output_dir`: refuse, in one line and *before* minutes of work, an output folder
   that is a file, lies under a file, or cannot be created or written; creates nothing.
 * :func:`ensure_dir`: create an output folder, with the same one-line errors.
+* :func:`check_entry`, :func:`child_dir`: an entry monoidlab writes (a run file, a folder it
+  names itself, such as ``RUN/probe`` or a sweep's ``out/<id>``) that is a symbolic link, a
+  FIFO or another special file is refused: files are never written through links (only a
+  folder the user passed at the top may be a link).
+* :func:`open_append`: append to a regular file without following a link or blocking on a FIFO.
 
 Every refusal is an :class:`~monoidlab.errors.OutputPathError` naming the option and the path.
 
@@ -27,12 +32,15 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import tempfile
 from pathlib import Path
+from typing import IO
 
 from monoidlab.errors import OutputPathError
 
-__all__ = ["slugify", "confine", "is_within", "check_output_dir", "ensure_dir"]
+__all__ = ["slugify", "confine", "is_within", "check_output_dir", "ensure_dir", "check_entry",
+           "child_dir", "open_append", "kind_of"]
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._+=-]+")
 
@@ -50,13 +58,20 @@ def slugify(name: str, default: str = "unnamed", max_length: int = 100) -> str:
     return text or default
 
 
-def is_within(path: str | os.PathLike, root: str | os.PathLike) -> bool:
+def is_within(path: str | os.PathLike, root: str | os.PathLike, *, follow_root: bool = True
+              ) -> bool:
     """True when ``path`` resolves to ``root`` or to something under it (symlinks followed).
+
+    With ``follow_root=False`` the root's own last component is not resolved (its parent is):
+    a root that is itself a link to elsewhere then contains nothing, so a file reached through
+    that link is refused.
 
     >>> is_within("/tmp/a/../b", "/tmp"), is_within("/tmp/../etc", "/tmp")
     (True, False)
     """
-    p, r = Path(path).resolve(), Path(root).resolve()
+    p = Path(path).resolve()
+    r = Path(root).resolve() if follow_root else (
+        Path(os.path.abspath(root)).parent.resolve() / Path(os.path.abspath(root)).name)
     return p == r or r in p.parents
 
 
@@ -109,3 +124,70 @@ def ensure_dir(path: str | os.PathLike, what: str = "--out") -> Path:
     except OSError as exc:
         raise OutputPathError(f"{what}: cannot create {p} ({exc.strerror or exc})") from None
     return p
+
+
+def kind_of(mode: int) -> str:
+    """A file type in words (``os.lstat(path).st_mode``)."""
+    for test, name in ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISFIFO, "a FIFO"),
+                       (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISDIR, "a folder"),
+                       (stat.S_ISREG, "a file")):
+        if test(mode):
+            return name
+    return "a special file"
+
+
+def check_entry(path: str | os.PathLike, what: str, kind: str = "file") -> None:
+    """Refuse ``path`` (not followed) when it exists and is not a plain ``kind`` ("file" or
+    "dir"): a symbolic link (monoidlab would write through it, outside the folder), a FIFO (an
+    open would block), a device, or a file where a folder belongs. Absent: nothing to refuse.
+
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp()); os.symlink("/etc", d / "link")
+    >>> check_entry(d / "link", "run folder")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    monoidlab.errors.OutputPathError: run folder: .../link is a symbolic link (to /etc); monoidlab never writes through links: remove it
+    """
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise OutputPathError(f"{what}: {path}: {exc.strerror or exc}") from None
+    want = stat.S_ISDIR if kind == "dir" else stat.S_ISREG
+    if stat.S_ISLNK(mode):
+        raise OutputPathError(f"{what}: {path} is a symbolic link (to {os.readlink(os.fspath(path))}); "
+                              "monoidlab never writes through links: remove it")
+    if not want(mode):
+        raise OutputPathError(f"{what}: {path} is {kind_of(mode)}, not "
+                              f"{'a folder' if kind == 'dir' else 'a regular file'}: remove it")
+
+
+def child_dir(parent: str | os.PathLike, name: str, what: str) -> Path:
+    """``parent / name``, a folder monoidlab names itself inside ``parent``: refused when it is
+    a link or not a folder (:func:`check_entry`), and confined to ``parent``."""
+    path = Path(parent) / name
+    check_entry(path, what, "dir")
+    confine(path, parent, what)
+    return path
+
+
+def open_append(path: str | os.PathLike, what: str) -> IO[str]:
+    """``path`` opened for appending text, created when absent: never through a symbolic link
+    (``O_NOFOLLOW``), never blocking on a FIFO (``O_NONBLOCK``, then checked to be a regular
+    file)."""
+    flags = (os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+             | getattr(os, "O_NONBLOCK", 0))
+    try:
+        fd = os.open(path, flags, 0o666)
+    except OSError as exc:  # ELOOP (a link), ENXIO (a FIFO without a reader), ...
+        check_entry(path, what)
+        raise OutputPathError(f"{what}: cannot open {path} ({exc.strerror or exc})") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise OutputPathError(f"{what}: {path} is {kind_of(mode)}, not a regular file: remove it")
+    if hasattr(os, "set_blocking"):
+        os.set_blocking(fd, True)
+    return os.fdopen(fd, "a", encoding="utf-8")

@@ -22,12 +22,15 @@ from typing import Any
 
 import numpy as np
 
+from monoidlab._paths import check_entry
 from monoidlab.errors import InputError
 from monoidlab.geometry import Lengths, length_array
 
 __all__ = ["atomic_write_bytes", "atomic_write_text", "atomic_torch_save", "write_section",
            "check_batch", "length_mask", "format_table", "eval_mode", "inference", "progress_bar", "check_workload",
-           "MAX_LENGTH", "MAX_SYMBOLS", "MAX_STRINGS", "MAX_BATCH_SYMBOLS"]
+           "MAX_LENGTH", "MAX_SYMBOLS", "MAX_STRINGS", "MAX_BATCH_SYMBOLS", "check_api_workload",
+           "check_cells", "check_limits_flag", "limit_error", "LIMITS_KEYWORD", "MAX_TABLE_CELLS",
+           "longest_length", "check_batch_workload"]
 
 # Work a single call may ask for (docs/reliability.md): longer strings or more symbols
 # would run for hours or exhaust memory, so they are refused in one line before any work.
@@ -40,13 +43,16 @@ MAX_BATCH_SYMBOLS = 2**27  # symbols held at once in one array (1 GiB as int64)
 # ------------------------------------------------------------------------------ atomic writes
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
     """Write ``data`` through a temporary file in the same folder, then ``os.replace``: a
-    crash mid-write leaves the previous file intact. The file gets the umask's mode.
+    crash mid-write leaves the previous file intact. The file gets the umask's mode. A
+    symbolic link or a special file at ``path`` is refused (:func:`~monoidlab._paths.check_entry`).
 
     >>> p = Path(tempfile.mkdtemp()) / "a.json"
     >>> atomic_write_bytes(p, b"{}"); p.read_text()
     '{}'
     """
     path = Path(path)
+    # a link or a FIFO in the file's place is refused, never replaced or written through
+    check_entry(path, "output file")
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -260,3 +266,97 @@ def progress_bar(iterable: Iterable[Any] | None = None, **kwargs: Any) -> Any:
         warnings.simplefilter("ignore", TqdmWarning)
         from tqdm.auto import tqdm
     return tqdm(iterable, **kwargs)
+
+
+# ------------------------------------------------------------------------------ API work limits
+#: The keyword of every public function that checks these limits: ``limits=False`` lifts them
+#: (the work then runs as asked, however long it takes or however much memory it needs).
+LIMITS_KEYWORD = "limits"
+#: Cells (floats) of the length tables one call may hold at once: path counts, state and EC
+#: laws ((longest length + 1) x nodes x groups); 2^27 float64 = 1 GiB.
+MAX_TABLE_CELLS = 2**27
+
+
+def limit_error(message: str) -> InputError:
+    """The one wording of a refused workload: the message, then how to lift the limit."""
+    return InputError(f"{message}; pass {LIMITS_KEYWORD}=False to lift the work limits")
+
+
+def check_api_workload(lengths: Any, per_length: int, what: str = "lengths",
+                       max_symbols: int = MAX_SYMBOLS, limits: bool = True) -> None:
+    """:func:`check_workload` for the Python API: the same limits as the command line, the
+    error naming the ``limits=False`` override; nothing is checked when ``limits`` is False.
+
+    >>> check_api_workload([500], 1000, "lengths", MAX_BATCH_SYMBOLS)
+    >>> check_api_workload([10**9], 1, "lengths")
+    Traceback (most recent call last):
+    ...
+    monoidlab.errors.InputError: lengths: lengths up to 1000000000 requested; at most 100000 (strings that long would not finish); pass limits=False to lift the work limits
+    """
+    if not check_limits_flag(limits):
+        return
+    try:
+        check_workload(lengths, per_length, what, max_symbols)
+    except InputError as exc:
+        if "requested" in str(exc) or "make" in str(exc):
+            raise limit_error(str(exc)) from None
+        raise
+
+
+def check_cells(cells: float, what: str, limits: bool = True,
+                maximum: int = MAX_TABLE_CELLS) -> None:
+    """Refuse a table of more than ``maximum`` cells before it is allocated.
+
+    >>> check_cells(2**30, "path counts (lengths x states x classes)")
+    Traceback (most recent call last):
+    ...
+    monoidlab.errors.InputError: path counts (lengths x states x classes): 1.07e+09 cells needed; at most 1.34e+08 per call; pass limits=False to lift the work limits
+    """
+    if check_limits_flag(limits) and cells > maximum:
+        raise limit_error(f"{what}: {cells:.3g} cells needed; at most {maximum:.3g} per call")
+
+
+def check_limits_flag(limits: Any) -> bool:
+    """``limits`` itself when it is a bool (``limits=0`` or ``"no"`` are refused, not read)."""
+    if not isinstance(limits, bool | np.bool_):
+        raise InputError(f"{LIMITS_KEYWORD}: True (the default: refuse work that cannot "
+                         f"finish) or False, got {limits!r}"[:200])
+    return bool(limits)
+
+
+def longest_length(lengths: Any, what: str = "lengths") -> int:
+    """The longest of ``lengths`` (validated; ranges read arithmetically, never expanded).
+
+    >>> longest_length(range(1, 10**12)), longest_length([3, 9, 4])
+    (999999999999, 9)
+    """
+    if isinstance(lengths, Lengths | str | range):
+        return Lengths.parse(lengths, what).last
+    return int(length_array(lengths, what).max())
+
+
+def check_batch_workload(lengths: Any, n: int, what: str = "lengths",
+                         limits: bool = True) -> None:
+    """Refuse ``n`` strings of lengths drawn from ``lengths`` when they would not fit the
+    limits: the longest length above :data:`MAX_LENGTH`, more than :data:`MAX_STRINGS`
+    strings, or more than :data:`MAX_BATCH_SYMBOLS` symbols in the one ``(n, longest)``
+    array. ``lengths`` is validated either way.
+
+    >>> check_batch_workload(range(1, 41), 10**6)
+    >>> check_batch_workload(range(1, 41), 10**9)
+    Traceback (most recent call last):
+    ...
+    monoidlab.errors.InputError: n: 1000000000 strings requested; at most 10000000 per call; pass limits=False to lift the work limits
+    """
+    longest = longest_length(lengths, what)
+    if not check_limits_flag(limits):
+        return
+    if longest > MAX_LENGTH:
+        raise limit_error(f"{what}: strings of length up to {longest} requested; at most "
+                          f"{MAX_LENGTH} (strings that long would not finish)")
+    if n > MAX_STRINGS:
+        raise limit_error(f"n: {n} strings requested; at most {MAX_STRINGS} per call")
+    if n * longest > MAX_BATCH_SYMBOLS:
+        raise limit_error(f"n x longest length: {n} strings of up to {longest} symbols make "
+                          f"{n * longest:.3g} symbols in one array; at most "
+                          f"{MAX_BATCH_SYMBOLS:.3g} (1 GiB as int64)")

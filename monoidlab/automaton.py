@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from monoidlab._checks import check_count, is_int
 from monoidlab._kernels import fold_kernel
 from monoidlab._util import check_batch, length_mask
 from monoidlab.errors import InputError, MonoidTooLarge, SpecError
@@ -217,7 +218,7 @@ class Automaton:
             raise SpecError(src, "output", f"expected {n} output classes, got shape {output.shape}")
         if output.min() < 0 or output.max() >= len(classes):
             raise SpecError(src, "output", f"class indices must lie in 0..{len(classes) - 1}")
-        if not (isinstance(start, int | np.integer) and 0 <= start < n):
+        if not (is_int(start) and 0 <= start < n):
             raise SpecError(src, "start", f"start state {start!r} is not a state index 0..{n - 1}")
 
         mdelta, mstart, mout, old_to_new = minimise(delta, int(start), output)
@@ -362,7 +363,7 @@ class Automaton:
 
     def decode(self, tokens: np.ndarray, lengths: np.ndarray) -> list[str] | list[list[str]]:
         """Inverse of :meth:`encode` (``str`` for single-character alphabets, else lists)."""
-        tokens, lengths = np.asarray(tokens), np.asarray(lengths)
+        tokens, lengths = check_batch(tokens, lengths, self.n_symbols, self.name)
         sym = np.array(self.alphabet, dtype=object)
         out = [sym[tokens[i, : lengths[i]]].tolist() for i in range(len(lengths))]
         return ["".join(s) for s in out] if self.single_char else out
@@ -407,6 +408,7 @@ class Automaton:
         # the cache lives here so that every holder of this machine shares one enumeration.
         from monoidlab.monoid import SyntacticMonoid
 
+        max_elements = check_count(max_elements, "max_elements")
         monoid = self._monoid
         if monoid is None:  # a failed (too large) enumeration is not cached
             monoid = SyntacticMonoid(self, max_elements=max_elements)

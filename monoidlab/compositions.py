@@ -18,16 +18,17 @@ Example
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
+from monoidlab._checks import check_count
 from monoidlab._kernels import balanced_count_kernel
 from monoidlab._util import check_batch, length_mask
 from monoidlab.errors import InputError
 from monoidlab.geometry import Padding, buffer_size
-from monoidlab.schedules import Schedule
+from monoidlab.schedules import Schedule, check_schedule
 from monoidlab.schedules import schedule as get_schedule
 
 if TYPE_CHECKING:
@@ -85,10 +86,24 @@ def _check(monoid: SyntacticMonoid, tokens: ArrayLike, lengths: ArrayLike,
            offsets: ArrayLike | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     tokens, lengths = check_batch(tokens, lengths, monoid.n_symbols, monoid.automaton.name,
                                   min_length=1)  # every string needs a tree
-    offsets = np.zeros(len(lengths), np.int64) if offsets is None else np.asarray(offsets, np.int64)
+    if offsets is None:
+        offsets = np.zeros(len(lengths), np.int64)
+    else:
+        offsets = np.asarray(offsets)
+        if offsets.size and (offsets.dtype == bool or not np.issubdtype(offsets.dtype, np.integer)):
+            raise InputError(f"offsets must be non-negative integers, one per string; got "
+                             f"{offsets.dtype}")
+        offsets = offsets.astype(np.int64)
     if offsets.shape != lengths.shape or (offsets.size and offsets.min() < 0):
         raise InputError(f"offsets must be non-negative, one per string; got shape {offsets.shape}")
     return tokens, lengths, offsets
+
+
+def _monoid(monoid: Any) -> SyntacticMonoid:
+    """The monoid itself, or the monoid of a language (an Automaton or a suite name)."""
+    from monoidlab.languages import as_monoid
+
+    return as_monoid(monoid, "monoid")
 
 
 def _group_values(monoid: SyntacticMonoid, tokens: np.ndarray, idx: np.ndarray,
@@ -107,7 +122,10 @@ def _group_values(monoid: SyntacticMonoid, tokens: np.ndarray, idx: np.ndarray,
 
 def node_labels(monoid: SyntacticMonoid, tokens: ArrayLike, lengths: ArrayLike,
                 schedule: str = "balanced", offsets: ArrayLike | None = None) -> NodeLabels:
-    """EC and composition of every internal node of every string (see module docstring)."""
+    """EC and composition of every internal node of every string (see module docstring);
+    ``monoid`` may also be a language (an Automaton or a suite name)."""
+    monoid = _monoid(monoid)
+    check_schedule(schedule)
     tokens, lengths, offsets = _check(monoid, tokens, lengths, offsets)
     parts = []
     keys = np.stack([lengths, offsets], axis=1)
@@ -144,8 +162,11 @@ def composition_counts(monoid: SyntacticMonoid, tokens: ArrayLike, lengths: Arra
     Nodes without a composition (both children padding; with ``padding="identity"`` also one
     child padding) are not counted. The ``balanced`` schedule without offsets takes a fast
     path: the buffer of each chunk of strings is halved level by level with strided views, no
-    schedule objects involved.
+    schedule objects involved. ``monoid`` may also be a language (an Automaton or a suite name).
     """
+    monoid = _monoid(monoid)
+    check_schedule(schedule)
+    chunk = check_count(chunk, "chunk")
     both = Padding.parse(padding) is Padding.IDENTITY
     tokens, lengths, offsets = _check(monoid, tokens, lengths, offsets)
     M = monoid.size

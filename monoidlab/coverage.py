@@ -32,10 +32,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from monoidlab._util import MAX_LENGTH, check_limits_flag, limit_error, longest_length
 from monoidlab.errors import InputError
 from monoidlab.geometry import LengthsLike, Offsets, OffsetsLike, Padding, length_array, range_text
+from monoidlab.languages import as_language, as_monoid
 from monoidlab.laws import backward_laws, forward_laws
-from monoidlab.sampling import DEFAULT_SAMPLER
+from monoidlab.sampling import DEFAULT_SAMPLER, Batch, check_batch_language
+from monoidlab.schedules import check_schedule
 from monoidlab.schedules import schedule as get_schedule
 from monoidlab.sublanguage import Within, class_mask, resolve_within
 
@@ -44,12 +47,24 @@ if TYPE_CHECKING:
 
     from monoidlab.automaton import Automaton
     from monoidlab.monoid import SyntacticMonoid
-    from monoidlab.sampling import Batch
 
 __all__ = ["Coverage", "CoverageGap", "exact_coverage", "sampled_coverage", "coverage_gap",
-           "compare", "node_table", "ec_laws", "EXACT_SAMPLERS"]
+           "compare", "node_table", "ec_laws", "EXACT_SAMPLERS", "layout_bounds",
+           "check_exact_layouts", "exact_work", "MAX_LAYOUTS", "MAX_NODE_ROWS", "MAX_LAW_CELLS",
+           "MAX_EXACT_WORK"]
 
 EXACT_SAMPLERS = ("uniform", "balanced")  # the string laws exact coverage computes
+
+# Work limits of the exact recursions (docs/reliability.md), checked before any work;
+# ``limits=False`` lifts them. The cost of exact coverage is not the longest length itself but
+# (1) the (length, offset) layouts whose schedules are built, (2) the nodes of the node table
+# (about one per symbol of every layout, held at once), (3) the length laws ((longest + 1) x
+# (|M| + states) floats) and (4) the products of the recursion: one |M| x |M| pass per group
+# of nodes that share (level, child lengths) and per class of the law.
+MAX_LAYOUTS = 2**16  # (length, offset) pairs
+MAX_NODE_ROWS = 2**23  # rows of the node table (7 floats each: 448 MiB)
+MAX_LAW_CELLS = 2**25  # cells of each length law (256 MiB of float64)
+MAX_EXACT_WORK = 2**32  # see exact_work: about 5-11 ns each, so at most about 50 s
 
 
 # ---------------------------------------------------------------------- data classes
@@ -211,6 +226,92 @@ def node_table(schedule: str, lengths: LengthsLike, offsets: OffsetsLike = None,
     return np.concatenate(rows)
 
 
+def layout_bounds(schedule: str, lengths: LengthsLike, offsets: OffsetsLike = None
+                  ) -> tuple[int, int]:
+    """Upper bounds ``(layouts, node rows)`` of :func:`node_table`, computed arithmetically
+    (nothing is built): a layout is one (length, offset) pair; a balanced tree over a buffer
+    of B positions has at most L + 2 log2 B + 2 nodes above a string of length L, a scan
+    2L and a chain L.
+
+    >>> layout_bounds("balanced", range(1, 9))
+    (8, 94)
+    """
+    check_schedule(schedule)
+    law = Offsets.parse(offsets)
+    lens = length_array(lengths).astype(np.float64)
+    lens = lens[lens >= 1]
+    if law.mode == "random":
+        buf = (np.full(len(lens), float(law.buffer)) if law.buffer is not None
+               else 2.0 ** np.ceil(np.log2(2 * lens)))
+        n_off = np.maximum(buf - lens + 1, 1)
+        end = np.maximum(buf, lens)
+    elif law.mode == "fixed":
+        n_off = np.full(len(lens), float(len(law.values)))
+        end = lens + max(law.values)
+    else:
+        n_off, end = np.ones(len(lens)), lens
+    if schedule == "balanced":
+        per = lens + 2 * np.ceil(np.log2(end + 1)) + 2
+    else:
+        per = 2 * lens if schedule == "scan" else lens
+    return int(n_off.sum()), int((n_off * per).sum())
+
+
+def check_exact_layouts(schedule: str, lengths: LengthsLike, offsets: OffsetsLike = None,
+                        nodes: int = 1, what: str = "lengths", limits: bool = True) -> None:
+    """Refuse, before any work, exact coverage over ``lengths`` (``nodes``: |M| + states,
+    the width of the length laws) beyond the limits: the longest length, the layouts, the node
+    rows and the law cells (:data:`MAX_LAYOUTS`, :data:`MAX_NODE_ROWS`, :data:`MAX_LAW_CELLS`).
+
+    >>> check_exact_layouts("balanced", range(1, 10**4))
+    Traceback (most recent call last):
+    ...
+    monoidlab.errors.InputError: lengths: the balanced trees of lengths 1:9999 hold 5.03e+07 nodes; at most 8.39e+06 per call (fewer or shorter lengths, a step A:B:STEP); pass limits=False to lift the work limits
+    """
+    longest = longest_length(lengths, what)
+    if not check_limits_flag(limits):
+        return
+    if longest > MAX_LENGTH:
+        raise limit_error(f"{what}: lengths up to {longest} requested; at most {MAX_LENGTH}")
+    layouts, rows = layout_bounds(schedule, lengths, offsets)
+    text = range_text(length_array(lengths))
+    text = text if len(text) <= 40 else text[:37] + "..."
+    if layouts > MAX_LAYOUTS:
+        raise limit_error(f"{what}: {layouts} (length, offset) layouts of lengths {text}; at "
+                          f"most {MAX_LAYOUTS} per call (fewer lengths or offsets)")
+    if rows > MAX_NODE_ROWS:
+        raise limit_error(f"{what}: the {schedule} trees of lengths {text} hold {rows:.3g} "
+                          f"nodes; at most {MAX_NODE_ROWS:.3g} per call (fewer or shorter "
+                          "lengths, a step A:B:STEP)")
+    if (longest + 1) * nodes > MAX_LAW_CELLS:
+        raise limit_error(f"{what}: length laws up to length {longest} over {nodes} ECs and "
+                          f"states need {(longest + 1) * nodes:.3g} cells; at most "
+                          f"{MAX_LAW_CELLS:.3g} per call (shorter lengths)")
+
+
+def exact_work(n_targets: int, n_groups: int, n_rows: int, M: int, n: int) -> int:
+    """The work units of the exact recursion once its node table is built: per class of the
+    law (``n_targets``) and per node group, one pass over the |M| x |M| compositions, one over
+    |M| x n and a fixed cost; per node row, one n x n outer product. Measured (2 cores, shared):
+    5 to 11 ns per unit, so :data:`MAX_EXACT_WORK` (2^32) takes at most about 50 s.
+
+    >>> exact_work(2, 754, 125666, 820, 14)   # dyck-12 at test lengths 41..500: about 5 s
+    1195465648
+    """
+    return n_targets * (n_groups * (M * M + M * n + 2**16) + n_rows * (n * n + 64))
+
+
+def _check_products(n_targets: int, n_groups: int, n_rows: int, M: int, n: int,
+                    limits: bool, name: str) -> None:
+    """Refuse the recursion beyond :data:`MAX_EXACT_WORK` (only the node table is built)."""
+    work = exact_work(n_targets, n_groups, n_rows, M, n)
+    if limits and work > MAX_EXACT_WORK:
+        raise limit_error(f"{name}: exact coverage needs {n_targets} x {n_groups} passes over "
+                          f"the {M} x {M} compositions and {n_rows} tree nodes ({work:.3g} "
+                          f"units); at most {MAX_EXACT_WORK:.3g} per call (fewer lengths, the "
+                          "uniform sampler, or sampled_coverage)")
+
+
 # ---------------------------------------------------------------------- recursions
 def ec_laws(monoid: SyntacticMonoid, max_len: int, indicator: bool = False) -> np.ndarray:
     """``P[m, e]``: probability (or 0/1 reachability) that a uniform word of length m has EC e."""
@@ -228,16 +329,17 @@ def _class_targets(lang: Automaton, sampler: str, within: Within) -> list[np.nda
 
 
 # ---------------------------------------------------------------------- exact coverage
-def exact_coverage(lang: Automaton, lengths: LengthsLike, *, schedule: str = "balanced",
+def exact_coverage(lang: Automaton | str, lengths: LengthsLike, *, schedule: str = "balanced",
                    sampler: str = DEFAULT_SAMPLER, within: Within = None,
                    offsets: OffsetsLike = None,
                    padding: Padding | str = Padding.LEARNED,
-                   per_level: bool = False) -> Coverage:
+                   per_level: bool = False, limits: bool = True) -> Coverage:
     """Exact expected composition counts per string (no sampling).
 
     Parameters
     ----------
-    lang : the :class:`~monoidlab.automaton.Automaton` (its monoid must have ≤ 4096 elements).
+    lang : the :class:`~monoidlab.automaton.Automaton` or a suite name (its monoid must have
+        ≤ 4096 elements).
     lengths : lengths drawn uniformly (int, range or list).
     sampler : the string law, as the samplers of :mod:`monoidlab.sampling` draw it:
         ``uniform`` (uniform over the strings of each length, or of the sub-language
@@ -250,18 +352,45 @@ def exact_coverage(lang: Automaton, lengths: LengthsLike, *, schedule: str = "ba
     padding : ``learned`` (a node with one all-padding child composes (x, ε), as MLP-LDRU's
         learned padding leaf does) or ``identity`` (such a node passes the other child through:
         no composition; see docs/coverage.md).
+    limits : ``True`` (the default) refuses, before any work, calls beyond the work limits:
+        lengths above ``MAX_LENGTH``, more than :data:`MAX_LAYOUTS` (length, offset) layouts,
+        :data:`MAX_NODE_ROWS` tree nodes, :data:`MAX_LAW_CELLS` law cells or
+        :data:`MAX_EXACT_WORK` products (the largest allowed call takes about a minute);
+        ``False`` lifts them.
+
+    >>> exact_coverage("parity", range(1, 5)).support.sum()
+    np.int64(4)
     """
+    lang = as_language(lang)
+    check_schedule(schedule)
+    targets = _class_targets(lang, sampler, within)
+    padding = Padding.parse(padding)
+    offsets = Offsets.parse(offsets)
+    longest_length(lengths)  # validates lengths without expanding a range
+    check_limits_flag(limits)
+    if limits:  # the longest length and the layouts before the monoid (enumeration is work)
+        check_exact_layouts(schedule, lengths, offsets, 1, "lengths", limits)
     monoid = lang.monoid()
     M = monoid.size
     table = monoid.table
-    rows = node_table(schedule, lengths, offsets, padding)
     lens = length_array(lengths)
-    n_levels = int(rows[:, 1].max(initial=0)) + 1 if len(rows) else 1
     max_len = int(lens.max())
+    if limits:
+        check_exact_layouts(schedule, lens, offsets, M + lang.n_states, "lengths", limits)
+    rows = node_table(schedule, lens, offsets, padding)
+    n_levels = int(rows[:, 1].max(initial=0)) + 1 if len(rows) else 1
+    plain = sampler == "uniform" and bool(targets[0].all())
+    if plain:
+        n_groups = sum(len(np.unique(rows[rows[:, 1] == lev][:, 2:4], axis=0))
+                       for lev in range(1, n_levels))
+        _check_products(1, n_groups, len(rows), M, 0, limits, lang.name)
+    else:
+        keys, inv = np.unique(rows[:, 1:4].astype(np.int64), axis=0, return_inverse=True)
+        inv = inv.ravel()
+        _check_products(len(targets), len(keys), len(rows), M, lang.n_states, limits,
+                        lang.name)
     P = ec_laws(monoid, max_len)
     R = ec_laws(monoid, max_len, indicator=True)
-    targets = _class_targets(lang, sampler, within)
-    plain = sampler == "uniform" and bool(targets[0].all())
     counts = np.zeros((n_levels, M, M))
     support = np.zeros((n_levels, M, M), bool) if per_level else np.zeros((1, M, M), bool)
     if plain:
@@ -291,6 +420,11 @@ def exact_coverage(lang: Automaton, lengths: LengthsLike, *, schedule: str = "ba
                  else np.ones(max_len + 1))
         tl = lens[lens >= 1]
         rescale = len(tl) / max(int(has[tl].sum()), 1)
+        L_col = rows[:, 0].astype(np.int64)
+        pre, suf = rows[:, 4].astype(np.int64), rows[:, 5].astype(np.int64)
+        # rows of each node group (level, m1, m2), ascending: one sort, not a scan per group
+        order = np.argsort(inv, kind="stable")
+        bounds = np.searchsorted(inv[order], np.arange(len(keys) + 1))
         for target in targets:
             final = target[np.asarray(lang.output)].astype(float)
             g = backward_laws(lang.delta, final, max_len)
@@ -298,17 +432,15 @@ def exact_coverage(lang: Automaton, lengths: LengthsLike, *, schedule: str = "ba
             # Z[L] = P(a uniform string of length L is in the target classes)
             Z = (pi * g[0][None, :]).sum(axis=1)
             Zr = (pi_r * g_r[0][None, :]).sum(axis=1) > 0
-            L_col = rows[:, 0].astype(np.int64)
             live = Zr[L_col]
-            sel = rows[live]
-            if not len(sel):
+            if not live.any():
                 continue
-            w = rescale * sel[:, 6] * share[sel[:, 0].astype(np.int64)] / np.maximum(Z[sel[:, 0].astype(np.int64)], 1e-300)
-            keys, inv = np.unique(sel[:, 1:4].astype(np.int64), axis=0, return_inverse=True)
-            inv = inv.ravel()
-            pre, suf = sel[:, 4].astype(np.int64), sel[:, 5].astype(np.int64)
+            w = rescale * rows[:, 6] * share[L_col] / np.maximum(Z[L_col], 1e-300)
             for gi, (lev, m1, m2) in enumerate(keys):
-                idx = np.flatnonzero(inv == gi)
+                idx = order[bounds[gi]:bounds[gi + 1]]
+                idx = idx[live[idx]]
+                if not len(idx):
+                    continue
                 Bm = (pi[pre[idx]] * w[idx, None]).T @ g[suf[idx]]  # (n, n) Σ π_p ⊗ g_s
                 Br = (pi_r[pre[idx]].T @ g_r[suf[idx]]) > 0
                 T = Bm[np.arange(n)[None, :], elements].sum(axis=1)  # T[z] = Σ_q B[q, f_z(q)]
@@ -321,16 +453,23 @@ def exact_coverage(lang: Automaton, lengths: LengthsLike, *, schedule: str = "ba
 
 
 def sampled_coverage(batch: Batch, schedule: str = "balanced", offsets: ArrayLike | None = None,
-                     per_level: bool = False, monoid: SyntacticMonoid | Automaton | None = None,
+                     per_level: bool = False,
+                     monoid: SyntacticMonoid | Automaton | str | None = None,
                      padding: Padding | str = Padding.LEARNED) -> Coverage:
     """Observed composition counts of a :class:`~monoidlab.sampling.Batch`, per string.
 
     ``offsets``: the offset of each string in its buffer, (B,) ints (none: all at 0).
-    ``monoid`` defaults to the batch language's monoid; a given one must belong to the same
-    language.
+    ``monoid`` defaults to the batch language's monoid; a given one (a monoid, a language or
+    a suite name) must belong to the same language (equal automata), else ``InputError``.
+
+    >>> import monoidlab as ml
+    >>> sampled_coverage(ml.sample("parity", [4], 10, seed=0)).support.sum()
+    np.int64(4)
     """
     from monoidlab.compositions import composition_counts
 
+    check_batch_language(batch, None, "batch")
+    check_schedule(schedule)
     monoid = _monoid_for(monoid, batch)
     c = composition_counts(monoid, batch.tokens, batch.lengths, schedule, offsets, per_level=True,
                            padding=padding)
@@ -340,23 +479,24 @@ def sampled_coverage(batch: Batch, schedule: str = "balanced", offsets: ArrayLik
                     c > 0 if per_level else None)
 
 
-def _monoid_for(monoid_or_lang: SyntacticMonoid | Automaton | None,
-                batch: Batch | None = None) -> SyntacticMonoid:
+def _monoid_for(monoid_or_lang: SyntacticMonoid | Automaton | str | None,
+                batch: Batch | None = None, what: str = "batch") -> SyntacticMonoid:
     """The monoid of a language or the monoid itself; checks that ``batch`` belongs to it."""
     if monoid_or_lang is None:
         assert batch is not None, "give a monoid, a language or a batch"
         return batch.automaton.monoid()
-    from monoidlab.automaton import Automaton
-
-    monoid = monoid_or_lang.monoid() if isinstance(monoid_or_lang, Automaton) else monoid_or_lang
-    if batch is not None and batch.automaton != monoid.automaton:
-        raise InputError(f"the batch's language {batch.automaton.name!r} is not the monoid's "
-                         f"language {monoid.automaton.name!r}")
+    monoid = as_monoid(monoid_or_lang, "monoid")
+    if batch is not None:
+        check_batch_language(batch, monoid.automaton, what)
     return monoid
 
 
 def compare(train: Coverage, test: Coverage) -> CoverageGap:
     """The gap between a training and a test coverage of the same language and schedule."""
+    for what, cov in (("train", train), ("test", test)):
+        if not isinstance(cov, Coverage):
+            raise InputError(f"{what}: a Coverage (exact_coverage or sampled_coverage), got "
+                             f"{type(cov).__name__}")
     if train.monoid is not test.monoid and train.monoid.automaton != test.monoid.automaton:
         raise InputError(f"train and test coverages come from different languages "
                          f"({train.monoid.automaton.name!r}, {test.monoid.automaton.name!r})")
@@ -366,7 +506,7 @@ def compare(train: Coverage, test: Coverage) -> CoverageGap:
     return CoverageGap(train, test)
 
 
-def coverage_gap(monoid_or_lang: SyntacticMonoid | Automaton, train: Batch, test: Batch,
+def coverage_gap(monoid_or_lang: SyntacticMonoid | Automaton | str, train: Batch, test: Batch,
                  schedule: str = "balanced") -> CoverageGap:
     """Gap between two sampled batches of the language of ``monoid_or_lang``.
 
@@ -377,5 +517,5 @@ def coverage_gap(monoid_or_lang: SyntacticMonoid | Automaton, train: Batch, test
     0
     """
     monoid = _monoid_for(monoid_or_lang)
-    return compare(sampled_coverage(train, schedule, monoid=_monoid_for(monoid, train)),
-                   sampled_coverage(test, schedule, monoid=_monoid_for(monoid, test)))
+    return compare(sampled_coverage(train, schedule, monoid=_monoid_for(monoid, train, "train")),
+                   sampled_coverage(test, schedule, monoid=_monoid_for(monoid, test, "test")))

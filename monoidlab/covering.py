@@ -36,12 +36,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from monoidlab._util import length_mask
+from monoidlab._checks import check_count, check_seed, read_only
+from monoidlab._util import check_batch_workload, check_limits_flag, length_mask
 from monoidlab.errors import InputError, MonoidTooLarge
 from monoidlab.geometry import LengthsLike, Offsets, OffsetsLike, Padding, length_array, range_text
+from monoidlab.languages import as_language
 from monoidlab.laws import draw_walks, forward_laws
 from monoidlab.level_coverage import LevelCoverage, level_coverage
-from monoidlab.sampling import Batch, path_counts
+from monoidlab.sampling import Batch, check_batch_language, path_counts
 from monoidlab.schedules import schedule as get_schedule
 from monoidlab.sublanguage import Within, class_mask, resolve_within
 
@@ -66,12 +68,22 @@ class CoveringBatch(Batch):
 
 class CoveringPlan:
     """The targets of a training layout and how to build a string around each (see the module
-    docstring). Build it once per run; :meth:`draw` is vectorised over a batch."""
+    docstring). Build it once per run; :meth:`draw` is vectorised over a batch.
 
-    def __init__(self, lang: Automaton, train_lengths: LengthsLike, test_lengths: LengthsLike, *,
-                 schedule: str = "balanced", padding: Padding | str = Padding.LEARNED,
-                 offsets: OffsetsLike = None, within: Within = "auto", seed: int = 0,
-                 coverage: LevelCoverage | None = None, allow_uncovered: bool = False) -> None:
+    ``lang``: an Automaton or a suite name; ``seed``: an integer 0 .. 2^63 - 1; ``limits=False``
+    lifts the work limits (of the level coverage, and of :meth:`sample`)."""
+
+    def __init__(self, lang: Automaton | str, train_lengths: LengthsLike,
+                 test_lengths: LengthsLike, *, schedule: str = "balanced",
+                 padding: Padding | str = Padding.LEARNED, offsets: OffsetsLike = None,
+                 within: Within = "auto", seed: int = 0, coverage: LevelCoverage | None = None,
+                 allow_uncovered: bool = False, limits: bool = True) -> None:
+        lang = as_language(lang)
+        seed = check_seed(seed, generator=False, none=False)
+        if coverage is not None and not isinstance(coverage, LevelCoverage):
+            raise InputError(f"coverage: a LevelCoverage (level_coverage(...)), got "
+                             f"{type(coverage).__name__}")
+        self.limits = check_limits_flag(limits)
         self.lang = lang
         self.schedule = schedule
         self.padding = Padding.parse(padding)
@@ -80,13 +92,13 @@ class CoveringPlan:
         self.within = resolve_within(lang, within)
         self.coverage = coverage or level_coverage(
             lang, self.train_lengths, test_lengths, schedule=schedule, padding=self.padding,
-            offsets=self.offsets, within=within)
+            offsets=self.offsets, within=within, limits=limits)
         self.uncovered = int(self.coverage.uncovered().sum())
         if not allow_uncovered:
             self._refuse_uncovered()
         targets = self.coverage.targets()
         order = np.random.default_rng([int(seed), 0x636F76]).permutation(len(targets))
-        self.targets = targets[order]  # the cycle: covering string i shows target i mod T
+        self.targets = read_only(targets[order])  # the cycle: string i shows target i mod T
         self._rows = self._layout_rows()
         self._tables()
 
@@ -147,7 +159,14 @@ class CoveringPlan:
     # ------------------------------------------------------------------ drawing
     def draw(self, rng: np.random.Generator, index: np.ndarray) -> CoveringBatch:
         """The covering strings of global indices ``index`` (string i shows target i mod T)."""
-        index = np.asarray(index, np.int64)
+        if not isinstance(rng, np.random.Generator):
+            raise InputError(f"rng: a numpy Generator, got {type(rng).__name__}")
+        index = np.asarray(index)
+        if index.ndim != 1 or (index.size and (not np.issubdtype(index.dtype, np.integer)
+                                               or index.dtype == bool or index.min() < 0)):
+            raise InputError(f"index: non-negative integer indices (B,), got {index.dtype} of "
+                             f"shape {index.shape}")
+        index = index.astype(np.int64)
         T = len(self.targets)
         tg = self.targets[index % T] if T else np.zeros((0, 3), np.int64)
         n = len(tg)
@@ -220,9 +239,14 @@ class CoveringPlan:
 
     def sample(self, n: int, seed: int | np.random.Generator | None = None,
                start: int = 0) -> CoveringBatch:
-        """``n`` covering strings, indices ``start .. start + n - 1`` of the cycle."""
+        """``n`` covering strings, indices ``start .. start + n - 1`` of the cycle (``n``
+        within the work limits of the plan, see :func:`covering_sample`)."""
         if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 0:
-            raise InputError(f"n must be a non-negative integer, got {n!r}")
+            raise InputError(f"n must be a non-negative integer, got {n!r}"[:200])
+        seed = check_seed(seed)
+        start = check_count(start, "start", minimum=0)
+        check_batch_workload([int(self.train_lengths.max())], int(n), "train_lengths",
+                             self.limits)
         return self.draw(np.random.default_rng(seed), np.arange(start, start + int(n)))
 
     # ------------------------------------------------------------------ checking
@@ -231,6 +255,10 @@ class CoveringPlan:
         target (level, x, y) occurs at its level in the batch's trees (at their offsets)."""
         from monoidlab.compositions import composition_counts
 
+        check_batch_language(batch, self.lang, "batch")
+        if getattr(batch, "offsets", None) is None:
+            raise InputError("batch: a CoveringBatch (plan.sample(...)): its strings' offsets "
+                             "are needed")
         c = composition_counts(self.lang.monoid(), batch.tokens, batch.lengths, self.schedule,
                                batch.offsets, per_level=True, padding=self.padding)
         t = self.targets
@@ -251,12 +279,18 @@ def monoid_product(maps: np.ndarray, table: np.ndarray, x: np.ndarray, y: np.nda
     return table[np.asarray(x), np.asarray(y)]
 
 
-def covering_sample(lang: Automaton, train_lengths: LengthsLike, n: int, *,
+def covering_sample(lang: Automaton | str, train_lengths: LengthsLike, n: int, *,
                     test_lengths: LengthsLike = range(41, 501), schedule: str = "balanced",
                     padding: Padding | str = Padding.LEARNED, offsets: OffsetsLike = None,
-                    within: Within = "auto", seed: int = 0, start: int = 0) -> CoveringBatch:
+                    within: Within = "auto", seed: int = 0, start: int = 0,
+                    limits: bool = True) -> CoveringBatch:
     """``n`` covering strings (see :class:`CoveringPlan`): with ``n >= k × len(targets)``,
     every target (level, x, y) occurs at least k times at its level.
+
+    ``seed``: an integer 0 .. 2^63 - 1 (it seeds the plan's cycle and the strings).
+    ``limits`` (default ``True``) refuses, before any work, more than ``MAX_STRINGS`` strings,
+    more than ``MAX_BATCH_SYMBOLS`` symbols, and the level coverage beyond the limits of
+    :func:`~monoidlab.coverage.exact_coverage`; ``limits=False`` lifts them.
 
     >>> import monoidlab as ml
     >>> b = covering_sample(ml.load_language("parity"), range(1, 9), 12, test_lengths=[30],
@@ -264,6 +298,10 @@ def covering_sample(lang: Automaton, train_lengths: LengthsLike, n: int, *,
     >>> len(b), b.targets.shape
     (12, (12, 3))
     """
+    seed = check_seed(seed, generator=False, none=False)
+    if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 0:
+        raise InputError(f"n must be a non-negative integer, got {n!r}"[:200])
+    check_batch_workload(train_lengths, int(n), "train_lengths", limits)
     plan = CoveringPlan(lang, train_lengths, test_lengths, schedule=schedule, padding=padding,
-                        offsets=offsets, within=within, seed=seed)
+                        offsets=offsets, within=within, seed=seed, limits=limits)
     return plan.sample(n, seed=seed, start=start)

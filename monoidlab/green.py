@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from monoidlab._checks import ReadOnlyError, is_int, read_only
 from monoidlab.errors import InputError
 
 if TYPE_CHECKING:
@@ -58,19 +59,38 @@ class EggBox:
 
 
 class GreenStructure:
-    """R, L, H, J (= D) class labels per element and the derived algebraic properties."""
+    """R, L, H, J (= D) class labels per element and the derived algebraic properties.
+
+    Cached on its monoid and shared: the label arrays ``r``, ``l``, ``h``, ``j`` are read-only
+    and the attributes cannot be reassigned.
+
+    >>> import monoidlab as ml
+    >>> g = ml.load_language("parity").monoid().green
+    >>> g.r.tolist(), g.r.flags.writeable
+    ([0, 0], False)
+    """
 
     def __init__(self, monoid: SyntacticMonoid) -> None:
         self.monoid = monoid
         n = monoid.size
-        self.r: np.ndarray = scc_labels(n, monoid.right)
-        self.l: np.ndarray = scc_labels(n, monoid.left)
-        self.j: np.ndarray = scc_labels(n, monoid.right, monoid.left)
+        self.r: np.ndarray = read_only(scc_labels(n, monoid.right))
+        self.l: np.ndarray = read_only(scc_labels(n, monoid.left))
+        self.j: np.ndarray = read_only(scc_labels(n, monoid.right, monoid.left))
         _, first, h = np.unique(self.r * (self.l.max() + 1) + self.l, return_index=True,
                                 return_inverse=True)
         rank = np.empty(len(first), np.int64)
         rank[np.argsort(first)] = np.arange(len(first))  # numbered by first element, like R/L/J
-        self.h: np.ndarray = rank[h.ravel()]
+        self.h: np.ndarray = read_only(rank[h.ravel()])
+        object.__setattr__(self, "_frozen", True)
+
+    def __setattr__(self, key: str, value: object) -> None:
+        if self.__dict__.get("_frozen"):
+            raise ReadOnlyError(f"GreenStructure is immutable (it is cached on its monoid); "
+                                f"cannot set {key!r}")
+        object.__setattr__(self, key, value)
+
+    def __delattr__(self, key: str) -> None:
+        raise ReadOnlyError(f"GreenStructure is immutable; cannot delete {key!r}")
 
     n_r = property(lambda self: int(self.r.max()) + 1)
     n_l = property(lambda self: int(self.l.max()) + 1)
@@ -92,10 +112,14 @@ class GreenStructure:
     l_trivial = property(lambda self: self.n_l == self.monoid.size)
 
     def egg_box(self, j_class: int) -> EggBox:
-        """Egg-box data of one J-class (for the egg-box diagram of small monoids)."""
+        """Egg-box data of one J-class ``0 .. n_j - 1`` (for the egg-box diagram of small
+        monoids)."""
+        if (isinstance(j_class, list | tuple | np.ndarray) and np.ndim(j_class) != 0) or (
+                not is_int(j_class) or not 0 <= j_class < self.n_j):
+            raise InputError(f"no J-class {j_class!r}"[:80] + f"; j_class: an integer in 0 .. "
+                             f"{self.n_j - 1} (there are {self.n_j})")
+        j_class = int(j_class)
         members = np.flatnonzero(self.j == j_class)
-        if not len(members):
-            raise InputError(f"no J-class {j_class}; there are {self.n_j}")
         rs = sorted(set(self.r[members].tolist()))
         ls = sorted(set(self.l[members].tolist()))
         idem = set(self.monoid.idempotents.tolist())

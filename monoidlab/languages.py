@@ -7,6 +7,8 @@ Example
 4
 >>> len(ml.suite("ldru21"))
 21
+>>> as_language("parity") is ml.load_language("parity")   # a name where a language goes
+True
 """
 
 from __future__ import annotations
@@ -15,12 +17,17 @@ import os
 import tomllib
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from monoidlab.automaton import Automaton
-from monoidlab.errors import SpecError, UnknownName
+from monoidlab.errors import InputError, SpecError, UnknownName
 from monoidlab.spec import load_spec
 
-__all__ = ["languages_dir", "load_language", "language_names", "suite", "suite_names"]
+if TYPE_CHECKING:
+    from monoidlab.monoid import SyntacticMonoid
+
+__all__ = ["languages_dir", "load_language", "language_names", "suite", "suite_names",
+           "as_language", "as_monoid"]
 
 
 def languages_dir() -> Path:
@@ -49,6 +56,9 @@ def load_language(name_or_path: str | os.PathLike) -> Automaton:
 
     Loaded machines are cached by path and modification time (the monoid is cached on them).
     """
+    if not isinstance(name_or_path, str | os.PathLike):
+        raise InputError(f"language: a suite name or the path of a TOML spec, got "
+                         f"{type(name_or_path).__name__} {name_or_path!r}"[:200])
     text = str(name_or_path)
     path = Path(text)
     if not (text.endswith(".toml") or path.is_file()):
@@ -61,6 +71,40 @@ def load_language(name_or_path: str | os.PathLike) -> Automaton:
                 if path.exists() else "no such file")
         raise SpecError(text, "<file>", what)
     return _load_cached(str(path.resolve()), path.stat().st_mtime)
+
+
+def as_language(lang: Any, what: str = "lang") -> Automaton:
+    """The :class:`~monoidlab.automaton.Automaton` itself, or the language a suite name or
+    spec path names (through :func:`load_language`); anything else is an
+    :class:`~monoidlab.errors.InputError` naming ``what``. Every public function that takes
+    a language accepts both.
+
+    >>> as_language("tomita-5").n_states
+    4
+    """
+    if isinstance(lang, Automaton):
+        return lang
+    if isinstance(lang, str | os.PathLike):
+        return load_language(lang)
+    raise InputError(f"{what}: an Automaton, a suite language name (e.g. 'parity') or the path "
+                     f"of a TOML spec, got {type(lang).__name__}")
+
+
+def as_monoid(value: Any, what: str = "monoid") -> SyntacticMonoid:
+    """A :class:`~monoidlab.monoid.SyntacticMonoid` itself, or the monoid of a language (an
+    Automaton, a suite name or a spec path).
+
+    >>> as_monoid("parity").size
+    2
+    """
+    from monoidlab.monoid import SyntacticMonoid
+
+    if isinstance(value, SyntacticMonoid):
+        return value
+    if isinstance(value, Automaton | str | os.PathLike):
+        return as_language(value, what).monoid()
+    raise InputError(f"{what}: a SyntacticMonoid, an Automaton or a suite language name, got "
+                     f"{type(value).__name__}")
 
 
 def _suites() -> dict[str, list[str]]:
@@ -76,6 +120,9 @@ def suite_names() -> list[str]:
 
 def suite(name: str) -> list[str]:
     """Language names of a named suite (``ldru21``, ``tomita``, ``deletang-regular``, ``all``)."""
+    if not isinstance(name, str):
+        raise InputError(f"suite: a suite name (one of {', '.join(suite_names() + ['all'])}), "
+                         f"got {type(name).__name__}")
     if name == "all":
         return language_names()
     suites = _suites()

@@ -35,7 +35,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from monoidlab.coverage import exact_coverage
+from monoidlab._checks import check_count
+from monoidlab.coverage import check_exact_layouts, exact_coverage
 from monoidlab.errors import InputError
 from monoidlab.geometry import (
     LengthsLike,
@@ -45,6 +46,7 @@ from monoidlab.geometry import (
     length_array,
     range_text,
 )
+from monoidlab.languages import as_language
 from monoidlab.sublanguage import Within
 
 if TYPE_CHECKING:
@@ -155,8 +157,16 @@ class LevelCoverage:
         seen; then the level-free row."""
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise InputError(f"k: an integer >= 1, got {k!r}")
+        n_strings = check_count(n_strings, "n_strings", minimum=0)
+        counts = np.asarray(counts)
+        M = self.shown.shape[1]
+        if counts.ndim != 3 or counts.shape[1:] != (M, M) or (
+                counts.size and not np.issubdtype(counts.dtype, np.number)):
+            raise InputError(f"counts: per-level composition counts (levels, {M}, {M}) "
+                             "(composition_counts(..., per_level=True)), got shape "
+                             f"{counts.shape}")
         levels = max(counts.shape[0], self.shown.shape[0])
-        counts, shown = _pad(np.asarray(counts), levels), _pad(self.shown, levels)
+        counts, shown = _pad(counts, levels), _pad(self.shown, levels)
         need = self.needed_any()
         rows: list[dict[str, Any]] = []
         for lev in range(1, levels):
@@ -191,18 +201,27 @@ class LevelCoverage:
                 "levels": self.table()}
 
 
-def level_coverage(lang: Automaton, train_lengths: LengthsLike, test_lengths: LengthsLike, *,
-                   schedule: str = "balanced", padding: Padding | str = Padding.LEARNED,
-                   offsets: OffsetsLike = None, within: Within = "auto") -> LevelCoverage:
+def level_coverage(lang: Automaton | str, train_lengths: LengthsLike,
+                   test_lengths: LengthsLike, *, schedule: str = "balanced",
+                   padding: Padding | str = Padding.LEARNED, offsets: OffsetsLike = None,
+                   within: Within = "auto", limits: bool = True) -> LevelCoverage:
     """The exact per-level coverage of a training layout against test lengths (strings at
     offset 0), for a schedule and padding. Supports do not depend on the string law, so they
-    hold for every sampler (uniform is the fast one to compute them with)."""
+    hold for every sampler (uniform is the fast one to compute them with).
+
+    ``lang`` may be a suite name; ``limits=False`` lifts the work limits of
+    :func:`~monoidlab.coverage.exact_coverage` (checked on both ranges before any work)."""
+    lang = as_language(lang)
     padding = Padding.parse(padding)
     offsets = Offsets.parse(offsets)
+    if limits is True:  # both ranges before the first (a bad second one wastes no work)
+        check_exact_layouts(schedule, train_lengths, offsets, 1, "train_lengths")
+        check_exact_layouts(schedule, test_lengths, None, 1, "test_lengths")
     test = exact_coverage(lang, test_lengths, schedule=schedule, sampler="uniform",
-                          within=within, padding=padding, per_level=True)
+                          within=within, padding=padding, per_level=True, limits=limits)
     train = exact_coverage(lang, train_lengths, schedule=schedule, sampler="uniform",
-                           within=within, offsets=offsets, padding=padding, per_level=True)
+                           within=within, offsets=offsets, padding=padding, per_level=True,
+                           limits=limits)
     assert test.level_support is not None and train.level_support is not None
     return LevelCoverage(lang.name, schedule, padding, offsets, length_array(train_lengths),
                          length_array(test_lengths), test.level_support, train.level_support,

@@ -21,16 +21,44 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from monoidlab.coverage import Coverage, ec_laws, exact_coverage, node_table
+from monoidlab._checks import check_count, check_probability
+from monoidlab._util import check_limits_flag, limit_error, longest_length
+from monoidlab.coverage import (
+    MAX_EXACT_WORK,
+    Coverage,
+    check_exact_layouts,
+    ec_laws,
+    exact_coverage,
+    exact_work,
+    layout_bounds,
+    node_table,
+)
 from monoidlab.errors import InputError
-from monoidlab.geometry import LengthsLike, OffsetsLike, Padding, length_array, range_text
-from monoidlab.sampling import DEFAULT_SAMPLER
+from monoidlab.geometry import (
+    Lengths,
+    LengthsLike,
+    Offsets,
+    OffsetsLike,
+    Padding,
+    length_array,
+    range_text,
+)
+from monoidlab.languages import as_language
+from monoidlab.sampling import DEFAULT_SAMPLER, check_sampler
+from monoidlab.schedules import check_schedule
 from monoidlab.sublanguage import Within, resolve_within
 
 if TYPE_CHECKING:
     from monoidlab.automaton import Automaton
 
-__all__ = ["MinLength", "min_training_length", "coverage_probability", "samples_needed"]
+__all__ = ["MinLength", "min_training_length", "coverage_probability", "samples_needed",
+           "MAX_SEARCH_WORK"]
+
+#: Work units (:func:`~monoidlab.coverage.exact_work`, plus 2^17 per layout built) the search
+#: for the support length may spend before it is refused (``limits=False`` lifts it). The
+#: search stops at the support length, so only a long search that finds none gets this far;
+#: it is checked after each step (each step is within the limits of exact coverage).
+MAX_SEARCH_WORK = 4 * MAX_EXACT_WORK  # 2^34: about 2-3 ns each, so at most about 45 s
 
 
 @dataclass
@@ -51,24 +79,31 @@ class MinLength:
 
 
 def _support_at(lang: Automaton, L: int, schedule: str, offsets: OffsetsLike, R: np.ndarray,
-                within: Within, padding: Padding | str) -> np.ndarray:
+                within: Within, padding: Padding | str) -> tuple[np.ndarray, int]:
+    """The support of training length ``L`` and the work units it took: 2^17 per (length,
+    offset) layout whose schedule is built, then per node group |M|^2 / 8 (one row of a
+    matrix product) or, in a sub-language, :func:`~monoidlab.coverage.exact_work`."""
+    M = lang.monoid().size
+    rows = node_table(schedule, [L], offsets, padding)
+    units = layout_bounds(schedule, [L], offsets)[0] * 2**17 + len(rows) * 64
+    if not len(rows):
+        return np.zeros((M,) * 2, bool), units
     if resolve_within(lang, within) is None:
-        rows = node_table(schedule, [L], offsets, padding)
-        if not len(rows):
-            return np.zeros((lang.monoid().size,) * 2, bool)
         keys = np.unique(rows[:, 2:4].astype(np.int64), axis=0)
-        return (R[keys[:, 0]].T @ R[keys[:, 1]]) > 0
-    return exact_coverage(lang, [L], schedule=schedule, within=within, offsets=offsets,
-                          padding=padding, sampler="uniform").support
+        return (R[keys[:, 0]].T @ R[keys[:, 1]]) > 0, units + len(keys) * M * M // 8
+    groups = len(np.unique(rows[:, 1:4], axis=0))
+    cov = exact_coverage(lang, [L], schedule=schedule, within=within, offsets=offsets,
+                         padding=padding, sampler="uniform", limits=False)
+    return cov.support, units + exact_work(1, groups, len(rows), M, lang.n_states)
 
 
-def min_training_length(lang: Automaton, test_lengths: LengthsLike, *,
+def min_training_length(lang: Automaton | str, test_lengths: LengthsLike, *,
                         schedule: str = "balanced", train_min: int = 1,
                         max_search: int | None = None, within: Within = None,
                         offsets: OffsetsLike = None, padding: Padding | str = Padding.LEARNED,
                         delta: float | None = None, r: int = 1,
                         sample_ranges: Iterable[LengthsLike] = (),
-                        sampler: str = DEFAULT_SAMPLER) -> MinLength:
+                        sampler: str = DEFAULT_SAMPLER, limits: bool = True) -> MinLength:
     """(a) Smallest L such that training lengths [train_min, L] show every composition that the
     test lengths need; (b) optionally, for each training range in ``sample_ranges``, the number
     of samples N for which all needed compositions are seen at least ``r`` times with
@@ -80,25 +115,59 @@ def min_training_length(lang: Automaton, test_lengths: LengthsLike, *,
     an int or a list) place the *training* strings; test strings sit at offset 0.
     ``padding = "identity"``: nodes with an all-padding child compose nothing, on both sides
     (see :func:`monoidlab.coverage.exact_coverage`).
+
+    ``lang`` may be a suite name. ``limits`` (default ``True``) refuses, before any work, test
+    lengths, a search range ``train_min..max_search`` or sample ranges beyond the work limits
+    of :func:`~monoidlab.coverage.exact_coverage`; ``limits=False`` lifts them.
+
+    >>> min_training_length("parity", [64]).support_length
+    2
     """
-    if delta is not None and not 0 < delta < 1:
-        raise InputError(f"delta must lie in (0, 1), got {delta}")
+    lang = as_language(lang)
+    if delta is not None and (isinstance(delta, bool) or not isinstance(delta, int | float)
+                              or not 0 < delta < 1):
+        raise InputError(f"delta must lie in (0, 1), got {delta!r}"[:200])
     if isinstance(r, bool) or not isinstance(r, int) or r < 1:
         raise InputError(f"r (times each composition is seen) must be an integer >= 1, got {r!r}")
-    if max_search is not None and max_search < 1:
-        raise InputError(f"max_search must be >= 1, got {max_search}")
+    if max_search is not None:
+        max_search = check_count(max_search, "max_search")
+    train_min = check_count(train_min, "train_min", minimum=0)
+    check_schedule(schedule)
+    check_sampler(sampler)
+    padding = Padding.parse(padding)
+    offsets = Offsets.parse(offsets)
+    if isinstance(sample_ranges, str | Lengths | range):  # one range, not a list of them
+        raise InputError(f"sample_ranges: a list of training ranges, e.g. [range(1, 41)], got "
+                         f"{sample_ranges!r}"[:200])
+    sample_ranges = list(sample_ranges)
+    top = max_search or longest_length(test_lengths, "test_lengths")
+    if check_limits_flag(limits):
+        n = lang.monoid().size + lang.n_states
+        check_exact_layouts(schedule, test_lengths, None, n, "test_lengths")
+        if top >= max(train_min, 1):  # the largest step of the search (it stops when covered)
+            check_exact_layouts(schedule, [top], offsets, n, "max_search")
+        for rng_ in sample_ranges:
+            check_exact_layouts(schedule, rng_, offsets, n, "sample_ranges")
     monoid = lang.monoid()
     # supports do not depend on the string law (every string of the sub-language has a class);
     # the uniform law is the fast one
     test = exact_coverage(lang, test_lengths, schedule=schedule, within=within, padding=padding,
-                          sampler="uniform")
+                          sampler="uniform", limits=limits)
     needed = test.support
     max_search = max_search or int(length_array(test_lengths).max())
     R = ec_laws(monoid, max_search, indicator=True)
     have = np.zeros_like(needed)
     found = None
+    spent = 0  # work units of the search so far (it stops at the support length)
     for L in range(max(train_min, 1), max_search + 1):
-        have |= _support_at(lang, L, schedule, offsets, R, within, padding)
+        if limits and spent > MAX_SEARCH_WORK:
+            raise limit_error(f"max_search: no training length up to {L - 1} covers the test "
+                              f"lengths, and searching on to {max_search} exceeds the work "
+                              f"limit ({MAX_SEARCH_WORK:.3g} units); a smaller max_search, or "
+                              "train_min closer to the answer")
+        support, units = _support_at(lang, L, schedule, offsets, R, within, padding)
+        spent += units
+        have |= support
         if not (needed & ~have).any():
             found = L
             break
@@ -107,7 +176,7 @@ def min_training_length(lang: Automaton, test_lengths: LengthsLike, *,
     if delta is not None:
         for rng_ in sample_ranges:
             cov = exact_coverage(lang, rng_, schedule=schedule, within=within, offsets=offsets,
-                                 padding=padding, sampler=sampler)
+                                 padding=padding, sampler=sampler, limits=limits)
             out.samples_needed[range_text(length_array(rng_))] = samples_needed(cov, needed, delta, r)
     return out
 
@@ -122,6 +191,9 @@ def coverage_probability(cov: Coverage, needed: np.ndarray, n_samples: int, r: i
     """
     from scipy.stats import poisson
 
+    n_samples = check_count(n_samples, "n_samples", minimum=0)
+    r = check_count(r, "r", minimum=1)
+    needed = _check_needed(cov, needed)
     mu = cov.counts[needed]
     if (mu <= 0).any():
         return 0.0
@@ -132,6 +204,10 @@ def coverage_probability(cov: Coverage, needed: np.ndarray, n_samples: int, r: i
 def samples_needed(cov: Coverage, needed: np.ndarray, delta: float = 0.01, r: int = 1,
                    n_max: int = 10**12) -> float:
     """Smallest N with :func:`coverage_probability` ≥ 1 − delta (inf when out of reach)."""
+    delta = check_probability(delta, "delta")
+    r = check_count(r, "r", minimum=1)
+    n_max = check_count(n_max, "n_max")
+    needed = _check_needed(cov, needed)
     if not needed.any():
         return 0
     if coverage_probability(cov, needed, n_max, r) < 1 - delta:
@@ -146,3 +222,14 @@ def samples_needed(cov: Coverage, needed: np.ndarray, delta: float = 0.01, r: in
         else:
             lo = mid
     return hi
+
+
+def _check_needed(cov: Coverage, needed: Any) -> np.ndarray:
+    """``needed`` as an (|M|, |M|) boolean mask of ``cov``'s monoid."""
+    if not isinstance(cov, Coverage):
+        raise InputError(f"cov: a Coverage (exact_coverage(...)), got {type(cov).__name__}")
+    mask = np.asarray(needed)
+    if mask.dtype != bool or mask.shape != cov.counts.shape:
+        raise InputError(f"needed: a boolean mask of shape {cov.counts.shape} (e.g. a test "
+                         f"coverage's support), got {mask.dtype} of shape {mask.shape}")
+    return mask

@@ -16,6 +16,10 @@ Example
 >>> m = ml.load_language("parity").monoid()
 >>> m.size, m.words
 (2, ['', '1'])
+>>> m.outputs[0] = 1   # cached and shared by every caller: read-only
+Traceback (most recent call last):
+...
+ValueError: assignment destination is read-only
 >>> tokens, lengths = ml.load_language("parity").encode(["0110", "1"])
 >>> m.element_of(tokens, lengths).tolist()
 [0, 1]
@@ -29,6 +33,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from monoidlab._checks import (
+    FrozenList,
+    ReadOnlyError,
+    check_count,
+    check_index,
+    check_str,
+    check_threads,
+    read_only,
+)
 from monoidlab._enumerate import HashCollision, enumerate_monoid
 from monoidlab._kernels import label_kernels
 from monoidlab._util import check_batch, length_mask
@@ -47,6 +60,11 @@ TABLE_LIMIT = 4096  # build the full |M| x |M| table up to this size, products o
 class SyntacticMonoid:
     """Transition monoid of a minimal :class:`~monoidlab.automaton.Automaton`.
 
+    A monoid is cached on its automaton and shared by every caller, so it is immutable: its
+    arrays are read-only, its word lists are :class:`~monoidlab._checks.FrozenList` and its
+    attributes cannot be reassigned. Element arguments (``multiply``...) are integers in
+    0 .. |M| - 1: floats are not truncated and negative indices do not wrap (``InputError``).
+
     Attributes
     ----------
     elements : (|M|, n) array, ``elements[m, q]`` = f_m(q).
@@ -56,8 +74,13 @@ class SyntacticMonoid:
     """
 
     def __init__(self, automaton: Automaton, max_elements: int = 1_000_000) -> None:
+        from monoidlab.automaton import Automaton
+
+        if not isinstance(automaton, Automaton):
+            raise InputError(f"automaton: an Automaton (e.g. ml.load_language(...)), got "
+                             f"{type(automaton).__name__}")
         self.automaton = automaton
-        self.max_elements = int(max_elements)
+        self.max_elements = check_count(max_elements, "max_elements")
         delta = np.asarray(automaton.delta)
         try:
             out = enumerate_monoid(delta, self.max_elements, automaton.name, exact_bytes=False)
@@ -69,8 +92,18 @@ class SyntacticMonoid:
         self._parent = np.concatenate(parent)
         self._letter = np.concatenate(letter)
         self._index = index
-        for arr in (self.elements, self.right):
+        for arr in (self.elements, self.right, self._parent, self._letter):
             arr.flags.writeable = False
+        object.__setattr__(self, "_frozen", True)
+
+    def __setattr__(self, key: str, value: Any) -> None:
+        if self.__dict__.get("_frozen"):
+            raise ReadOnlyError(f"SyntacticMonoid is immutable (it is cached on its automaton "
+                                f"and shared); cannot set {key!r}")
+        object.__setattr__(self, key, value)
+
+    def __delattr__(self, key: str) -> None:
+        raise ReadOnlyError(f"SyntacticMonoid is immutable; cannot delete {key!r}")
 
     # ------------------------------------------------------------------ basic facts
     @property
@@ -88,41 +121,58 @@ class SyntacticMonoid:
     def word_tokens(self) -> list[tuple[int, ...]]:
         """Shortlex-least representative word of each element, as letter indices."""
         words: list[tuple[int, ...]] = [()]
+        parent = self._parent.tolist()
+        letter = self._letter.tolist()
         for m in range(1, self.size):
-            words.append(words[self._parent[m]] + (int(self._letter[m]),))
-        return words
+            words.append(words[parent[m]] + (letter[m],))
+        return FrozenList(words)
 
     @cached_property
     def words(self) -> list[str]:
         """Representative word of each element in the alphabet (symbols joined; '' = identity)."""
         sep = "" if self.automaton.single_char else " "
         alpha = self.automaton.alphabet
-        return [sep.join(alpha[a] for a in w) for w in self.word_tokens]
+        return FrozenList([sep.join(alpha[a] for a in w) for w in self.word_tokens])
 
     def labels(self, empty: str = "ε") -> list[str]:
-        """Display labels: representative words with ``empty`` for the identity."""
+        """Display labels: representative words with ``empty`` for the identity (a new list
+        at every call, the caller's to change)."""
+        check_str(empty, "empty")
         return [w if w else empty for w in self.words]
 
     @cached_property
     def word_lengths(self) -> np.ndarray:
-        return np.array([len(w) for w in self.word_tokens], np.int64)
+        return read_only(np.array([len(w) for w in self.word_tokens], np.int64))
 
     @cached_property
     def outputs(self) -> np.ndarray:
         """Class index of each element: ``output[f_m(start)]``."""
         a = self.automaton
-        return np.asarray(a.output)[self.elements[:, a.start].astype(np.int64)]
+        return read_only(np.asarray(a.output)[self.elements[:, a.start].astype(np.int64)])
 
     @cached_property
     def letters(self) -> np.ndarray:
         """Element of each single letter (``right[0]``)."""
-        return self.right[0].copy()
+        return read_only(self.right[0].copy())
 
     # ------------------------------------------------------------------ products
     def index_of(self, transformations: np.ndarray) -> np.ndarray:
-        """Element index of each transformation row (-1 when not in the monoid)."""
-        rows = np.atleast_2d(np.asarray(transformations))
+        """Element index of each transformation row (-1 when not in the monoid): ``(n,)`` or
+        ``(B, n)`` integers, n = the automaton's states.
+
+        >>> import monoidlab as ml
+        >>> ml.load_language("parity").monoid().index_of([[1, 0], [0, 0]]).tolist()
+        [1, -1]
+        """
         n = self.elements.shape[1]
+        try:
+            rows = np.atleast_2d(np.asarray(transformations))
+        except (TypeError, ValueError):  # ragged rows
+            rows = np.zeros((0, 0), object)
+        if rows.ndim != 2 or rows.shape[1] != n or (
+                rows.size and (rows.dtype == bool or not np.issubdtype(rows.dtype, np.integer))):
+            raise InputError(f"transformations: integer rows of {n} states ((n,) or (B, n)), "
+                             f"got {rows.dtype} of shape {np.shape(transformations)}")
         ok = (rows.shape[1] == n) & (rows >= 0).all(axis=1) & (rows < n).all(axis=1)
         out = np.full(len(rows), -1, np.int64)
         if ok.any():  # states outside 0..n-1 would alias other keys: never members
@@ -138,7 +188,12 @@ class SyntacticMonoid:
         >>> int(m.multiply(m.letters[2], m.letters[0]))   # +1 then -1
         0
         """
-        a, b = np.broadcast_arrays(np.asarray(a, np.int64), np.asarray(b, np.int64))
+        a = check_index(a, self.size, "element a")
+        b = check_index(b, self.size, "element b")
+        try:
+            a, b = np.broadcast_arrays(a, b)
+        except ValueError:
+            raise InputError(f"multiply: shapes {a.shape} and {b.shape} do not broadcast") from None
         if self.size <= TABLE_LIMIT:
             return self.table[a, b]
         fa = self.elements[a.ravel()].astype(np.int64)
@@ -169,7 +224,7 @@ class SyntacticMonoid:
         out = np.full((self.size, int(self.word_lengths.max(initial=0))), self.n_symbols, np.int64)
         for m, w in enumerate(self.word_tokens):
             out[m, : len(w)] = w
-        return out
+        return read_only(out)
 
     @cached_property
     def left(self) -> np.ndarray:
@@ -196,7 +251,7 @@ class SyntacticMonoid:
     @cached_property
     def identity_letter_right(self) -> np.ndarray:
         """Right table with one extra column that maps every element to itself (for padding)."""
-        return np.concatenate([self.right, np.arange(self.size)[:, None]], axis=1)
+        return read_only(np.concatenate([self.right, np.arange(self.size)[:, None]], axis=1))
 
     # ------------------------------------------------------------------ labelling
     def _check_batch(self, tokens: Any, lengths: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -227,6 +282,7 @@ class SyntacticMonoid:
         >>> m.outputs[m.element_of(t, n)].tolist() == lang.classify(["0011", "01"]).tolist()
         True
         """
+        threads = check_threads(threads)
         kernels = label_kernels()
         tokens, lengths = np.asarray(tokens), np.asarray(lengths)
         if kernels is None or not self._plain_batch(tokens, lengths):
@@ -281,7 +337,7 @@ class SyntacticMonoid:
                      if n - 1 <= np.iinfo(t).max)
         flat = np.zeros((self.size, S), dtype)
         flat[:, : self.n_symbols] = self.right * S
-        return flat.ravel(), S - 1
+        return read_only(flat.ravel()), S - 1
 
     def prefix_elements(self, tokens: Any, lengths: Any) -> np.ndarray:
         """EC of every prefix: ``out[i, t]`` = EC of ``s_i[: t + 1]``; -1 at padding positions."""
@@ -312,7 +368,7 @@ class SyntacticMonoid:
     def idempotents(self) -> np.ndarray:
         """Indices of the idempotents e·e = e."""
         e = self.elements.astype(np.int64)
-        return np.flatnonzero((np.take_along_axis(e, e, axis=1) == e).all(axis=1))
+        return read_only(np.flatnonzero((np.take_along_axis(e, e, axis=1) == e).all(axis=1)))
 
     @cached_property
     def is_commutative(self) -> bool:
@@ -357,7 +413,7 @@ class SyntacticMonoid:
         """The right or left Cayley graph as a ``networkx.MultiDiGraph`` (edges labelled by letter)."""
         import networkx as nx
 
-        if side not in ("right", "left"):
+        if not isinstance(side, str) or side not in ("right", "left"):
             raise InputError(f"side must be 'right' or 'left', got {side!r}")
         table = self.right if side == "right" else self.left
         g = nx.MultiDiGraph()

@@ -33,6 +33,8 @@ from typing import Any
 
 import numpy as np
 
+from monoidlab._checks import check_count, check_seed
+from monoidlab._util import MAX_LENGTH, check_batch_workload, check_limits_flag, limit_error
 from monoidlab.errors import InputError, MonoidTooLarge
 from monoidlab.laws import backward_laws, draw_walks, scaled_backward_laws, scaled_forward_laws
 
@@ -175,38 +177,66 @@ class _Weights:
         return edit, pos, state, self.laws.a[pair], self.laws.b[pair]
 
 
+def _check_common(lang: Any, L: Any, keep: Any, edits: Any,
+                  minimum: int) -> tuple[Any, int, np.ndarray, tuple[str, ...]]:
+    """The checked ``(lang, L, keep, edits)`` of the two public functions."""
+    from monoidlab.languages import as_language
+
+    lang = as_language(lang)
+    L = check_count(L, "L (the length)", minimum=minimum)
+    if isinstance(edits, str) or not isinstance(edits, tuple | list) or not edits or any(
+            e not in EDITS for e in edits):
+        raise InputError(f"near misses: edits must be a non-empty subset of {EDITS}, got "
+                         f"{edits!r}"[:200])
+    if keep is None:
+        mask = np.ones(lang.n_classes, bool)
+    else:
+        mask = np.asarray(keep)
+        if mask.dtype != bool and np.issubdtype(mask.dtype, np.integer) and np.isin(mask, [0, 1]).all():
+            mask = mask.astype(bool)
+        if mask.dtype != bool or mask.shape != (lang.n_classes,):
+            raise InputError(f"keep: a boolean mask over the {lang.n_classes} classes of "
+                             f"{lang.name!r} (sublanguage.class_mask), got {mask.dtype} of "
+                             f"shape {mask.shape}")
+    return lang, L, mask, tuple(edits)
+
+
 def near_miss_classes(lang: Any, L: int, keep: np.ndarray | None = None,
-                      edits: tuple[str, ...] = EDITS) -> np.ndarray:
-    """The classes (indices) that have near misses of length ``L``.
+                      edits: tuple[str, ...] = EDITS, *, limits: bool = True) -> np.ndarray:
+    """The classes (indices) that have near misses of length ``L`` (``lang``: an Automaton or
+    a suite name; ``limits=False`` lifts the length limit ``MAX_LENGTH``).
 
     >>> import monoidlab as ml
     >>> near_miss_classes(ml.load_language("dyck-2"), 3).tolist()   # odd: no member exists
     []
     """
-    keep = np.ones(lang.n_classes, bool) if keep is None else np.asarray(keep, bool)
+    lang, L, keep, edits = _check_common(lang, L, keep, edits, minimum=0)
+    if check_limits_flag(limits) and L > MAX_LENGTH:
+        raise limit_error(f"L (the length): {L} requested; at most {MAX_LENGTH}")
     if L < 1:
         return np.zeros(0, np.int64)
     w = _Weights(_laws(lang, keep, int(L)), int(L), tuple(edits))
     return w.laws.labels[w.available]
 
 
-def near_misses(rng: np.random.Generator, lang: Any, L: int, n: int,
-                keep: np.ndarray | None = None, edits: tuple[str, ...] = EDITS) -> NearMisses:
+def near_misses(rng: np.random.Generator | int | None, lang: Any, L: int, n: int,
+                keep: np.ndarray | None = None, edits: tuple[str, ...] = EDITS, *,
+                limits: bool = True) -> NearMisses:
     """``n`` near misses of length ``L``: an equal share for every class that has some (the
     remainder to random classes), inside a class an equal share for each edit type that
     reaches it, each uniform over the (string, edit) pairs of its class and edit type.
 
-    ``keep`` restricts both the near miss and the string it comes from to a sub-language
-    (a class mask, see :func:`monoidlab.sublanguage.class_mask`). An
+    ``rng``: a ``numpy.random.Generator`` or a seed (0 .. 2^63 - 1); ``lang``: an Automaton
+    or a suite name. ``keep`` restricts both the near miss and the string it comes from to a
+    sub-language (a class mask, see :func:`monoidlab.sublanguage.class_mask`). An
     :class:`~monoidlab.errors.InputError` names the length when no near miss exists.
+    ``limits=False`` lifts the work limits (``MAX_LENGTH``, ``MAX_STRINGS``,
+    ``MAX_BATCH_SYMBOLS``; the table budget :data:`NEAR_MISS_BYTES` always holds).
     """
-    bad = [e for e in edits if e not in EDITS]
-    if bad or not edits:
-        raise InputError(f"near misses: edits must be a non-empty subset of {EDITS}, got {edits}")
-    keep = np.ones(lang.n_classes, bool) if keep is None else np.asarray(keep, bool)
-    L = int(L)
-    if L < 1:
-        raise InputError(f"{lang.name}: near misses need length >= 1, got {L}")
+    rng = np.random.default_rng(check_seed(rng, "rng"))
+    lang, L, keep, edits = _check_common(lang, L, keep, edits, minimum=1)
+    n = check_count(n, "n", minimum=0)
+    check_batch_workload([L], n, "L (the length)", limits)
     laws = _laws(lang, keep, L)
     w = _Weights(laws, L, tuple(edits))
     groups = np.flatnonzero(w.available)

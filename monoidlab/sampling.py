@@ -29,6 +29,9 @@ Example
 >>> b = ml.sample(lang, lengths=range(2, 21, 2), n=1000, sampler="balanced", seed=0)
 >>> abs(float(b.labels.mean()) - 0.5) < 0.01   # half balanced, although they are rare
 True
+
+``lang`` may be a suite name (``ml.sample("parity", [3], 4)``). Work is bounded before anything
+is drawn (the limits of the command line, docs/reliability.md): ``limits=False`` lifts them.
 """
 
 from __future__ import annotations
@@ -39,11 +42,19 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from monoidlab._checks import check_count, check_seed, is_int, read_only
 from monoidlab._suggest import did_you_mean
-from monoidlab._util import length_mask
+from monoidlab._util import (
+    check_batch_workload,
+    check_cells,
+    check_limits_flag,
+    length_mask,
+    longest_length,
+)
 from monoidlab.automaton import Automaton
 from monoidlab.errors import InputError, UnknownName
 from monoidlab.geometry import LengthsLike, length_array
+from monoidlab.languages import as_language
 from monoidlab.laws import backward_laws, draw_walks, forward_laws
 from monoidlab.sublanguage import Within, class_mask
 
@@ -51,7 +62,7 @@ if TYPE_CHECKING:
     import pandas
 
 __all__ = ["Batch", "sample", "length_batches", "path_counts", "SAMPLERS", "DEFAULT_SAMPLER",
-           "check_sampler", "check_mix", "DEFAULT_MIX"]
+           "check_sampler", "check_mix", "DEFAULT_MIX", "check_batch_language"]
 
 SAMPLERS = ("uniform", "balanced", "ec_stratified", "ldru", "near_miss")
 #: The one default sampler of monoidlab: :func:`sample`, exact and sampled coverage, the
@@ -64,7 +75,11 @@ DEFAULT_MIX = {"members": 0.5, "near_miss": 0.25, "uniform": 0.25}
 
 @dataclass
 class Batch:
-    """Strings of one language as int arrays: ``tokens (B, T)``, ``lengths (B,)``, ``labels (B,)``."""
+    """Strings of one language as int arrays: ``tokens (B, T)``, ``lengths (B,)``, ``labels (B,)``.
+
+    The arrays are the caller's; the ECs :meth:`elements` computes once are cached and so
+    read-only (a copy, ``b.elements().copy()``, may be changed).
+    """
 
     tokens: np.ndarray
     lengths: np.ndarray
@@ -76,10 +91,21 @@ class Batch:
         return len(self.lengths)
 
     def elements(self) -> np.ndarray:
-        """EC of every string (computed once, through the monoid)."""
-        if self._elements is None:
-            self._elements = self.automaton.monoid().element_of(self.tokens, self.lengths)
-        return self._elements
+        """EC of every string (computed once, through the monoid; read-only).
+
+        >>> import monoidlab as ml
+        >>> b = ml.sample("parity", [3], 2, seed=0)
+        >>> b.elements().flags.writeable
+        False
+        """
+        el = self._elements
+        if el is None:
+            el = read_only(self.automaton.monoid().element_of(self.tokens, self.lengths))
+        elif el.flags.writeable:  # given by a caller: a read-only view, their array untouched
+            el = el.view()
+            el.flags.writeable = False
+        self._elements = el
+        return el
 
     def strings(self) -> list[str] | list[list[str]]:
         return self.automaton.decode(self.tokens, self.lengths)
@@ -103,11 +129,29 @@ class Batch:
     def __getitem__(self, idx: Any) -> Batch:
         idx = np.atleast_1d(np.arange(len(self))[idx])
         T = int(self.lengths[idx].max(initial=0))
-        el = None if self._elements is None else self._elements[idx]
+        el = None if self._elements is None else read_only(self._elements[idx])
         return Batch(self.tokens[idx, :T], self.lengths[idx], self.labels[idx], self.automaton, el)
 
     @staticmethod
     def concat(batches: Sequence[Batch]) -> Batch:
+        """One batch of the strings of ``batches`` (at least one, all of the same language:
+        equal automata).
+
+        >>> import monoidlab as ml
+        >>> a, b = ml.sample("parity", [2], 3, seed=0), ml.sample("parity", [5], 2, seed=1)
+        >>> len(Batch.concat([a, b])), Batch.concat([a, b]).tokens.shape
+        (5, (5, 5))
+        """
+        if isinstance(batches, Batch) or not isinstance(batches, Sequence | Iterator):
+            raise InputError(f"batches: a list of Batch objects, got {type(batches).__name__}")
+        batches = list(batches)
+        if not batches:
+            raise InputError("batches: an empty list; concat needs at least one Batch")
+        for i, b in enumerate(batches):
+            if not isinstance(b, Batch):
+                raise InputError(f"batches[{i}]: a Batch, got {type(b).__name__}")
+        for i, b in enumerate(batches[1:], 1):
+            check_batch_language(b, batches[0].automaton, f"batches[{i}]")
         T = max(b.tokens.shape[1] for b in batches)
         tokens = np.concatenate([np.pad(b.tokens, ((0, 0), (0, T - b.tokens.shape[1])))
                                  for b in batches])
@@ -115,8 +159,31 @@ class Batch:
                      np.concatenate([b.labels for b in batches]), batches[0].automaton)
 
 
+def check_batch_language(batch: Any, lang: Automaton | None, what: str = "batch") -> Batch:
+    """``batch`` itself when it is a :class:`Batch` of the language ``lang`` (equal automata:
+    the same machine and classes, whatever their names; ``None``: any language); an
+    :class:`~monoidlab.errors.InputError` naming both languages otherwise.
+
+    >>> import monoidlab as ml
+    >>> check_batch_language(ml.sample("parity", [3], 2), ml.load_language("tomita-1"))
+    Traceback (most recent call last):
+    ...
+    monoidlab.errors.InputError: batch: strings of the language 'parity', not of 'tomita-1' (a batch is analysed with its own language)
+    """
+    if not isinstance(batch, Batch):
+        raise InputError(f"{what}: a Batch (ml.sample(...)), got {type(batch).__name__}")
+    if lang is not None and batch.automaton is not lang and batch.automaton != lang:
+        same = batch.automaton.name == lang.name
+        raise InputError(f"{what}: strings of the language {batch.automaton.name!r}, not of "
+                         f"{lang.name!r}" + (" (another machine of the same name)" if same else
+                                             " (a batch is analysed with its own language)"))
+    return batch
+
+
 def check_sampler(sampler: str) -> str:
     """``sampler`` itself, or :class:`~monoidlab.errors.UnknownName` listing the samplers."""
+    if not isinstance(sampler, str):
+        raise UnknownName(f"sampler: one of {', '.join(SAMPLERS)}, got {type(sampler).__name__}")
     if sampler not in SAMPLERS:
         raise UnknownName(f"unknown sampler {sampler!r}{did_you_mean(sampler, SAMPLERS)}; "
                           f"choose from {', '.join(SAMPLERS)}")
@@ -169,14 +236,16 @@ def _draw_lengths(rng: np.random.Generator, lengths: LengthsLike, n: int) -> np.
     return rng.choice(length_array(lengths), size=n)
 
 
-def sample(lang: Automaton, lengths: LengthsLike, n: int, *, sampler: str = DEFAULT_SAMPLER,
-           seed: int | np.random.Generator | None = None,
+def sample(lang: Automaton | str, lengths: LengthsLike, n: int, *,
+           sampler: str = DEFAULT_SAMPLER, seed: int | np.random.Generator | None = None,
            within: Within = None, classes: Sequence[str] | None = None,
-           mix: dict | None = None) -> Batch:
+           mix: dict | None = None, limits: bool = True) -> Batch:
     """Draw ``n`` strings with lengths uniform over ``lengths``.
 
     Parameters
     ----------
+    lang : an :class:`~monoidlab.automaton.Automaton` or a suite name / spec path.
+    n : a non-negative integer.
     sampler : one of ``uniform``, ``balanced`` (the default, :data:`DEFAULT_SAMPLER`),
         ``ec_stratified``, ``ldru``, ``near_miss``.
     seed : int or ``numpy.random.Generator``.
@@ -186,14 +255,27 @@ def sample(lang: Automaton, lengths: LengthsLike, n: int, *, sampler: str = DEFA
         the drawn length). A requested class with no string of some drawn length is an error.
     mix : for ``near_miss``, the proportions of ``members``, ``near_miss`` and ``uniform``
         strings (default ``DEFAULT_MIX``).
+    limits : ``True`` (the default) refuses, before any work, lengths above
+        ``MAX_LENGTH`` (100,000), more than ``MAX_STRINGS`` (10^7) strings, more than
+        ``MAX_BATCH_SYMBOLS`` (2^27) symbols or length tables of more than
+        ``MAX_TABLE_CELLS`` (2^27) cells; ``False`` lifts these limits.
+
+    >>> sample("tomita-1", [4], 2, seed=0).strings()
+    ['0000', '0111']
     """
+    lang = as_language(lang)
     check_sampler(sampler)
-    if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 0:
-        raise InputError(f"n must be a non-negative integer, got {n!r}")
+    if not is_int(n) or n < 0:
+        raise InputError(f"n must be a non-negative integer, got {n!r}"[:200])
+    seed = check_seed(seed)
+    check_batch_workload(lengths, n, "lengths", limits)
+    if sampler == "near_miss":
+        mix = check_mix(mix)
+    _check_tables(lang, longest_length(lengths), sampler, within, limits)
     rng = np.random.default_rng(seed)
     lens = _draw_lengths(rng, lengths, n)
     if sampler == "near_miss":
-        return _near_miss_mix(rng, lang, lens, within, check_mix(mix))
+        return _near_miss_mix(rng, lang, lens, within, check_mix(mix), limits)
     delta = np.asarray(lang.delta, np.int64)
     keep = class_mask(lang, within)
     out = np.asarray(lang.output)
@@ -240,8 +322,24 @@ def sample(lang: Automaton, lengths: LengthsLike, n: int, *, sampler: str = DEFA
     return Batch(tokens, lens, labels, lang)
 
 
+def _check_tables(lang: Automaton, longest: int, sampler: str, within: Within,
+                  limits: bool) -> None:
+    """Refuse the sampler's length tables when they would exceed ``MAX_TABLE_CELLS``."""
+    if not check_limits_flag(limits):
+        return
+    keep = class_mask(lang, within)
+    rows = max(longest, 64) + 1  # path counts are built up to 64 at least
+    if sampler == "ec_stratified":
+        check_cells(2 * rows * lang.monoid().size, "the EC-stratified sampler's tables "
+                    "(lengths x ECs)", limits)
+    elif sampler in ("balanced", "near_miss") or (sampler == "uniform" and not keep.all()):
+        groups = lang.n_classes if sampler != "uniform" else 1
+        check_cells(rows * lang.n_states * groups, f"the {sampler} sampler's path counts "
+                    "(lengths x states x classes)", limits)
+
+
 def _near_miss_mix(rng: np.random.Generator, lang: Automaton, lens: np.ndarray, within: Within,
-                   mix: dict[str, float]) -> Batch:
+                   mix: dict[str, float], limits: bool = True) -> Batch:
     """The ``near_miss`` sampler: per length, the mix's parts drawn by their own samplers."""
     from monoidlab.near_miss import near_miss_classes, near_misses
 
@@ -257,8 +355,9 @@ def _near_miss_mix(rng: np.random.Generator, lang: Automaton, lens: np.ndarray, 
             if not len(idx):
                 continue
             fallback = "balanced"
-            if name == "near_miss" and len(near_miss_classes(lang, int(L), keep)):
-                t = near_misses(rng, lang, int(L), len(idx), keep).tokens
+            if name == "near_miss" and len(near_miss_classes(lang, int(L), keep,
+                                                             limits=limits)):
+                t = near_misses(rng, lang, int(L), len(idx), keep, limits=limits).tokens
             else:
                 classes = None
                 if name == "uniform":
@@ -266,7 +365,7 @@ def _near_miss_mix(rng: np.random.Generator, lang: Automaton, lens: np.ndarray, 
                 elif name == "members" and accept and keep[1] and _has_class(lang, int(L), 1, keep):
                     classes = ["accept"]
                 t = sample(lang, [int(L)], len(idx), sampler=fallback, seed=rng, within=within,
-                           classes=classes).tokens
+                           classes=classes, limits=limits).tokens
             tokens[idx, : t.shape[1]] = t
     return Batch(tokens, lens, lang.classify(tokens, lens), lang)
 
@@ -332,18 +431,37 @@ def _ldru(rng: np.random.Generator, lang: Automaton, lens: np.ndarray) -> np.nda
     return tokens
 
 
-def length_batches(lang: Automaton, lengths: LengthsLike, batch_size: int, *,
+def length_batches(lang: Automaton | str, lengths: LengthsLike, batch_size: int, *,
                    sampler: str = "uniform", seed: int | np.random.Generator | None = None,
-                   within: Within = None, mix: dict | None = None) -> Iterator[Batch]:
+                   within: Within = None, mix: dict | None = None,
+                   limits: bool = True) -> Iterator[Batch]:
     """Endless one-length batches (a length drawn uniformly per batch), the Delétang protocol.
 
     >>> import monoidlab as ml
     >>> it = length_batches(ml.load_language("parity"), range(1, 41), 8, seed=0)
     >>> b = next(it); len(set(b.lengths.tolist()))
     1
+
+    The arguments are checked when it is called, before the first batch, with the work limits
+    of :func:`sample` (``limits=False`` lifts them).
     """
+    lang = as_language(lang)
+    check_sampler(sampler)
+    batch_size = check_count(batch_size, "batch_size")
+    seed = check_seed(seed)
+    check_batch_workload(lengths, batch_size, "lengths", limits)
+    if sampler == "near_miss":
+        mix = check_mix(mix)
+    _check_tables(lang, longest_length(lengths), sampler, within, limits)
+    return _length_batches(lang, length_array(lengths), batch_size, sampler, seed, within, mix,
+                           limits)
+
+
+def _length_batches(lang: Automaton, lens: np.ndarray, batch_size: int, sampler: str,
+                    seed: int | np.random.Generator | None, within: Within, mix: dict | None,
+                    limits: bool) -> Iterator[Batch]:
     rng = np.random.default_rng(seed)
-    lens = length_array(lengths)
     while True:
         L = int(rng.choice(lens))
-        yield sample(lang, [L], batch_size, sampler=sampler, seed=rng, within=within, mix=mix)
+        yield sample(lang, [L], batch_size, sampler=sampler, seed=rng, within=within, mix=mix,
+                     limits=limits)

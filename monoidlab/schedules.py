@@ -54,7 +54,7 @@ import numpy as np
 from monoidlab.errors import InputError, UnknownName
 from monoidlab.geometry import buffer_size
 
-__all__ = ["SCHEDULES", "Schedule", "schedule", "render", "node_index_map"]
+__all__ = ["SCHEDULES", "Schedule", "schedule", "render", "node_index_map", "check_schedule"]
 
 SCHEDULES = ("balanced", "scan", "chain")
 PAD = "∅"
@@ -133,8 +133,7 @@ def schedule(name: str, length: int, offset: int = 0) -> Schedule:
     >>> schedule("scan", 1).n_nodes, schedule("scan", 1).root
     (0, 0)
     """
-    if name not in SCHEDULES:
-        raise UnknownName(f"unknown schedule {name!r}; expected one of {', '.join(SCHEDULES)}")
+    check_schedule(name)
     length = _as_int(length, "length")
     offset = _as_int(offset, "offset")
     if length < 1:
@@ -144,6 +143,18 @@ def schedule(name: str, length: int, offset: int = 0) -> Schedule:
     if offset and name != "balanced":
         raise InputError(f"offset is only defined for the balanced schedule, not {name!r}")
     return _schedule(name, length, offset)
+
+
+def check_schedule(name: Any) -> str:
+    """``name`` itself when it names a schedule; :class:`~monoidlab.errors.UnknownName`
+    listing them otherwise.
+
+    >>> check_schedule("scan")
+    'scan'
+    """
+    if not isinstance(name, str) or name not in SCHEDULES:
+        raise UnknownName(f"unknown schedule {name!r}; expected one of {', '.join(SCHEDULES)}")
+    return name
 
 
 def _as_int(value: Any, what: str) -> int:

@@ -34,6 +34,7 @@ from monoidlab.training import loop as loop_mod
 from monoidlab.training import trainer as trainer_mod
 from monoidlab.training.parse import config_from_dict
 from monoidlab.training.problems import LanguageProblem, make_problem
+from monoidlab.training.run_folder import save_checkpoint
 from monoidlab.training.sweep import load_sweep, run_sweep
 from monoidlab.training.trainer import build_for, lr_at
 
@@ -123,10 +124,19 @@ def test_config_round_trip_through_toml(tmp_path):
 
 
 @pytest.mark.parametrize("path", sorted(CONFIGS.glob("*.toml")), ids=lambda p: p.name)
-def test_bundled_configs_load(path):
+def test_bundled_configs_load(path, bench_script):
     import tomllib
 
-    if "sweep" in tomllib.loads(path.read_text()):
+    data = tomllib.loads(path.read_text())
+    if "study" in data:  # a study (bench/bench_threshold.py): each run's config is valid
+        mod = bench_script("bench_threshold")
+        for name in data["study"]["languages"]:
+            for sampler in data["study"]["samplers"]:
+                run = {"id": f"{name}-{sampler}", "language": name, "max_length": 8,
+                       "sampler": sampler, "seed": 0}
+                cfg = mod.config_of(run, data["base"])
+                assert (cfg.language, cfg.sampler, cfg.train_lengths.last) == (name, sampler, 8)
+    elif "sweep" in data:
         sweep = load_sweep(path)
         assert sweep["runs"]
         for run in sweep["runs"]:  # a run's config survives its config.json
@@ -362,8 +372,9 @@ def test_resume_from_a_copied_intermediate_checkpoint(tmp_path):
     train(tiny_config(steps=8), tmp_path / "short", progress=False)
     (tmp_path / "cont").mkdir()
     ck = torch.load(tmp_path / "short" / "checkpoint.pt", weights_only=True)
-    ck["config"] = cfg.as_dict()  # continue it as the 12-step run
-    torch.save(ck, tmp_path / "cont" / "checkpoint.pt")
+    ck["config"] = cfg.as_dict()  # continue it as the 12-step run (checksums made afresh)
+    save_checkpoint({k: v for k, v in ck.items() if k != "sha256"},
+                    tmp_path / "cont" / "checkpoint.pt")
     cont = train(cfg, tmp_path / "cont", resume=True, progress=False)
     assert cont["accuracy"] == full["accuracy"]
     a = torch.load(tmp_path / "full" / "checkpoint.pt", weights_only=True)["model"]

@@ -141,7 +141,8 @@ def _run(args: argparse.Namespace) -> int:
 
 #: How the Python API names an argument in its errors, and the option that sets it here.
 API_TO_CLI = {"resume=True": "--resume", "overwrite=True": "--overwrite",
-              "out_dir:": "--out:", "(out_dir)": "(--out)", "stop_at": "--until"}
+              "out_dir:": "--out:", "(out_dir)": "(--out)", "stop_at": "--until",
+              "other_language=True": "--other-language"}
 
 
 def cli_words(message: str) -> str:

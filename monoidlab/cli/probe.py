@@ -12,7 +12,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from monoidlab._paths import check_output_dir, ensure_dir
+from monoidlab._paths import check_output_dir, child_dir, ensure_dir
 from monoidlab.cli._common import (
     UsageError,
     check_work,
@@ -28,16 +28,16 @@ from monoidlab.cli._common import (
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["COMMANDS", "MAX_PROBE"]
-
-MAX_PROBE = 100_000  # held-out strings / triples one probe may embed
+__all__ = ["COMMANDS"]
 
 
 def _out_dir(checkpoint: str, out: str | None) -> Path:
+    """``--out`` as given, else ``probe/`` beside the checkpoint: a folder monoidlab names
+    itself, so never a link (a downloaded run folder could point it anywhere)."""
     if out:
         return Path(out)
     p = Path(checkpoint)
-    return (p if p.is_dir() else p.parent) / "probe"
+    return child_dir(p if p.is_dir() else p.parent, "probe", "probe folder")
 
 
 def _table(m: dict[str, Any]) -> str:
@@ -71,6 +71,7 @@ def cmd_probe(args: argparse.Namespace) -> None:
 
     from monoidlab._util import atomic_write_text
     from monoidlab.probing import probe_checkpoint
+    from monoidlab.probing.probe import MAX_PROBE
 
     lengths = parse_lengths(args.lengths, "--lengths") if args.lengths else None
     positive(args.n_strings, "--n-strings")

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from monoidlab._paths import check_output_dir, confine, slugify
+from monoidlab._paths import check_output_dir, child_dir, slugify
 from monoidlab.cli._common import UsageError, command, emit, parse_lengths
 from monoidlab.geometry import Lengths
 
@@ -37,7 +37,8 @@ def _report(args: argparse.Namespace, checkpoint: str | None) -> Path:
                         train_lengths=parse_lengths(args.train, "--train"),
                         test_lengths=parse_lengths(args.test, "--test"),
                         schedule=args.schedule, probe=not args.no_probe, umap=not args.no_umap,
-                        progress=not args.json)
+                        progress=not args.json,
+                        other_language=getattr(args, "other_language", False))
     return path
 
 
@@ -102,10 +103,14 @@ def _train_for_report(language: str, out: Path, progress: bool) -> str:
     import json
 
     from monoidlab.training import RunConfig, train
+    from monoidlab.training.run_folder import check_entries
 
     cfg = RunConfig(language=language, **DEMO_TRAINING)
     stem = Path(language).stem if language.endswith(".toml") else language
-    run = confine(out / slugify(f"{stem}-{cfg.model}"), out, "--out")
+    # a folder named by monoidlab inside OUT: never a link, never a FIFO among its files
+    run = child_dir(out, slugify(f"{stem}-{cfg.model}"), "--out")
+    if run.is_dir():
+        check_entries(run, "--out")
     done = run / "results.json"
     try:
         finished = "verdict" in json.loads(done.read_text())
@@ -143,6 +148,8 @@ cmd_report.configure = lambda p: (
     p.add_argument("--checkpoint", default=None, help="a trained model (checkpoint.pt or run dir)"),
     p.add_argument("--train-model", "--train-a-model", dest="train_model", action="store_true",
                    help="train the demo's small MLP-LDRU first"),
+    p.add_argument("--other-language", action="store_true",
+                   help="show a checkpoint trained on another language (the title names both)"),
     _common(p))
 
 

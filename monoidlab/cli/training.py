@@ -30,7 +30,6 @@ def _config(args: argparse.Namespace, extra: list[str]) -> RunConfig:
     """The run's config, parsed once from every source in order: ``--config FILE`` (or, for
     ``--resume`` without a problem, the run folder's own config), the named options, then the
     ``--KEY=VALUE`` overrides (tables merged option by option)."""
-    import json
     from pathlib import Path
 
     from monoidlab.training.parse import config_from_dict, config_keys_of_file, read_overrides
@@ -43,8 +42,10 @@ def _config(args: argparse.Namespace, extra: list[str]) -> RunConfig:
     saved = False
     if args.resume and args.out and not (args.config or args.language or args.task):
         path = Path(args.out) / "config.json"  # continue the run as it was configured
-        if path.is_file():
-            keys, source, saved = json.loads(path.read_text(encoding="utf-8")), str(path), True
+        if os.path.lexists(path):
+            from monoidlab.training.run_folder import read_run_json
+
+            keys, source, saved = read_run_json(path), str(path), True
     if args.language:
         keys.update(language=args.language, task=None)
     if args.task:

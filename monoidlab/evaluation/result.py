@@ -207,7 +207,7 @@ def upgrade_results(res: dict[str, Any]) -> dict[str, Any]:
             res[key] = {_OLD_KINDS.get(k, k): v for k, v in res[key].items()}
     if isinstance(res.get("evaluation"), dict):
         ev = res["evaluation"]
-        if "kinds" in ev and any(k in _OLD_KINDS for k in ev["kinds"]):
+        if isinstance(ev.get("kinds"), list) and any(k in _OLD_KINDS for k in ev["kinds"]):
             res["evaluation"] = Evaluation.from_dict(ev).as_dict()
     return res
 

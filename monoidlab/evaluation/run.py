@@ -31,7 +31,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from monoidlab._util import eval_mode, progress_bar
+from monoidlab._checks import check_count, check_seed, check_threshold
+from monoidlab._util import MAX_STRINGS, check_workload, eval_mode, progress_bar
 from monoidlab.evaluation.baselines import BASELINES, TestSet
 from monoidlab.evaluation.measures import MEASURES, TokenScored, pooled_accuracy
 from monoidlab.evaluation.result import DEFAULT_THRESHOLD, Evaluation
@@ -71,7 +72,12 @@ def evaluate_kinds(model: Any, problem: Any, lengths: Any, n_per_length: int = 6
     """
     import torch
 
+    threshold = check_threshold(threshold)
+    seed = check_seed(seed, generator=False)
+    n_per_length = check_count(n_per_length, "n_per_length", maximum=MAX_STRINGS)
+    batch_size = check_count(batch_size, "batch_size", maximum=MAX_STRINGS)
     kinds = problem.check_kinds(kinds)
+    check_workload(lengths, n_per_length * len(kinds))  # before a single string is drawn
     device = device or next(model.parameters()).device
     lens = problem.lengths(lengths)  # the lengths that have strings: filtered once
     ev = Evaluation(problem.name, kinds, float(threshold), int(n_per_length))

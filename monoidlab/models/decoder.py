@@ -33,6 +33,7 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
+from monoidlab._checks import check_count, check_seed
 from monoidlab.errors import InputError
 from monoidlab.models.transformer import StackOptions, TransformerStack
 
@@ -86,6 +87,7 @@ class DecoderLM(nn.Module):
                        seed: int | None = None) -> Tensor:
         """Positions ``(B|1, length)`` as the encoding draws them in the current mode;
         ``seed`` makes a random draw reproducible without touching the global RNG."""
+        seed = check_seed(seed, generator=False)
         dev = torch.device(device)
         fork = torch.random.fork_rng(devices=[dev] if dev.type == "cuda" else [])
         with fork if seed is not None else contextlib.nullcontext():
@@ -107,6 +109,8 @@ class DecoderLM(nn.Module):
         No key/value cache: each step re-reads the buffer (fine for answers of a few hundred
         tokens). ``positions`` (B|1, Tp + max_new_tokens) overrides the drawn positions.
         """
+        seed = check_seed(seed, generator=False)
+        max_new_tokens = check_count(max_new_tokens, "max_new_tokens", minimum=0)
         B, Tp = prompt.shape
         device = prompt.device
         cur = (torch.full((B,), Tp, device=device) if prompt_lengths is None

@@ -38,6 +38,7 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
+from monoidlab._checks import check_count, check_seed
 from monoidlab.errors import InputError
 
 __all__ = [
@@ -306,10 +307,10 @@ class RandomizedPositions(PositionEncoding):
         if eval_positions not in ("arange", "random"):
             raise InputError(f"eval_positions must be 'arange' or 'random', got {eval_positions!r}")
         self.base = base
-        self.max_randomized_len = int(max_randomized_len)
+        self.max_randomized_len = check_count(max_randomized_len, "max_randomized_len")
         self.eval_positions = eval_positions
         self.share_across_batch = share_across_batch
-        self.seed = seed
+        self.seed = check_seed(seed, generator=False)
         self.has_embedding = base.has_embedding
         self.has_rotation = base.has_rotation
         self.has_bias = base.has_bias

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from monoidlab._checks import check_count, check_seed
 from monoidlab._util import progress_bar
 from monoidlab.errors import InputError
 from monoidlab.geometry import LengthsLike
@@ -32,7 +33,9 @@ if TYPE_CHECKING:
     from monoidlab.training.config import RunConfig
     from monoidlab.training.problems import Problem
 
-__all__ = ["model_at_init", "probe_model", "probe_checkpoint", "summary_tables"]
+__all__ = ["model_at_init", "probe_model", "probe_checkpoint", "summary_tables", "MAX_PROBE"]
+
+MAX_PROBE = 100_000  # held-out strings / triples one probe may embed (all held in memory)
 
 _Triples = tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray],
                  tuple[np.ndarray, np.ndarray]]  # x, y, z as (tokens, lengths)
@@ -107,6 +110,11 @@ def probe_checkpoint(path: str | os.PathLike, n_strings: int = 200,
     triples were drawn (``triples``: :func:`~monoidlab.probing.heldout_triples`, the class of
     xyz balanced).
     """
+    check_count(n_strings, "n_strings", maximum=MAX_PROBE)
+    check_count(n_triples, "n_triples", minimum=0, maximum=MAX_PROBE)
+    if max_nodes is not None:
+        check_count(max_nodes, "max_nodes")
+    check_seed(seed, generator=False)
     import torch
 
     from monoidlab.training.attempts import attempt_config, weights_attempt

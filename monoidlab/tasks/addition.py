@@ -54,9 +54,10 @@ from typing import Any, TypeGuard
 import numpy as np
 from numpy.typing import ArrayLike
 
+from monoidlab._checks import check_count
 from monoidlab.errors import InputError
 
-from .base import Task, register_task
+from .base import Task, as_generator, register_task
 
 __all__ = [
     "FORMATS",
@@ -277,7 +278,8 @@ class AdditionTask(Task):
         """A batch of ``batch_size`` random additions with operands of at most ``length``
         digits (independent lengths in training; see the module docstring)."""
         L = self.check_length(length)
-        B = int(batch_size)
+        B = check_count(batch_size, "batch_size")
+        rng = as_generator(rng)
         if train or self.test_operands == "independent":
             a_len, b_len = rng.integers(1, L + 1, B), rng.integers(1, L + 1, B)
         else:

@@ -29,6 +29,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike
 
+from monoidlab._checks import check_count, check_seed
 from monoidlab.errors import InputError, UnknownName
 
 __all__ = [
@@ -84,9 +85,7 @@ def as_generator(rng: np.random.Generator | int) -> np.random.Generator:
     """
     if isinstance(rng, np.random.Generator):
         return rng
-    if isinstance(rng, (int, np.integer)):
-        return np.random.default_rng(int(rng))
-    raise InputError(f"expected a numpy Generator or an int seed, got {type(rng).__name__}")
+    return np.random.default_rng(check_seed(rng, "rng", none=False))
 
 
 class RandomStream:
@@ -203,9 +202,8 @@ class Task(abc.ABC):
         Reproducible: the result is a function of the generator state (or int seed).
         """
         length = self.check_length(length)
-        if int(batch) < 1:
-            raise InputError(f"batch must be >= 1, got {batch}")
-        out = self._sample(as_generator(rng), int(batch), length)
+        batch = check_count(batch, "batch")
+        out = self._sample(as_generator(rng), batch, length)
         self._check_batch(out)
         return out
 

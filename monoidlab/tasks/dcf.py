@@ -19,6 +19,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from monoidlab._checks import check_count
 from monoidlab.errors import InputError
 
 from .base import RandomStream, StringTask, Task, TaskBatch, as_generator, register_task
@@ -279,8 +280,7 @@ class ModularArithmeticBrackets(Task):
             ((1+2)*3) → ((1+4)*3): value 4 → 0.
         """
         length = self.check_length(length)
-        if int(batch) < 1:
-            raise InputError(f"batch must be >= 1, got {batch}")
+        batch = check_count(batch, "batch")
         stream = RandomStream(as_generator(rng))
         digits = [str(d) for d in range(self.modulus)]
         index = {s: i for i, s in enumerate(self.input_vocab)}

@@ -22,21 +22,23 @@ Example
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from monoidlab.errors import CheckpointError
 from monoidlab.evaluation.result import Evaluation
 from monoidlab.training.config import RunConfig
-from monoidlab.training.run_folder import read_checkpoint, save_checkpoint
+from monoidlab.training.run_folder import read_checkpoint, save_checkpoint, weights_checksum
 
 if TYPE_CHECKING:
     import torch
     from torch import nn
 
 __all__ = ["attempt_config", "weights_attempt", "validation_seed", "Validation",
-           "selection_key", "validation_metrics", "read_best"]
+           "selection_key", "validation_metrics", "read_best", "read_run_best"]
 
 
 def validation_seed(seed: int, step: int) -> int:
@@ -99,13 +101,15 @@ class Validation:
     in memory and, with a run folder, in ``best.pt``.
     """
 
-    def __init__(self, patience: int) -> None:
+    def __init__(self, patience: int, config: dict | None = None) -> None:
         self.patience = patience
+        self.config = config  # the run's config: best.pt carries it, to be matched on load
         self.streak = 0
         self.first_solved: int | None = None
         self.best_step: int | None = None
         self.best_key: tuple | None = None
         self.best_state: dict[str, Any] | None = None
+        self.best_sha: str | None = None  # recorded in checkpoint.pt: binds best.pt to the run
 
     def update(self, step: int, ev: Evaluation, model: nn.Module, out: Path | None) -> bool:
         key = selection_key(ev)
@@ -115,8 +119,11 @@ class Validation:
         if self.patience and (self.best_key is None or key >= self.best_key):
             self.best_key, self.best_step = key, step
             self.best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+            self.best_sha = weights_checksum(self.best_state)
             if out:
-                save_checkpoint({"model": self.best_state, "step": step}, out / "best.pt")
+                save_checkpoint({"model": self.best_state, "step": step,
+                                 **({"config": self.config} if self.config else {})},
+                                out / "best.pt")
         return self.stopped
 
     def new_attempt(self) -> None:
@@ -130,17 +137,22 @@ class Validation:
     def state(self) -> dict:
         return {"streak": self.streak, "first_solved": self.first_solved,
                 "best_step": self.best_step,
-                "best_key": list(self.best_key) if self.best_key else None}
+                "best_key": list(self.best_key) if self.best_key else None,
+                "best_sha": self.best_sha}
 
-    def load(self, state: dict | None, out: Path | None) -> None:
+    def load(self, ckpt: dict, out: Path | None) -> None:
+        """The state of a resumed run: from its checkpoint, and its best weights from
+        ``best.pt`` (verified to belong to the run: :func:`read_run_best`)."""
+        state = ckpt.get("early_stop")
         if not state:
             return
         self.streak, self.first_solved = state["streak"], state["first_solved"]
         self.best_step = state["best_step"]
         self.best_key = tuple(state["best_key"]) if state["best_key"] else None
-        best = out / "best.pt" if out else None
-        if best is not None and best.is_file():
-            self.best_state = read_best(best)["model"]
+        kept = read_run_best(out, ckpt) if out else None
+        if kept is not None:
+            self.best_state = kept["model"]
+            self.best_sha = weights_checksum(self.best_state)
 
     def summary(self) -> dict:
         if not self.patience and self.first_solved is None:
@@ -150,6 +162,33 @@ class Validation:
 
 
 def read_best(path: Path, device: torch.device | str = "cpu") -> dict:
-    """A ``best.pt`` file: ``{"model": weights, "step": int}`` (weights only, verified as
-    checkpoints are: keys, checksums, finite weights)."""
+    """A ``best.pt`` file: ``{"model": weights, "step": int, "config": dict}`` (weights only,
+    verified as checkpoints are: keys, checksums, finite weights; ``config`` since 0.2)."""
     return read_checkpoint(path, device, need=("model", "step"))
+
+
+def read_run_best(folder: Path, ckpt: dict, device: torch.device | str = "cpu") -> dict | None:
+    """The run folder's ``best.pt`` (None when absent), refused unless it belongs to the run of
+    ``ckpt`` (its ``checkpoint.pt``): the weights the checkpoint records as the best (their
+    checksum), and, when it carries one, the same config. A ``best.pt`` copied from another
+    run, or edited, is one :class:`~monoidlab.errors.CheckpointError`. A best newer than the
+    checkpoint (a run killed between the two writes) must carry the run's config."""
+    path = Path(folder) / "best.pt"
+    if not os.path.lexists(path):
+        return None
+    kept = read_best(path, device)
+    config = kept.get("config")
+    if config is not None and config != ckpt.get("config"):
+        raise CheckpointError(f"{path}: written by another run (its config is not the one of "
+                              f"{Path(folder) / 'checkpoint.pt'}); refusing to use it")
+    sha = (ckpt.get("early_stop") or {}).get("best_sha")
+    if sha is not None:
+        if kept["step"] <= ckpt["step"]:
+            if weights_checksum(kept["model"]) != sha:
+                raise CheckpointError(f"{path}: not the best weights that checkpoint.pt "
+                                      "records (copied from another run, or edited); refusing "
+                                      "to use it")
+        elif config is None:
+            raise CheckpointError(f"{path}: newer than checkpoint.pt and without the run's "
+                                  "config; refusing to use it")
+    return kept

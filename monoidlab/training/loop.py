@@ -30,6 +30,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 
+from monoidlab._paths import open_append
 from monoidlab._util import progress_bar
 from monoidlab.errors import TrainingDiverged
 from monoidlab.evaluation.run import evaluate_kinds, to_device
@@ -127,7 +128,7 @@ class MetricsLog:
     its event files; nothing without a run folder."""
 
     def __init__(self, out: Path | None) -> None:
-        self.fh: IO[str] | None = open(out / "metrics.jsonl", "a") if out else None  # noqa: SIM115
+        self.fh: IO[str] | None = open_append(out / "metrics.jsonl", "out_dir") if out else None
         self.writer = _tensorboard(out)
 
     def write(self, step: int, values: dict[str, Any]) -> None:
@@ -183,7 +184,7 @@ class Session:
         acfg = attempt_config(cfg, attempt)
         model, opt = _fresh(acfg, problem, device)
         s = cls(cfg, problem, device, model, opt, attempt, acfg,
-                watch or Validation(cfg.early_stop), loss_terms(cfg), out, MetricsLog(None),
+                watch or Validation(cfg.early_stop, cfg.as_dict()), loss_terms(cfg), out, MetricsLog(None),
                 problem.lengths(cfg.train_lengths))
         s.fwd = _compiled(cfg, model)
         return s

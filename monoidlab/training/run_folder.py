@@ -3,20 +3,26 @@
 A *run folder* holds ``checkpoint.pt``, ``metrics.jsonl``, ``config.json``, ``results.json``
 (and ``best.pt``, ``tb/``). :class:`RunFolder` opens one for training:
 
+* a run file that is a symbolic link, a FIFO or another special file is refused (the trainer
+  never writes through a link, nor blocks on a FIFO); the folder itself may be a link the
+  caller passed;
 * a folder that already holds a run is refused unless the caller resumes it or overwrites it
   (:class:`~monoidlab.errors.RunExists`: ``resume=True`` or ``overwrite=True``);
 * the folder is locked (``fcntl.flock`` on the folder itself, exclusive, non-blocking) for as
   long as the run trains: a second process training into it is refused in one line;
 * temporary files left by a process killed during an atomic write (``.checkpoint.pt.*.tmp``)
   are removed once the lock is held;
-* a folder created for a run that failed before writing anything is removed again.
+* a new run that fails before its first checkpoint leaves nothing behind (no ``config.json``
+  that would block the retry); a folder it created is removed again.
 
-Checkpoints are written atomically with a SHA-256 checksum of their tensors
-(:func:`save_checkpoint`) and read with ``torch.load(weights_only=True)``
+Checkpoints are written atomically with SHA-256 checksums of their tensors and of every other
+entry (config, step, early-stopping state: :func:`save_checkpoint`) and read with ``torch.load(weights_only=True)``
 (:func:`read_checkpoint`): a file that is not a monoidlab checkpoint, or that ``weights_only``
 refuses, raises "refusing to load: not a monoidlab checkpoint (or unsafe content)"; a checksum
-mismatch (a flipped bit) or a non-finite weight is refused too. Checkpoints written before the
-checksum existed still load (there is nothing to compare).
+mismatch (a flipped bit, an edited config) or a non-finite weight is refused too. Checkpoints
+written before a checksum existed still load (there is nothing to compare). The checksums
+detect damage and edits; they are not a signature (whoever rewrites a file with torch can
+rewrite its checksums).
 
 :func:`read_metrics` reads ``metrics.jsonl`` tolerantly: a line cut short by a kill is skipped
 with a warning that names the file, so it never blocks a resumed run.
@@ -42,32 +48,47 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 import warnings
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from monoidlab._paths import check_output_dir, ensure_dir
+from monoidlab._paths import check_entry, check_output_dir, ensure_dir, kind_of
 from monoidlab._util import atomic_torch_save, atomic_write_text
 from monoidlab.errors import CheckpointError, InputError, RunExists, TrainingDiverged
 
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["RunFolder", "RUN_FILES", "is_run", "check_run_folder", "save_checkpoint",
-           "read_checkpoint", "weights_checksum", "read_metrics", "truncate_metrics"]
+__all__ = ["RunFolder", "RUN_FILES", "is_run", "check_entries", "check_run_folder", "save_checkpoint",
+           "read_checkpoint", "weights_checksum", "read_metrics", "truncate_metrics",
+           "read_run_json"]
 
 RUN_FILES = ("checkpoint.pt", "best.pt", "metrics.jsonl", "config.json", "results.json")
 RUN_DIRS = ("tb",)
-CHECKSUM_KEY = "sha256"  # {"model": hex, "optimizer": hex} in every checkpoint we write
+CHECKSUM_KEY = "sha256"  # {"model": hex, "optimizer": hex, "rest": hex} in every checkpoint
+TENSOR_KEYS = ("model", "optimizer")  # each checksummed on its own (the error says which)
+REST = "rest"  # the checksum of every other entry (config, step, ...); absent before 0.2
 REFUSE = "refusing to load: not a monoidlab checkpoint (or unsafe content)"
 
 
 # ------------------------------------------------------------------------------ run folders
 def is_run(path: str | os.PathLike) -> list[str]:
-    """The run files present in ``path`` (empty when it holds no run)."""
+    """The run files present in ``path`` (empty when it holds no run); a dangling link counts."""
     p = Path(path)
-    return [n for n in (*RUN_FILES, *RUN_DIRS) if (p / n).exists()] if p.is_dir() else []
+    return [n for n in (*RUN_FILES, *RUN_DIRS) if os.path.lexists(p / n)] if p.is_dir() else []
+
+
+def check_entries(path: str | os.PathLike, what: str = "out_dir") -> None:
+    """Refuse a run folder whose run files are symbolic links, FIFOs or other special files
+    (:func:`~monoidlab._paths.check_entry`): the trainer would write through the link (outside
+    the folder) or block opening the FIFO."""
+    p = Path(path)
+    for name in RUN_FILES:
+        check_entry(p / name, what)
+    for name in RUN_DIRS:
+        check_entry(p / name, what, "dir")
 
 
 def check_run_folder(path: str | os.PathLike, *, resume: bool = False, overwrite: bool = False,
@@ -79,6 +100,7 @@ def check_run_folder(path: str | os.PathLike, *, resume: bool = False, overwrite
         raise InputError("give resume=True (continue the run) or overwrite=True (replace it), not "
                          "both")
     p = check_output_dir(path, what)
+    check_entries(p, what)
     present = is_run(p)
     if resume and not (p / "checkpoint.pt").is_file():
         raise CheckpointError(f"resume=True: no checkpoint at {p / 'checkpoint.pt'}")
@@ -98,6 +120,7 @@ class RunFolder:
         self.resume, self.overwrite, self.what = resume, overwrite, what
         self._fd: int | None = None
         self._created = False
+        self._entered = False  # checked and locked: the run files present are this run's
 
     @property
     def checkpoint(self) -> Path:
@@ -122,6 +145,7 @@ class RunFolder:
             self._clean_stale()
             if self.overwrite:
                 self._remove_run()
+            self._entered = True
         except BaseException:
             self._release(failed=True)
             raise
@@ -132,8 +156,13 @@ class RunFolder:
         self._release(failed=exc_type is not None)
 
     def _release(self, failed: bool) -> None:
-        """Unlock; remove the folder again when this process created it and failed (only
-        while it is still empty: nothing of a run is ever removed here)."""
+        """Unlock. A new run that failed before its first checkpoint leaves nothing behind
+        (its ``config.json`` and ``metrics.jsonl`` would only block the retry, and nothing
+        could resume it); the folder goes too when this process created it and it is empty.
+        A resumed run, or one with a checkpoint, is never touched."""
+        if (failed and self._entered and not self.resume
+                and not os.path.lexists(self.checkpoint)):
+            self._remove_run()  # every run file here is this process's (entry refused others)
         if self._fd is not None:
             os.close(self._fd)  # closing the descriptor releases the flock
             self._fd = None
@@ -228,8 +257,15 @@ def save_checkpoint(payload: dict, path: str | os.PathLike) -> None:
     if bad:
         raise TrainingDiverged(f"weight {bad!r} became NaN or infinite; not written to {path} "
                                "(the last good checkpoint is kept). Try a lower lr or clip.")
-    sums = {k: weights_checksum(payload[k]) for k in ("model", "optimizer") if k in payload}
+    sums = {k: weights_checksum(payload[k]) for k in TENSOR_KEYS if k in payload}
+    sums[REST] = weights_checksum(_rest(payload))
     atomic_torch_save({**payload, CHECKSUM_KEY: sums}, path)
+
+
+def _rest(ckpt: dict) -> dict:
+    """Every entry of a checkpoint but its tensor tables and the checksums themselves: the
+    config, the step, the early-stopping state, the problem."""
+    return {k: v for k, v in ckpt.items() if k not in (*TENSOR_KEYS, CHECKSUM_KEY)}
 
 
 def read_checkpoint(path: str | os.PathLike, device: torch.device | str = "cpu",
@@ -241,6 +277,10 @@ def read_checkpoint(path: str | os.PathLike, device: torch.device | str = "cpu",
     import torch
 
     path = Path(path)
+    with contextlib.suppress(OSError):  # a FIFO would block torch.load, a device never end
+        mode = os.stat(path).st_mode
+        if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+            raise CheckpointError(f"{path} is {kind_of(mode)}, not a checkpoint file")
     try:
         ckpt = torch.load(path, map_location=device, weights_only=True)
     except MemoryError:
@@ -267,8 +307,17 @@ def read_checkpoint(path: str | os.PathLike, device: torch.device | str = "cpu",
     if sums is not None:
         if not isinstance(sums, dict):
             raise CheckpointError(f"{path}: {REFUSE} (malformed checksum)")
+        if REST in sums:  # written by 0.2 or later: every entry is covered
+            missing = [k for k in TENSOR_KEYS if k in ckpt and k not in sums]
+            if missing:
+                raise CheckpointError(f"{path}: {REFUSE} (no checksum for {', '.join(missing)})")
         for key, expected in sums.items():
-            if key not in ckpt or weights_checksum(ckpt[key]) != expected:
+            if key == REST:
+                if weights_checksum(_rest(ckpt)) != expected:
+                    raise CheckpointError(
+                        f"{path}: its config, step or other entries do not match their "
+                        "checksum (the file is damaged or was edited); refusing to load")
+            elif key not in ckpt or weights_checksum(ckpt[key]) != expected:
                 raise CheckpointError(f"{path}: the {key} tensors do not match their checksum "
                                       "(the file is damaged); refusing to load")
     bad = _non_finite(ckpt["model"]) if "model" in ckpt else None
@@ -277,6 +326,22 @@ def read_checkpoint(path: str | os.PathLike, device: torch.device | str = "cpu",
     if bad:
         raise CheckpointError(f"{path}: {bad!r} holds NaN or infinite values; refusing to load")
     return ckpt
+
+
+# ------------------------------------------------------------------------------ json files
+def read_run_json(path: str | os.PathLike, hint: str = "delete it") -> dict:
+    """A run folder's JSON file (``config.json``, ``results.json``) as a table; a file that is
+    not UTF-8 JSON, not a table, or not a regular file is one
+    :class:`~monoidlab.errors.CheckpointError` naming it (and saying what to do: ``hint``)."""
+    path = Path(path)
+    check_entry(path, "run file")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CheckpointError(f"{path}: not JSON ({exc}); {hint}") from None
+    if not isinstance(data, dict):
+        raise CheckpointError(f"{path}: a JSON {type(data).__name__}, not a table; {hint}")
+    return data
 
 
 # ------------------------------------------------------------------------------ metrics

@@ -45,12 +45,13 @@ import os
 from pathlib import Path
 from typing import Any
 
-from monoidlab._paths import check_output_dir, is_within, slugify
+from monoidlab._paths import check_entry, check_output_dir, child_dir, is_within, slugify
 from monoidlab._util import atomic_write_text, write_section
-from monoidlab.errors import ConfigError, MissingDependency
-from monoidlab.evaluation.result import upgrade_results
+from monoidlab.errors import CheckpointError, ConfigError, MissingDependency, OutputPathError
+from monoidlab.evaluation.result import Evaluation, upgrade_results
 from monoidlab.training.config import RunConfig
 from monoidlab.training.parse import config_from_dict, read_toml
+from monoidlab.training.run_folder import check_entries, read_run_json
 
 __all__ = ["load_sweep", "run_sweep", "summarise"]
 
@@ -131,15 +132,49 @@ def load_sweep(path: str | os.PathLike) -> dict[str, Any]:
     workers = sweep.get("workers", 1)
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ConfigError(f"{path}: [sweep] key 'workers': a positive integer, got {workers!r}")
-    paper = data.get("paper", {})
-    if not isinstance(paper, dict) or not isinstance(paper.get("scores", {}), dict):
-        raise ConfigError(f"{path}: [paper] needs 'scores' = {{ model = {{ task = percent }} }}")
+    paper = _paper(path, data.get("paper", {}))
     title = _text(path, sweep, "title", path.stem)
     if "\n" in title:
         raise ConfigError(f"{path}: [sweep] key 'title': one line, got {title!r}")
     return {"runs": runs, "out": out, "source": str(path), "workers": workers, "title": title,
             "results_md": _results_md(path, sweep, out), "notes": _text(path, sweep, "notes", ""),
             "paper": paper}
+
+
+def _paper(path: Path, paper: Any) -> dict[str, Any]:
+    """``[paper]``, checked before any training (the table reads it only at the end):
+    ``scores = { model = { task = percent } }``, ``solved_at`` a percent, ``solved = { model =
+    count }``, ``source`` text."""
+    def bad(what: str, value: Any) -> ConfigError:
+        return ConfigError(f"{path}: [paper] {what}, got {value!r}")
+
+    def number(v: Any) -> bool:
+        return isinstance(v, int | float) and not isinstance(v, bool) and 0 <= v <= 100
+
+    if not isinstance(paper, dict):
+        raise bad("must be a table", paper)
+    unknown = sorted(set(paper) - {"scores", "solved_at", "solved", "source"})
+    if unknown:
+        raise ConfigError(f"{path}: [paper] has unknown key(s) {unknown} (keys: scores, "
+                          "solved_at, solved, source)")
+    scores = paper.get("scores", {})
+    if not isinstance(scores, dict):
+        raise bad("needs 'scores' = { model = { task = percent } }", scores)
+    for model, per in scores.items():
+        if not isinstance(per, dict):
+            raise bad(f"scores.{model}: a table of task = percent", per)
+        for task, v in per.items():
+            if not number(v):
+                raise bad(f"scores.{model}.{task}: a percent in 0..100", v)
+    if "solved_at" in paper and not number(paper["solved_at"]):
+        raise bad("solved_at: a percent in 0..100", paper["solved_at"])
+    solved = paper.get("solved", {})
+    if not isinstance(solved, dict) or not all(
+            isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in solved.values()):
+        raise bad("solved: a table of model = number of tasks", solved)
+    if not isinstance(paper.get("source", ""), str):
+        raise bad("source: text", paper["source"])
+    return paper
 
 
 def run_id(name: str, model: str, seed: int) -> str:
@@ -216,11 +251,14 @@ def _results_md(path: Path, sweep: dict, out: str) -> str | None:
         raise ConfigError(f"{path}: [sweep] key 'results_md': a .md file, got {md!r}")
     roots = [Path(out), path.resolve().parent.parent / "docs",
              Path(__file__).resolve().parents[2] / "docs"]
-    if not any(is_within(md, r) for r in roots):
+    # a docs folder that is itself a link to elsewhere does not count as a docs folder
+    if not any(is_within(md, r, follow_root=i == 0) for i, r in enumerate(roots)):
         raise ConfigError(f"{path}: [sweep] key 'results_md': {Path(md).resolve()} must lie in "
                           f"the sweep's out folder or a docs folder ({', '.join(map(str, roots))})")
-    if Path(md).exists() and not Path(md).resolve().is_file():
-        raise ConfigError(f"{path}: [sweep] key 'results_md': {md} is not a file")
+    try:
+        check_entry(md, f"{path}: [sweep] key 'results_md'")
+    except OutputPathError as exc:
+        raise ConfigError(str(exc)) from None
     return md
 
 
@@ -228,9 +266,12 @@ def _run_one(run: dict[str, Any], out_root: str, progress: bool) -> dict[str, An
     from monoidlab.training.trainer import train
 
     cfg: RunConfig = run["config"]
-    out = Path(out_root) / run["id"]
+    # a folder the sweep names itself: never a link (it would write the run elsewhere)
+    out = child_dir(out_root, run["id"], "sweep run folder")
+    if out.is_dir():
+        check_entries(out, "sweep run folder")
     done = out / "results.json"
-    res = upgrade_results(json.loads(done.read_text())) if done.is_file() else None
+    res = _read_results(done) if done.is_file() else None
     if res is not None:
         _check_same_config(cfg, out)
     if res is None:
@@ -240,6 +281,7 @@ def _run_one(run: dict[str, Any], out_root: str, progress: bool) -> dict[str, An
     elif "evaluation" not in res:  # finished before strict evaluation: evaluate it again
         res = _reevaluate(cfg, out, res, progress)
     res = json.loads(json.dumps(res))  # one form, fresh or reloaded: lengths as JSON keys
+    _check_results(res, done)
     solved_by = res["evaluation"].get("solved_by", {})  # tape tasks: per_string and pooled
     return {**{k: run[k] for k in ("id", "problem", "model", "seed")}, "lr": run.get("lr"),
             "solved": res["solved"], "verdict": res["verdict"],
@@ -253,6 +295,42 @@ def _run_one(run: dict[str, Any], out_root: str, progress: bool) -> dict[str, An
             "device": res["device"], "evaluation": res["evaluation"]}
 
 
+_RESULT_KEYS: dict[str, type | tuple[type, ...]] = {
+    "solved": bool, "verdict": str, "paper_score": (int, float), "min_accuracy": dict,
+    "train_seconds": (int, float), "steps": int, "device": str, "evaluation": dict}
+
+
+def _read_results(path: Path) -> dict[str, Any]:
+    """A finished run's ``results.json`` in today's vocabulary (one error naming a file that
+    is not a JSON table)."""
+    return upgrade_results(read_run_json(path, _RESULTS_HINT))
+
+
+def _check_results(res: dict[str, Any], path: Path) -> None:
+    """The keys the sweep's table reads, with their types, and an evaluation that parses."""
+    for key, types in _RESULT_KEYS.items():
+        v = res.get(key)
+        ok = isinstance(v, bool) if types is bool else (isinstance(v, types)
+                                                         and not isinstance(v, bool))
+        if not ok:
+            want = getattr(types, "__name__", "a number")
+            raise _bad_results(path, f"key {key!r} missing or not {want}")
+    try:
+        Evaluation.from_dict(res["evaluation"])
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise _bad_results(path, f"its 'evaluation' does not parse ({type(exc).__name__}: "
+                                 f"{exc})") from None
+
+
+_RESULTS_HINT = ("delete it (the run is then evaluated again from its checkpoint) or give the "
+                 "sweep a new 'out'")
+
+
+def _bad_results(path: Path, reason: str) -> CheckpointError:
+    return CheckpointError(f"{path}: not the results of a monoidlab run ({reason}); "
+                           f"{_RESULTS_HINT}")
+
+
 def _check_same_config(cfg: RunConfig, out: Path) -> None:
     """A finished run is reused only when the sweep file still asks for it: a changed setting
     (say, more steps) must not silently keep the old results in the new table."""
@@ -262,7 +340,8 @@ def _check_same_config(cfg: RunConfig, out: Path) -> None:
     if not saved_path.is_file():
         return  # a run from before config.json was written: nothing to compare
     # through the config reader: keys added since the run was trained take their defaults
-    saved = config_from_dict(json.loads(saved_path.read_text()), str(saved_path), saved=True)
+    keys = read_run_json(saved_path, "delete the run folder to train it again")
+    saved = config_from_dict(keys, str(saved_path), saved=True)
     diff = _differences(saved, cfg) if saved != cfg else []
     if diff:
         raise ConfigError(f"{out}: this finished run was trained with other settings than the "

@@ -29,7 +29,7 @@ from monoidlab._util import atomic_write_text
 from monoidlab.errors import CheckpointError, InputError, TrainingDiverged
 from monoidlab.evaluation.result import Evaluation
 from monoidlab.evaluation.run import evaluate_kinds, single_class_lengths
-from monoidlab.training.attempts import Validation, read_best, weights_attempt
+from monoidlab.training.attempts import Validation, read_best, read_run_best, weights_attempt
 from monoidlab.training.config import RunConfig
 from monoidlab.training.loop import Session, build_for, lr_at, run_steps, training_batch
 from monoidlab.training.run_folder import RunFolder, read_checkpoint, truncate_metrics
@@ -82,11 +82,11 @@ def load_checkpoint(path: str | os.PathLike, device: torch.device | str = "cpu"
     if path.is_dir():
         best = path / "best.pt"
         path = path / "checkpoint.pt"
-    if not path.is_file():
+    if not os.path.lexists(path):
         raise CheckpointError(f"no checkpoint at {path}")
-    ckpt = read_checkpoint(path, device)  # verified: keys, checksums, finite weights
-    if best is not None and best.is_file():
-        kept = read_best(best, device)
+    ckpt = read_checkpoint(path, device)  # a FIFO or a folder is refused there, in one line  # verified: keys, checksums, finite weights
+    kept = read_run_best(best.parent, ckpt, device) if best is not None else None
+    if kept is not None:
         ckpt = {**ckpt, "model": kept["model"], "step": kept["step"], "last_step": ckpt["step"]}
     cfg = saved_config(ckpt, str(path))
     problem = make_problem(cfg)
@@ -146,7 +146,7 @@ def _train(cfg: RunConfig, out: Path | None, resume: bool, progress: bool,
     test_lengths = problem.lengths(cfg.test_lengths)  # filtered once, for the whole run
     if evaluate_at_end:  # warn before minutes of training, not after
         single_class_lengths(problem, test_lengths)
-    step0, watch, ckpt = 0, Validation(cfg.early_stop), None
+    step0, watch, ckpt = 0, Validation(cfg.early_stop, cfg.as_dict()), None
     if resume:
         ckpt, step0 = _resume(cfg, out, device, watch)
     # step counts over all attempts: attempt a trains global steps a*steps .. (a+1)*steps - 1
@@ -214,7 +214,7 @@ def _resume(cfg: RunConfig, out: Path | None, device: torch.device,
     if saved != cfg:
         diff = _differences(saved, cfg)
         raise ConfigError(f"resume=True: config differs from the checkpoint's in {diff}")
-    watch.load(ckpt.get("early_stop"), out)
+    watch.load(ckpt, out)
     return ckpt, int(ckpt["step"])
 
 

@@ -1,5 +1,10 @@
 """Shared pieces of the figures: the pyplot handle, EC tick labels by representative words,
-categorical EC colours.
+categorical EC colours, and :func:`literal`, the one way user text enters a figure.
+
+Every string a user provides (language, class, state and symbol names, EC words, titles,
+run and kind names) goes through :func:`literal` (or :func:`legend_label` for legend
+entries), so matplotlib shows it as written: a ``$`` never starts mathtext, a leading ``_``
+never hides a legend entry.
 
 EC axes are labelled by representative words (``"3: 01"``: index and shortest word). Up to
 ``LABEL_LIMIT`` ECs every EC is labelled; past it every k-th, with k the smallest step that keeps
@@ -7,6 +12,8 @@ at most ``LABEL_LIMIT`` labels, and the figure's title says so (:func:`label_not
 
 >>> label_step(30), label_step(56), label_step(141)
 (1, 2, 4)
+>>> print(literal("$x$ costs $5"))
+\\$x\\$ costs \\$5
 """
 
 from __future__ import annotations
@@ -20,7 +27,8 @@ if TYPE_CHECKING:
     from monoidlab.monoid import SyntacticMonoid
 
 __all__ = ["LABEL_LIMIT", "COLOUR_LIMIT", "pyplot", "ec_ticks", "ec_names", "label_step",
-           "label_note", "set_ec_ticks", "trim", "zero_element"]
+           "label_note", "set_ec_ticks", "trim", "zero_element", "literal", "legend_label",
+           "literals"]
 
 LABEL_LIMIT = 40  # label every EC up to this many, else every k-th
 COLOUR_LIMIT = 10  # distinct colours (tab10) for at most this many ECs; the rest grey as "other"
@@ -40,8 +48,35 @@ def pyplot() -> Any:
     return plt
 
 
+def literal(text: Any) -> str:
+    """``text`` as a string matplotlib draws as written (non-usetex mode, where only ``$``
+    is special: every ``$`` is escaped, so no mathtext is parsed and ``\\$`` shows ``$``).
+
+    >>> literal("a_b^c"), literal(3)
+    ('a_b^c', '3')
+    """
+    return str(text).replace("$", r"\$")
+
+
+def literals(texts: Any) -> list[str]:
+    """:func:`literal` of every item."""
+    return [literal(t) for t in texts]
+
+
+def legend_label(text: Any) -> str:
+    """A legend entry shown as written: :func:`literal`, and a leading ``_`` (which makes
+    matplotlib leave the entry out of the legend) kept visible behind a zero-width space.
+
+    >>> legend_label("_hidden")
+    '\u200b_hidden'
+    """
+    out = literal(text)
+    return "\u200b" + out if out.startswith("_") else out
+
+
 def ec_names(monoid: SyntacticMonoid | None, ecs: ArrayLike, index: bool = True) -> list[str]:
     """``"index: word"`` (or the word alone) for each EC; the index alone without a monoid.
+    The words are :func:`literal` (ready for a figure).
 
     >>> ec_names(None, [0, 3])
     ['0', '3']
@@ -49,7 +84,7 @@ def ec_names(monoid: SyntacticMonoid | None, ecs: ArrayLike, index: bool = True)
     arr = np.asarray(ecs).ravel()
     if monoid is None:
         return [str(int(e)) for e in arr]
-    words = monoid.labels()
+    words = literals(monoid.labels())
     return [f"{int(e)}: {words[int(e)]}" if index else words[int(e)] for e in arr]
 
 
@@ -88,7 +123,7 @@ def set_ec_ticks(ax: Any, monoid: SyntacticMonoid | None, ecs: ArrayLike, axis: 
 def ec_ticks(monoid: SyntacticMonoid, used: np.ndarray) -> list[str] | bool:
     """Representative words of ``used`` when at most ``LABEL_LIMIT``, else False (seaborn's
     "no labels"); prefer :func:`set_ec_ticks`, which labels every k-th past the limit."""
-    labels = monoid.labels()
+    labels = literals(monoid.labels())
     return [labels[i] for i in used] if len(used) <= LABEL_LIMIT else False
 
 

@@ -13,7 +13,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from monoidlab.viz._common import LABEL_LIMIT, label_note, set_ec_ticks, zero_element
+from monoidlab.viz._common import (
+    LABEL_LIMIT,
+    label_note,
+    literal,
+    literals,
+    set_ec_ticks,
+    zero_element,
+)
 from monoidlab.viz._common import pyplot as _plt
 
 if TYPE_CHECKING:
@@ -50,13 +57,13 @@ def automaton_figure(lang: Automaton, max_states: int = 40) -> Figure:
     nx.draw_networkx_nodes(g, pos, node_color=colors, ax=ax, node_size=500,
                            edgecolors=["black" if q == lang.start else "none" for q in range(n)],
                            linewidths=2.5)
-    nx.draw_networkx_labels(g, pos, {q: lang.state_names[q][:6] for q in range(n)}, ax=ax,
-                            font_size=8)
+    nx.draw_networkx_labels(g, pos, {q: literal(lang.state_names[q][:6]) for q in range(n)},
+                            ax=ax, font_size=8)
     nx.draw_networkx_edges(g, pos, ax=ax, arrows=True, connectionstyle="arc3,rad=0.15",
                            node_size=500)
-    nx.draw_networkx_edge_labels(g, pos, {k: ",".join(v)[:12] for k, v in labels.items()},
+    nx.draw_networkx_edge_labels(g, pos, {k: literal(",".join(v)[:12]) for k, v in labels.items()},
                                  ax=ax, font_size=7, connectionstyle="arc3,rad=0.15")
-    ax.set_title(f"{lang.name}: minimal automaton ({lang.n_states} states; start has a black rim;"
+    ax.set_title(f"{literal(lang.name)}: minimal automaton ({lang.n_states} states; start has a black rim;"
                  f" colour = class)" + (" — truncated" if lang.n_states > max_states else ""),
                  fontsize=9)
     ax.axis("off")
@@ -78,7 +85,7 @@ def multiplication_heatmap(monoid: SyntacticMonoid, limit: int = LABEL_LIMIT) ->
     t = np.asarray(monoid.table)
     side = min(13.0, max(5.0, 0.16 * min(n, 80) + 3))
     fig, ax = plt.subplots(figsize=(side + 1, side))
-    words = monoid.labels()
+    words = literals(monoid.labels())
     notes = []
     if n <= 20:
         sns.heatmap(t, ax=ax, cmap="tab20", vmin=0, vmax=19, cbar=False, linewidths=0.3,
@@ -98,12 +105,12 @@ def multiplication_heatmap(monoid: SyntacticMonoid, limit: int = LABEL_LIMIT) ->
                     cbar_kws={"label": "length of the shortest word of a·b", "shrink": 0.6})
         notes.append("colour: shortest word length of a·b")
         if z is not None:
-            notes.append(f"grey: the zero {words[z]!r}")
+            notes.append(f"grey: the zero {literal(repr(monoid.labels()[z]))}")
     step = set_ec_ticks(ax, monoid, np.arange(n), "x", limit, index=n > 20)
     set_ec_ticks(ax, monoid, np.arange(n), "y", limit, index=n > 20)
     ax.set_xlabel("b (right factor)")
     ax.set_ylabel("a (left factor)")
-    ax.set_title(f"{monoid.automaton.name}: a·b, {n} ECs ({'; '.join(notes)}{label_note(step)})",
+    ax.set_title(f"{literal(monoid.automaton.name)}: a·b, {n} ECs ({'; '.join(notes)}{label_note(step)})",
                  fontsize=9)
     fig.tight_layout()
     return fig
@@ -113,7 +120,7 @@ def egg_box_figure(monoid: SyntacticMonoid, max_classes: int = 12) -> Figure:
     """Egg-box diagrams of the J-classes (rows R-classes, columns L-classes; * = idempotent)."""
     plt = _plt()
     boxes = monoid.green.egg_boxes()[:max_classes]
-    labels = monoid.labels()
+    labels = literals(monoid.labels())
     rows = [len(b.r_classes) + 1 for b in boxes]  # each diagram as tall as its R-classes
     fig, axes = plt.subplots(len(boxes), 1, figsize=(7, 0.3 * sum(rows) + 0.3), squeeze=False,
                              gridspec_kw={"height_ratios": rows})

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from monoidlab.viz._common import LABEL_LIMIT, label_note, set_ec_ticks
+from monoidlab.viz._common import LABEL_LIMIT, label_note, literal, literals, set_ec_ticks
 from monoidlab.viz._common import pyplot as _plt
 from monoidlab.viz._common import trim as _trim
 
@@ -57,9 +57,10 @@ def coverage_heatmap(cov: Coverage, ax: Any = None, title: str | None = None,
     ax.set_xlabel("right EC")
     ax.set_ylabel("left EC")
     lengths = cov.lengths
-    ax.set_title((title or f"{cov.monoid.automaton.name}: {cov.schedule}, lengths "
-                  f"{lengths.min()}–{lengths.max()} ({'exact' if cov.exact else 'sampled'})")
-                 + label_note(step), fontsize=9)
+    ax.set_title(literal(title or f"{cov.monoid.automaton.name}: {cov.schedule}, lengths "
+                         f"{lengths.min()}–{lengths.max()} "
+                         f"({'exact' if cov.exact else 'sampled'})") + label_note(step),
+                 fontsize=9)
     return fig or ax.figure
 
 
@@ -104,7 +105,7 @@ def gap_heatmaps(gap: CoverageGap) -> Figure:
     coverage_heatmap(gap.test, ax=axes[1], rows=rows, cols=cols, vmin=lo, vmax=0,
                      title=f"test {_lens(gap.test)}")
     ratio_heatmap(gap, ax=axes[2], rows=rows, cols=cols)
-    fig.suptitle(f"{gap.test.monoid.automaton.name}: EC compositions ({gap.test.schedule}); "
+    fig.suptitle(f"{literal(gap.test.monoid.automaton.name)}: EC compositions ({gap.test.schedule}); "
                  f"{int(gap.missing.sum())} needed at test, never in training")
     fig.tight_layout()
     return fig
@@ -128,7 +129,7 @@ def shift_bars(gap: CoverageGap, top: int = 30) -> Figure:
     plt = _plt()
     s = gap.ec_shift
     order = np.argsort(-np.abs(s["shift"]))[:top]
-    labels = gap.test.monoid.labels()
+    labels = literals(gap.test.monoid.labels())
     df = pd.DataFrame({"EC": [labels[i] for i in order for _ in (0, 1)],
                        "probability": [v for i in order for v in (s["train"][i], s["test"][i])],
                        "split": ["train", "test"] * len(order)})
@@ -147,7 +148,8 @@ def missing_table(gap: CoverageGap, limit: int = 30) -> Figure:
     fig, ax = plt.subplots(figsize=(7, 0.3 * (len(rows) + 2)))
     ax.axis("off")
     if rows:
-        cells = [[r["left_word"], r["right_word"], f"{r['test_probability']:.2e}"] for r in rows]
+        cells = [[literal(r["left_word"]), literal(r["right_word"]),
+                  f"{r['test_probability']:.2e}"] for r in rows]
         ax.table(cellText=cells, colLabels=["left EC", "right EC", "P(test)"], loc="center")
     else:
         ax.text(0.5, 0.5, "no missing compositions", ha="center", va="center")
@@ -187,7 +189,7 @@ def level_grid(lc: Any, max_levels: int = 9) -> Figure:
         ax.set_ylabel("left EC", fontsize=7)
     for ax in axes.ravel()[len(levels):]:
         ax.axis("off")
-    fig.suptitle(f"{lc.language}: needed at test lengths vs shown in training, by tree level "
+    fig.suptitle(f"{literal(lc.language)}: needed at test lengths vs shown in training, by tree level "
                  "(green: shown at that level, orange: only at another level, red: nowhere, "
                  "grey: shown, not needed there)", fontsize=8)
     fig.tight_layout()

@@ -25,13 +25,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from monoidlab.errors import MissingDependency
+from monoidlab._checks import check_count, check_seed
+from monoidlab.errors import InputError, MissingDependency
 from monoidlab.viz._common import (
     COLOUR_LIMIT,
     LABEL_LIMIT,
     ec_names,
     label_note,
     label_step,
+    legend_label,
+    literal,
     set_ec_ticks,
 )
 from monoidlab.viz._common import pyplot as _plt
@@ -123,7 +126,7 @@ def contingency_heatmap(agreement: ClusterAgreement, monoid: SyntacticMonoid | N
     ax.set_ylabel("true EC")
     s = agreement.scores_
     head = title or _name(agreement)
-    ax.set_title(f"{head}: ARI {s['ari']:.2f}, NMI {s['nmi']:.2f}, purity {s['purity']:.2f}; "
+    ax.set_title(f"{literal(head)}: ARI {s['ari']:.2f}, NMI {s['nmi']:.2f}, purity {s['purity']:.2f}; "
                  f"{hit / max(c.sum(), 1):.0%} of nodes on the matched diagonal"
                  f"{label_note(step)}", fontsize=9)
     return fig or ax.figure
@@ -136,7 +139,10 @@ def _name(agreement: ClusterAgreement) -> str:
 
 def umap_coordinates(X: np.ndarray, seed: int = 0, n_neighbors: int = 15,
                      min_dist: float = 0.1) -> np.ndarray:
-    """2-D UMAP coordinates of ``X`` (seeded; umap-learn is imported here)."""
+    """2-D UMAP coordinates of ``X`` (seeded; umap-learn is imported here). ``seed``: an
+    integer in 0 .. 2^32 - 1 (what umap's ``random_state`` takes)."""
+    seed = _umap_seed(seed)
+    n_neighbors = check_count(n_neighbors, "n_neighbors", minimum=2)
     try:
         import umap
     except ImportError:  # pragma: no cover - umap-learn is a core dependency
@@ -148,6 +154,13 @@ def umap_coordinates(X: np.ndarray, seed: int = 0, n_neighbors: int = 15,
         reducer = umap.UMAP(n_components=2, n_neighbors=min(n_neighbors, len(X) - 1),
                             min_dist=min_dist, random_state=seed)
         return reducer.fit_transform(np.asarray(X, dtype=np.float32))
+
+
+def _umap_seed(seed: Any) -> int:
+    seed = check_seed(seed, generator=False, none=False)
+    if seed > 2**32 - 1:
+        raise InputError(f"seed: an integer in 0 .. 2^32 - 1 for UMAP, got {seed}")
+    return int(seed)
 
 
 def ec_colour_groups(ecs: ArrayLike,
@@ -177,6 +190,10 @@ def umap_figure(emb: NodeEmbeddings, max_points: int | None = 2000, seed: int = 
     tab20) and a legend entry ("index: word", share of nodes); the rarer ones are drawn
     underneath in grey as "other" (their count and share in the legend and the panel title).
     """
+    seed = _umap_seed(seed)
+    max_colours = check_count(max_colours, "max_colours")
+    if max_points is not None:
+        max_points = check_count(max_points, "max_points")
     plt = _plt()
     if coords is None:
         emb = emb.subsample(max_points, "level", seed)
@@ -200,7 +217,7 @@ def umap_figure(emb: NodeEmbeddings, max_points: int | None = 2000, seed: int = 
     for i, (e, name) in enumerate(zip(kept, names)):
         on = grouped == e
         ax.scatter(coords[on, 0], coords[on, 1], s=7, color=pal(i), linewidths=0,
-                   label=f"{name} ({on.mean():.0%})")
+                   label=f"{name} ({on.mean():.0%})")  # ec_names: literal already
     ax.set_title(f"true EC: the {len(kept)} most frequent of {n_ecs}"
                  + ("" if not other.any() else f"; {n_ecs - len(kept)} rarer ECs grey"),
                  fontsize=9)
@@ -210,7 +227,7 @@ def umap_figure(emb: NodeEmbeddings, max_points: int | None = 2000, seed: int = 
         for i, c in enumerate(class_names):
             on = classes == c
             axes[j].scatter(coords[on, 0], coords[on, 1], s=6, color=cpal(i % 8), linewidths=0,
-                            label=f"{c} ({on.mean():.0%})")
+                            label=legend_label(f"{c} ({on.mean():.0%})"))
         axes[j].set_title("class the EC maps to", fontsize=9)
         j += 1
     level = meta["level"].to_numpy()
@@ -229,7 +246,7 @@ def umap_figure(emb: NodeEmbeddings, max_points: int | None = 2000, seed: int = 
         ax.legend(fontsize=7, markerscale=2, loc="upper center", bbox_to_anchor=(0.5, -0.01),
                   ncol=2 if len(handles) > 4 else len(handles), frameon=False,
                   handletextpad=0.2, columnspacing=0.8)
-    fig.suptitle(title or f"UMAP of {n} node embeddings (seed {seed})", fontsize=10)
+    fig.suptitle(literal(title or f"UMAP of {n} node embeddings (seed {seed})"), fontsize=10)
     fig.tight_layout()
     return fig
 
@@ -265,6 +282,6 @@ def associativity_histograms(trained: pandas.DataFrame, init: pandas.DataFrame |
     if any("cos_unrelated" in d for d in frames.values()):
         axes[0].text(0.98, 0.98, "dashed: median distance\nbetween unrelated roots",
                      transform=axes[0].transAxes, ha="right", va="top", fontsize=7)
-    fig.suptitle(title or f"associativity on {len(trained)} held-out triples")
+    fig.suptitle(literal(title or f"associativity on {len(trained)} held-out triples"))
     fig.tight_layout()
     return fig

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from monoidlab.viz._common import legend_label, literal
 from monoidlab.viz._common import pyplot as _plt
 
 if TYPE_CHECKING:
@@ -30,11 +31,12 @@ def accuracy_by_length(results: Mapping[Any, Mapping[Any, float]], ax: Any = Non
         fig, ax = plt.subplots(figsize=(7, 4))
     for label, acc in results.items():
         xs = sorted(int(k) for k in acc)
-        ax.plot(xs, [acc[k] if k in acc else acc[str(k)] for k in xs], label=str(label), lw=1.2)
+        ax.plot(xs, [acc[k] if k in acc else acc[str(k)] for k in xs], label=legend_label(label),
+                lw=1.2)
     ax.set_xlabel("length")
     ax.set_ylabel("accuracy")
     ax.set_ylim(0, 1.02)
-    ax.set_title(title)
+    ax.set_title(literal(title))
     ax.legend(fontsize=7)
     return fig or ax.figure
 
@@ -56,13 +58,13 @@ def exact_match_figure(runs: Mapping[Any, Mapping[Any, Mapping[Any, float]]],
                              sharey=True)
     for ax, seed in zip(axes[0], seeds):
         curves = {v: per_seed[seed] for v, per_seed in runs.items() if seed in per_seed}
-        accuracy_by_length(curves, ax=ax, title=f"seed {seed}")
+        accuracy_by_length(curves, ax=ax, title=f"seed {seed}")  # literal there
         if train_length:
             ax.axvline(train_length, color="grey", ls="--", lw=0.8)
         ax.set_xlabel("operand digits")
         ax.set_ylabel("exact match")
     if title:
-        fig.suptitle(title, fontsize=10)
+        fig.suptitle(literal(title), fontsize=10)
     fig.tight_layout()
     return fig
 
@@ -89,13 +91,13 @@ def kind_accuracy_figure(evaluation: Evaluation, ax: Any = None,
         acc = evaluation.accuracy.get(kind, {})
         xs = sorted(acc)
         ax.plot(xs, [acc[x] for x in xs], color=c, lw=1.3, marker="." if len(xs) < 60 else None,
-                label=f"{kind} (min {min(acc.values()):.3f})" if acc else kind)
+                label=legend_label(f"{kind} (min {min(acc.values()):.3f})" if acc else kind))
         for j, (name, per) in enumerate(evaluation.baselines.items()):
             base = per.get(kind, {})
             bx = sorted(x for x in base if x in acc)
             if bx:
                 ax.plot(bx, [base[x] for x in bx], color=c, lw=0.9, alpha=0.7,
-                        ls=("--", "-.", ":")[j % 3], label=f"{kind}: {name} baseline")
+                        ls=("--", "-.", ":")[j % 3], label=legend_label(f"{kind}: {name} baseline"))
         one = evaluation.single_class.get(kind, {})
         if one:
             ox = sorted(one)
@@ -104,6 +106,7 @@ def kind_accuracy_figure(evaluation: Evaluation, ax: Any = None,
     ax.set_xlabel("test length")
     ax.set_ylabel("accuracy")
     ax.set_ylim(0, 1.02)
-    ax.set_title(title or f"{evaluation.problem}: {evaluation.verdict()}"[:110], fontsize=9)
+    ax.set_title(literal(title or f"{evaluation.problem}: {evaluation.verdict()}"[:110]),
+                 fontsize=9)
     ax.legend(fontsize=7, loc="lower left")
     return fig or ax.figure

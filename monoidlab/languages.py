@@ -26,7 +26,7 @@ from monoidlab.spec import load_spec
 if TYPE_CHECKING:
     from monoidlab.monoid import SyntacticMonoid
 
-__all__ = ["languages_dir", "load_language", "language_names", "suite", "suite_names",
+__all__ = ["languages_dir", "load_language", "spec_path", "language_names", "suite", "suite_names",
            "as_language", "as_monoid"]
 
 
@@ -56,6 +56,16 @@ def load_language(name_or_path: str | os.PathLike) -> Automaton:
 
     Loaded machines are cached by path and modification time (the monoid is cached on them).
     """
+    path = spec_path(name_or_path)
+    return _load_cached(str(path.resolve()), path.stat().st_mtime)
+
+
+def spec_path(name_or_path: str | os.PathLike) -> Path:
+    """The spec file a suite name or a path names (the file must exist).
+
+    >>> spec_path("parity").name
+    'parity.toml'
+    """
     if not isinstance(name_or_path, str | os.PathLike):
         raise InputError(f"language: a suite name or the path of a TOML spec, got "
                          f"{type(name_or_path).__name__} {name_or_path!r}"[:200])
@@ -70,7 +80,7 @@ def load_language(name_or_path: str | os.PathLike) -> Automaton:
         what = ("a folder, not a spec file" if path.is_dir() else "not a regular file"
                 if path.exists() else "no such file")
         raise SpecError(text, "<file>", what)
-    return _load_cached(str(path.resolve()), path.stat().st_mtime)
+    return path
 
 
 def as_language(lang: Any, what: str = "lang") -> Automaton:

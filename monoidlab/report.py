@@ -80,7 +80,7 @@ font-size:.9em}figure{margin:1em 0}img{max-width:100%}figcaption{font-size:.85em
 .note{color:#555;font-size:.9em}"""
 
 
-def build_report(language: str | Automaton, out_dir: str | os.PathLike, *,
+def build_report(language: str | Automaton | None, out_dir: str | os.PathLike, *,
                  checkpoint: str | os.PathLike | None = None,
                  train_lengths: LengthsLike = range(1, 41),
                  test_lengths: LengthsLike = range(41, 501), schedule: str = "balanced",
@@ -98,6 +98,7 @@ def build_report(language: str | Automaton, out_dir: str | os.PathLike, *,
     A ``checkpoint`` must have been trained on ``language`` (the same minimal automaton; its
     name may differ): a page about one language must not show the model of another. With
     ``other_language=True`` it is shown anyway, and the title names both languages.
+    ``language=None`` reports the checkpoint's own language (the spec its run carries).
     """
     import monoidlab as ml
     from monoidlab import viz
@@ -109,13 +110,21 @@ def build_report(language: str | Automaton, out_dir: str | os.PathLike, *,
     check_output_dir(out_dir, "report folder")  # before minutes of work, not after
     train_lengths = length_array(train_lengths, "train_lengths")
     test_lengths = length_array(test_lengths, "test_lengths")
+    loaded = None
+    if language is None:  # the run's own language, from the spec its checkpoint carries
+        if not checkpoint:
+            raise InputError("language: give a language, or a checkpoint whose own language "
+                             "is reported")
+        loaded = _load_matching(checkpoint, None, False)
+        language = loaded[2].language
     lang = ml.load_language(language) if isinstance(language, str) else language
     if not isinstance(lang, Automaton):
         raise InputError(f"language: a language name, a spec path or an Automaton, got "
                          f"{type(language).__name__}")
     for suffix in (".html", ".json"):  # a link there would send the page elsewhere
         check_entry(Path(out_dir) / f"{slugify(lang.name, 'language')}{suffix}", "report file")
-    loaded = _load_matching(checkpoint, lang, other_language) if checkpoint else None
+    if checkpoint and loaded is None:
+        loaded = _load_matching(checkpoint, lang, other_language)
     monoid = lang.monoid()
     within = resolve_within(lang, "auto")
     key: dict[str, Any] = {"language": lang.name, "monoid_size": monoid.size}
@@ -229,10 +238,10 @@ def _run_evaluation(checkpoint: str | os.PathLike, test_lengths: np.ndarray
     return ev if seen == set(test_lengths.tolist()) else None
 
 
-def _load_matching(checkpoint: str | os.PathLike, lang: Automaton, other_language: bool
+def _load_matching(checkpoint: str | os.PathLike, lang: Automaton | None, other_language: bool
                    ) -> tuple[Any, Any, Any, dict]:
     """``load_checkpoint(checkpoint)``, refused (before any work) unless its model was trained
-    on ``lang`` or ``other_language`` allows another language."""
+    on ``lang`` (None: any) or ``other_language`` allows another language."""
     from monoidlab.training import load_checkpoint
 
     loaded = load_checkpoint(checkpoint)
@@ -240,10 +249,14 @@ def _load_matching(checkpoint: str | os.PathLike, lang: Automaton, other_languag
     if problem.language is None:
         raise InputError(f"checkpoint {checkpoint}: a model of the task {problem.name!r}, not of "
                          "a language; a report shows a language's model")
-    if problem.language != lang and not other_language:
-        raise InputError(f"checkpoint {checkpoint}: trained on {problem.name!r}, not on "
-                         f"{lang.name!r}; report on {problem.name!r}, or show it anyway with "
-                         "other_language=True (labelled with both names)")
+    if lang is not None and problem.language != lang and not other_language:
+        what = (f"trained on another version of the spec {lang.name!r} (the checkpoint carries "
+                "the spec it was trained on; the one given now differs)"
+                if problem.name == lang.name else
+                f"trained on {problem.name!r}, not on {lang.name!r}")
+        raise InputError(f"checkpoint {checkpoint}: {what}; report on the run's own language (give no language), "
+                         "or show it anyway with other_language=True (labelled with both "
+                         "names)")
     return loaded
 
 

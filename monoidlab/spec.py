@@ -47,13 +47,26 @@ def load_spec(path: str | Path) -> Automaton:
         raise SpecError(src, "<file>", f"cannot read: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
         raise SpecError(src, "<file>", "not UTF-8 text") from None
+    return spec_from_text(text, src, path.stem)
+
+
+def spec_from_text(text: str, source: str = "spec", default_name: str = "language") -> Automaton:
+    """A spec's TOML text as an automaton (what :func:`load_spec` does after reading the file;
+    a run's own copy of its spec is read this way). ``default_name`` names a spec without
+    ``name`` (a file's stem).
+
+    >>> spec_from_text('alphabet = ["a"]\\nstart = "s"\\naccept = ["s"]\\n'
+    ...                '[transitions]\\ns = {a = "s"}\\n', default_name="all-a").name
+    'all-a'
+    """
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise SpecError(src, "<toml>", f"invalid TOML: {exc}") from None
+        raise SpecError(source, "<toml>", f"invalid TOML: {exc}") from None
     except RecursionError:  # tomllib recurses once per nesting level
-        raise SpecError(src, "<toml>", "invalid TOML: arrays or tables nested too deeply") from None
-    return automaton_from_dict(data, source=src, default_name=path.stem)
+        raise SpecError(source, "<toml>", "invalid TOML: arrays or tables nested too deeply"
+                        ) from None
+    return automaton_from_dict(data, source=source, default_name=default_name)
 
 
 def _need(data: dict, key: str, typ: type, src: str, what: str) -> Any:

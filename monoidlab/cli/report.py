@@ -128,6 +128,9 @@ def cmd_report(args: argparse.Namespace) -> None:
         raise UsageError("give either --checkpoint or --train, not both")
     check_output_dir(args.out)  # before minutes of work
     ckpt = args.checkpoint
+    if args.language is None and not ckpt:
+        raise UsageError("give a language (a suite name or a TOML spec), or --checkpoint RUN "
+                         "to report the run's own language")
     if args.train_model:
         ckpt = _train_for_report(args.language, Path(args.out), not args.json)
     _emit_report(args, _report(args, ckpt), ckpt)
@@ -144,7 +147,8 @@ def _common(p: argparse.ArgumentParser) -> argparse.Action:
 
 
 cmd_report.configure = lambda p: (
-    p.add_argument("language", help="suite name or TOML spec"),
+    p.add_argument("language", nargs="?", default=None,
+                   help="suite name or TOML spec (with --checkpoint: default the run's own)"),
     p.add_argument("--checkpoint", default=None, help="a trained model (checkpoint.pt or run dir)"),
     p.add_argument("--train-model", "--train-a-model", dest="train_model", action="store_true",
                    help="train the demo's small MLP-LDRU first"),

@@ -42,6 +42,7 @@ from monoidlab.training.attempts import (
 )
 from monoidlab.training.config import RunConfig
 from monoidlab.training.run_folder import save_checkpoint
+from monoidlab.training.run_language import RECORD_KEY
 from monoidlab.training.terms import Term, loss_terms
 
 if TYPE_CHECKING:
@@ -176,6 +177,7 @@ class Session:
     log: MetricsLog = field(default=None)  # type: ignore[assignment]
     train_lengths: np.ndarray | None = None
     fwd: Any = None
+    language_record: dict | None = None  # the run's copy of its spec, saved in checkpoints
 
     @classmethod
     def start(cls, cfg: RunConfig, problem: Problem, device: torch.device, attempt: int = 0,
@@ -206,7 +208,9 @@ class Session:
             "model": self.model.state_dict(), "optimizer": self.opt.state_dict(), "step": step,
             "config": self.cfg.as_dict(), "early_stop": self.watch.state(),
             "problem": {"name": self.problem.name, "vocab_size": self.problem.vocab_size,
-                        "n_classes": self.problem.n_classes}}, self.out / "checkpoint.pt")
+                        "n_classes": self.problem.n_classes},
+            **({RECORD_KEY: self.language_record} if self.language_record else {})},
+            self.out / "checkpoint.pt")
 
     def validate(self, step: int) -> bool:
         """Validate the current weights on fresh strings; True: early stopping says stop."""

@@ -22,7 +22,7 @@ Example
 
 from __future__ import annotations
 
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -30,6 +30,9 @@ from monoidlab.errors import InputError, UnknownName
 from monoidlab.evaluation.kinds import KINDS, TaskKinds, check_kinds, classes_at, kind_batch
 from monoidlab.geometry import LengthsLike, Offsets, length_array
 from monoidlab.sublanguage import Within, resolve_within
+
+if TYPE_CHECKING:
+    from monoidlab.automaton import Automaton
 
 __all__ = ["Problem", "LanguageProblem", "TapeProblem", "make_problem", "READOUTS"]
 
@@ -357,14 +360,17 @@ class TapeProblem(TaskKinds):
         return hits.float() / counts.clamp(min=1).float()
 
 
-def make_problem(cfg: Any) -> Problem:
+def make_problem(cfg: Any, language: Automaton | None = None) -> Problem:
     """The problem a :class:`~monoidlab.training.config.RunConfig` describes; a task's
     readout is the one the task declares (``Task.readout``). The config has already checked
-    that its model can serve it."""
+    that its model can serve it. ``language``: the automaton to use for ``cfg.language``
+    (a run's own copy of its spec, :mod:`~monoidlab.training.run_language`); by default the
+    language is loaded by name."""
     if cfg.language is not None:
         from monoidlab.languages import load_language
 
-        problem: Problem = LanguageProblem(load_language(cfg.language), cfg.sampler,
+        lang = language if language is not None else load_language(cfg.language)
+        problem: Problem = LanguageProblem(lang, cfg.sampler,
                                            cfg.test_sampler, cfg.within, cfg.offsets,
                                            cfg.near_miss_mix)
         if cfg.sampler == "covering":

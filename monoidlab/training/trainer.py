@@ -33,11 +33,13 @@ from monoidlab.training.attempts import Validation, read_best, read_run_best, we
 from monoidlab.training.config import RunConfig
 from monoidlab.training.loop import Session, build_for, lr_at, run_steps, training_batch
 from monoidlab.training.run_folder import RunFolder, read_checkpoint, truncate_metrics
+from monoidlab.training.run_language import RECORD_KEY, record_language, run_language
 
 if TYPE_CHECKING:
     import torch
     from torch import nn
 
+    from monoidlab.automaton import Automaton
     from monoidlab.training.problems import Problem
 
 __all__ = ["train", "load_checkpoint", "TrainingDiverged", "pick_device", "build_for", "lr_at",
@@ -89,7 +91,7 @@ def load_checkpoint(path: str | os.PathLike, device: torch.device | str = "cpu"
     if kept is not None:
         ckpt = {**ckpt, "model": kept["model"], "step": kept["step"], "last_step": ckpt["step"]}
     cfg = saved_config(ckpt, str(path))
-    problem = make_problem(cfg)
+    problem = make_problem(cfg, _run_language(cfg, ckpt, path))
     model = build_for(cfg, problem).to(device)
     try:
         model.load_state_dict(ckpt["model"])
@@ -142,18 +144,26 @@ def _train(cfg: RunConfig, out: Path | None, resume: bool, progress: bool,
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     device = pick_device(cfg.device)
-    problem = make_problem(cfg)
-    test_lengths = problem.lengths(cfg.test_lengths)  # filtered once, for the whole run
-    if evaluate_at_end:  # warn before minutes of training, not after
-        single_class_lengths(problem, test_lengths)
     step0, watch, ckpt = 0, Validation(cfg.early_stop, cfg.as_dict()), None
     if resume:
         ckpt, step0 = _resume(cfg, out, device, watch)
+    # the language the run trains on: a resumed run's own copy of its spec (it may run from
+    # another folder now), else the spec as it is now, recorded into every checkpoint
+    record = None
+    if cfg.language is not None:
+        record = ckpt[RECORD_KEY] if ckpt is not None and RECORD_KEY in ckpt else \
+            record_language(cfg.language)
+    problem = make_problem(cfg, _run_language(cfg, {RECORD_KEY: record} if record else ckpt,
+                                              out / "checkpoint.pt" if out else None))
+    test_lengths = problem.lengths(cfg.test_lengths)  # filtered once, for the whole run
+    if evaluate_at_end:  # warn before minutes of training, not after
+        single_class_lengths(problem, test_lengths)
     # step counts over all attempts: attempt a trains global steps a*steps .. (a+1)*steps - 1
     attempt = min(step0 // cfg.steps, cfg.restarts)
     if watch.stopped:  # stopped by the validation at step0: its weights are the attempt before
         attempt = weights_attempt(cfg, step0)
     s = Session.start(cfg, problem, device, attempt, out, watch)
+    s.language_record = record
     if ckpt is not None:
         s.model.load_state_dict(ckpt["model"])
         s.opt.load_state_dict(ckpt["optimizer"])
@@ -216,6 +226,14 @@ def _resume(cfg: RunConfig, out: Path | None, device: torch.device,
         raise ConfigError(f"resume=True: config differs from the checkpoint's in {diff}")
     watch.load(ckpt, out)
     return ckpt, int(ckpt["step"])
+
+
+def _run_language(cfg: RunConfig, ckpt: dict | None, path: Path | None) -> Automaton | None:
+    """The automaton a run's language is (its checkpoint's copy of the spec when it has one);
+    None for a task."""
+    if cfg.language is None:
+        return None
+    return run_language(cfg.language, ckpt, str(path) if path else "this run")
 
 
 def _differences(a: RunConfig, b: RunConfig) -> list[str]:

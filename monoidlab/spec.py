@@ -31,7 +31,7 @@ import numpy as np
 from monoidlab.automaton import Automaton
 from monoidlab.errors import SpecError
 
-__all__ = ["load_spec", "automaton_from_dict"]
+__all__ = ["load_spec", "spec_from_text", "automaton_from_dict", "spec_text"]
 
 _KNOWN = {"name", "description", "alphabet", "start", "accept", "classes", "output",
           "transitions", "partial", "sink_class", "family", "params", "states"}
@@ -206,3 +206,41 @@ def automaton_from_dict(data: dict[str, Any], *, source: str = "spec",
     return Automaton(alphabet=alphabet, delta=delta, start=sidx[start], output=output,
                      classes=classes, name=name, description=description,
                      state_names=states + ["sink"], source=src)
+
+
+def _toml_str(s: str) -> str:
+    """A TOML basic string (JSON's escapes are valid TOML)."""
+    import json
+
+    return json.dumps(s, ensure_ascii=False)
+
+
+def spec_text(auto: Automaton, comment: str = "") -> str:
+    """The TOML spec of ``auto`` (states ``q0``, ``q1``, ... in the machine's order), which
+    :func:`spec_from_text` reads back to the same automaton; ``comment`` becomes ``#`` lines at
+    the top (provenance: a generator and its seed).
+
+    >>> from monoidlab import families
+    >>> text = spec_text(families.parity(), comment="the parity of 1s")
+    >>> spec_from_text(text) == families.parity()
+    True
+    """
+    q = [f"q{i}" for i in range(auto.n_states)]
+    lines = [f"# {ln}".rstrip() for ln in comment.splitlines()]
+    lines += [f"name = {_toml_str(auto.name)}", f"description = {_toml_str(auto.description)}",
+              f"alphabet = [{', '.join(_toml_str(a) for a in auto.alphabet)}]",
+              f"start = {_toml_str(q[auto.start])}"]
+    if auto.is_recogniser:
+        lines.append(f"accept = [{', '.join(_toml_str(q[i]) for i in range(auto.n_states) if auto.output[i] == 1)}]")
+    else:
+        lines.append(f"classes = [{', '.join(_toml_str(c) for c in auto.classes)}]")
+    lines.append("[transitions]")
+    for i in range(auto.n_states):
+        row = ", ".join(f"{_toml_str(a)} = {_toml_str(q[int(t)])}"
+                        for a, t in zip(auto.alphabet, auto.delta[i], strict=True))
+        lines.append(f"{q[i]} = {{ {row} }}")
+    if not auto.is_recogniser:
+        lines.append("[output]")
+        lines += [f"{q[i]} = {_toml_str(auto.classes[int(auto.output[i])])}"
+                  for i in range(auto.n_states)]
+    return "\n".join(lines) + "\n"

@@ -136,6 +136,16 @@ def test_bundled_configs_load(path, bench_script):
                        "sampler": sampler, "seed": 0}
                 cfg = mod.config_of(run, data["base"])
                 assert (cfg.language, cfg.sampler, cfg.train_lengths.last) == (name, sampler, 8)
+    elif "benchmark" in data:  # the random-language benchmark: every recipe on every language
+        from monoidlab.training.parse import config_from_dict as from_dict
+
+        specs = sorted((path.resolve().parents[2] / "bench" / "random-languages").glob("rl-*.toml"))
+        assert len(specs) == data["benchmark"]["n"]
+        for name, recipe in data["recipes"].items():
+            keys = {k: v for k, v in recipe.items() if k != "frozen"}
+            for spec in specs[:3]:
+                cfg = from_dict({**keys, "language": str(spec), "seed": 0}, name)
+                assert cfg.language == str(spec) and cfg.model == "mlp-ldru"
     elif "sweep" in data:
         sweep = load_sweep(path)
         assert sweep["runs"]

@@ -79,3 +79,34 @@ def test_the_installed_cli_runs_outside_the_checkout(wheel_venv):
     assert out["size"] == 2 and out["name"] == "parity"
     table = run([py, "-m", "monoidlab", "languages", "--suite", "ldru21"], away, env)
     assert len(table.strip().splitlines()) == 2 + 21 and "dyck-12" in table
+
+
+def test_the_wheel_ships_the_run_configs_and_the_licence(wheel_venv):
+    """`configs/` (which the README's commands use) is in the wheel, and the licence is an SPDX
+    expression with its file (setuptools' deprecated `license = {text = ...}` table is gone)."""
+    wheel, _, _ = wheel_venv
+    names = zipfile.ZipFile(wheel).namelist()
+    configs = {Path(n).name for n in names if n.startswith("monoidlab/configs/")}
+    assert configs == {p.name for p in (ROOT / "configs").glob("*.toml")} and configs
+    meta = next(n for n in names if n.endswith(".dist-info/METADATA"))
+    text = zipfile.ZipFile(wheel).read(meta).decode()
+    assert "License-Expression: MIT" in text
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
+
+
+def test_the_installed_cli_finds_a_bundled_config_by_name(wheel_venv):
+    """Outside a clone, `--config configs/NAME.toml` (as the README spells it) and `NAME` name
+    the installed copy; a misspelt name is one error with the closest names first."""
+    _, py, tmp = wheel_venv
+    away = tmp / "elsewhere-configs"
+    away.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "MONOIDLAB_LANGUAGES")}
+    code = ("from monoidlab.bundled import resolve_config as r; "
+            "print(r('configs/ldru21-cpu.toml')); print(r('sweep-smoke'))")
+    a, b = run([py, "-c", code], away, env).split()
+    assert "site-packages" in a and a.endswith("monoidlab/configs/ldru21-cpu.toml")
+    assert b.endswith("monoidlab/configs/sweep-smoke.toml") and str(ROOT) not in a + b
+    done = subprocess.run([str(py), "-m", "monoidlab", "train", "--config", "ldru12-cpu"],
+                          cwd=away, capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert "ldru12-cpu: no such file" in done.stderr and "closest: 'ldru21-cpu'" in done.stderr

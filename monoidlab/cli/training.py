@@ -6,6 +6,7 @@ import argparse
 import os
 from typing import TYPE_CHECKING, Any
 
+from monoidlab.bundled import resolve_config
 from monoidlab.cli._common import (
     UsageError,
     check_work,
@@ -37,6 +38,8 @@ def _config(args: argparse.Namespace, extra: list[str]) -> RunConfig:
     bad = [x for x in extra if not x.startswith("--") or "=" not in x]
     if bad:
         raise UsageError(f"unrecognised argument(s) {bad}; config overrides look like --key=value")
+    if args.config:  # a path, or the name of a config the package ships (monoidlab.bundled)
+        args.config = str(resolve_config(args.config))
     keys: dict[str, Any] = config_keys_of_file(args.config) if args.config else {}
     source = args.config or "command line"
     saved = False
@@ -239,7 +242,7 @@ def cmd_sweep(args: argparse.Namespace) -> None:
 
     if args.workers is not None and args.workers < 1:
         raise UsageError(f"--workers must be >= 1, got {args.workers}")
-    res = run_sweep(args.file, ray_address=args.ray, progress=not args.json,
+    res = run_sweep(resolve_config(args.file), ray_address=args.ray, progress=not args.json,
                     workers=args.workers, write_docs=args.write_docs)
     emit(args, {k: v for k, v in res.items() if k != "summary_md"},
          res["summary_md"] + f"\nwrote {res['out']}/results.csv and summary.md")

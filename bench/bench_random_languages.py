@@ -1,0 +1,301 @@
+"""The random-language benchmark (configs/random-languages.toml): does a training recipe carry
+to languages the suite does not have?
+
+Usage:
+    python bench/bench_random_languages.py --draw            # once: writes the specs + split
+    python bench/bench_random_languages.py --info [--write-docs]   # |M|, aperiodic, s per language
+    python bench/bench_random_languages.py --recipe base [--half dev] [--workers 2]
+    python bench/bench_random_languages.py --table [--write-docs]
+
+``--draw`` draws the languages with :func:`monoidlab.random_languages.draw_benchmark` (seeded;
+it refuses to overwrite a drawn set: the set is drawn once and committed), writes one TOML spec
+per language into ``bench/random-languages/`` with its kind, seed and parameters in the header,
+and ``split.toml``: a development half (any recipe may be measured on it) and a held-out half,
+stratified by kind. ``--recipe NAME`` trains every language of the half with the named recipe of
+the config, each seed of the config, tests it strictly on 41..500 and re-checks a solved run on
+the fresh test sets; one ledger line per finished run (``docs/data/random-languages.jsonl``), so
+a killed benchmark continues where it stopped. The held-out half is refused unless the recipe
+says ``frozen = true``, and once any recipe has scored it, every other recipe is refused there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import tomllib
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = ROOT / "configs" / "random-languages.toml"
+SPECS = ROOT / "bench" / "random-languages"
+
+
+# ------------------------------------------------------------------------------ the set
+def draw_set(folder: Path, n: int, seed: int, max_monoid: int, force: bool = False) -> list[str]:
+    """Draw ``n`` languages, write their specs and the split; returns the file names."""
+    import numpy as np
+
+    from monoidlab._util import atomic_write_text
+    from monoidlab.random_languages import draw_benchmark
+    from monoidlab.spec import spec_text
+
+    if (folder / "split.toml").exists() and not force:
+        raise SystemExit(f"{folder}/split.toml exists: the set is drawn once (--force redraws)")
+    drawn = draw_benchmark(n, seed, max_monoid=max_monoid)
+    folder.mkdir(parents=True, exist_ok=True)
+    names, halves = [], {"dev": [], "held_out": []}
+    rng = np.random.default_rng(seed)
+    by_kind: dict[str, list[int]] = {}
+    for i, d in enumerate(drawn):
+        by_kind.setdefault(d.kind, []).append(i)
+    half_of = {}
+    # within each kind a seeded shuffle, then halves alternate along the kinds one after the
+    # other (a kind with an odd count leaves its extra one to the next kind's other half)
+    order = [int(i) for idx in by_kind.values() for i in rng.permutation(idx)]
+    for j, i in enumerate(order):
+        half_of[i] = "dev" if j % 2 == 0 else "held_out"
+    for i, d in enumerate(drawn):
+        name = f"rl-{i:02d}-{d.automaton.name}"
+        auto = d.automaton.replace(name=name, description=d.automaton.description
+                                   or f"random {d.kind} language")
+        head = (f"{name}: drawn by monoidlab.random_languages.draw({d.kind!r}, {d.seed}, "
+                f"max_monoid={max_monoid}{', size=' + repr((d.params['n_states'], d.params['n_symbols'])) if d.kind == 'dfa' else ''})\n"
+                f"kind {d.kind}, seed {d.seed}, parameters {json.dumps(d.params)}\n"
+                f"{auto.n_states} states, {auto.n_symbols} symbols, |M| = {d.monoid_size}, "
+                f"{'aperiodic' if d.aperiodic else 'not aperiodic'}; half: {half_of[i]}")
+        atomic_write_text(folder / f"{name}.toml", spec_text(auto, head))
+        names.append(name)
+        halves[half_of[i]].append(name)
+    split = (f"# The split of bench/random-languages: drawn by draw_benchmark({n}, {seed}, "
+             f"max_monoid={max_monoid}).\n# No setting may be tuned on held_out; it is scored "
+             "once, by a recipe marked frozen.\n"
+             f"seed = {seed}\n"
+             + "".join(f"{h} = [\n" + "".join(f'    "{x}",\n' for x in v) + "]\n"
+                       for h, v in halves.items()))
+    atomic_write_text(folder / "split.toml", split)
+    return names
+
+
+def read_split(folder: Path = SPECS) -> dict[str, list[str]]:
+    if not (folder / "split.toml").is_file():
+        raise SystemExit(f"{folder}/split.toml: no drawn set; run --draw first")
+    data = tomllib.loads((folder / "split.toml").read_text())
+    return {"dev": data["dev"], "held_out": data["held_out"]}
+
+
+def info_of(name: str, folder: Path = SPECS) -> dict[str, Any]:
+    """|M|, Green's summary and the support lengths (learned and identity padding)."""
+    import monoidlab as ml
+
+    lang = ml.load_language(str(folder / f"{name}.toml"))
+    m = lang.monoid()
+    s = m.summary()
+    out = {"language": name, "states": lang.n_states, "symbols": lang.n_symbols,
+           "classes": lang.n_classes, "monoid": m.size, "aperiodic": s["aperiodic"],
+           "group": s["group"]}
+    for pad in ("learned", "identity"):
+        t0 = time.time()
+        r = ml.min_training_length(lang, range(41, 501), within="auto", padding=pad)
+        out[f"s_{pad}"] = r.support_length
+        out[f"s_{pad}_seconds"] = round(time.time() - t0, 2)
+    return out
+
+
+def info_table(infos: list[dict], split: dict[str, list[str]]) -> str:
+    half = {n: h for h, v in split.items() for n in v}
+    lines = ["| language | half | states | symbols | \\|M\\| | aperiodic | s learned | s identity |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in infos:
+        lines.append(f"| {r['language']} | {half[r['language']]} | {r['states']} | "
+                     f"{r['symbols']} | {r['monoid']} | {'yes' if r['aperiodic'] else 'no'} | "
+                     f"{r['s_learned']} | {r['s_identity']} |")
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------ one run
+def run_one(run: dict, recipe: dict, out: str, fresh_seeds: list[int]) -> dict:
+    """Train (or resume) one run, test it strictly, re-check a solved one on fresh sets."""
+    import torch
+
+    from monoidlab.errors import ConfigError
+    from monoidlab.evaluation import evaluate_kinds
+    from monoidlab.training import load_checkpoint, train
+    from monoidlab.training.parse import config_from_dict
+
+    torch.set_num_threads(1)
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_run_errors import wrong_strings
+
+    row: dict[str, Any] = {k: run[k] for k in ("id", "language", "half", "recipe", "seed")}
+    keys = {k: v for k, v in recipe.items() if k != "frozen"}
+    keys.update(language=str(SPECS / f"{run['language']}.toml"), seed=run["seed"])
+    folder = Path(out) / run["id"]
+    t0, c0 = time.time(), time.process_time()
+    try:
+        cfg = config_from_dict(keys, run["id"])
+        has = (folder / "checkpoint.pt").is_file() and not (folder / "results.json").is_file()
+        if (folder / "results.json").is_file():
+            res = json.loads((folder / "results.json").read_text())
+        else:
+            res = train(cfg, folder, resume=has, overwrite=not has, progress=False)
+    except ConfigError as exc:
+        return {**row, "status": "refused", "message": str(exc)}
+    wrong, scored = wrong_strings(res)
+    row.update(status="done", solved_own=bool(res["solved"]), verdict=res["verdict"],
+               wrong=wrong, scored=scored, train_seconds=res["train_seconds"],
+               min_accuracy=res["min_accuracy"],
+               baselines={r["kind"]: {"model": r.get("min_accuracy"), "majority": r["majority"],
+                                      "count_only": r["count_only"]}
+                          for r in res["evaluation"]["summary"]})
+    fresh = []
+    if res["solved"]:
+        model, cfg2, problem, _ = load_checkpoint(folder)
+        for seed in fresh_seeds:
+            t1 = time.time()
+            ev = evaluate_kinds(model, problem, cfg2.test_lengths, cfg2.test_samples, seed,
+                                cfg2.eval_kinds, cfg2.solved_threshold)
+            w = wrong_strings({"evaluation": ev.as_dict()})
+            fresh.append({"seed": seed, "wrong": w[0], "scored": w[1], "solved": ev.solved,
+                          "seconds": round(time.time() - t1, 1)})
+    row["fresh"] = fresh
+    row["solved"] = bool(res["solved"]) and all(f["solved"] for f in fresh)
+    row["wall_s"] = round(time.time() - t0, 1)
+    row["cpu_s"] = round(time.process_time() - c0, 1)
+    return row
+
+
+# ------------------------------------------------------------------------------ the ledger
+def read_ledger(path: Path) -> dict[str, dict]:
+    if not path.is_file():
+        return {}
+    return {r["id"]: r for r in (json.loads(x) for x in path.read_text().splitlines() if x)}
+
+
+def write_ledger(path: Path, rows: dict[str, dict]) -> None:
+    from monoidlab._util import atomic_write_text
+
+    atomic_write_text(path, "".join(json.dumps(r, sort_keys=True) + "\n"
+                                    for r in sorted(rows.values(), key=lambda r: r["id"])))
+
+
+def plan(bench: dict, recipe_name: str, half: str, split: dict, ledger: dict) -> list[dict]:
+    recipe = bench["recipes"][recipe_name]
+    if half == "held_out":
+        if not recipe.get("frozen"):
+            raise SystemExit(f"recipe {recipe_name!r} is not frozen = true: the held-out half is "
+                             "scored once, by the recipe chosen on the development half")
+        other = {r["recipe"] for r in ledger.values() if r["half"] == "held_out"} - {recipe_name}
+        if other:
+            raise SystemExit(f"the held-out half was already scored by {sorted(other)}; it is "
+                             "scored once")
+    return [{"id": f"{recipe_name}__{name}__s{seed}", "language": name, "half": half,
+             "recipe": recipe_name, "seed": seed}
+            for name in split[half] for seed in bench["seeds"]]
+
+
+def results_table(ledger: dict[str, dict]) -> str:
+    """Per recipe and half: solved languages (every seed; fresh sets included), solved runs,
+    and the median training time; then one line per run."""
+    lines = ["| recipe | half | languages solved (all seeds) | runs solved | median train s |",
+             "|---|---|---|---|---|"]
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for r in ledger.values():
+        groups.setdefault((r["recipe"], r["half"]), []).append(r)
+    for (recipe, half), rows in sorted(groups.items()):
+        done = [r for r in rows if r["status"] == "done"]
+        by_lang: dict[str, list[bool]] = {}
+        for r in done:
+            by_lang.setdefault(r["language"], []).append(bool(r["solved"]))
+        solved = sum(all(v) for v in by_lang.values())
+        secs = sorted(r["train_seconds"] for r in done)
+        med = secs[len(secs) // 2] if secs else 0
+        lines.append(f"| {recipe} | {half} | {solved}/{len(by_lang)} | "
+                     f"{sum(r['solved'] for r in done)}/{len(done)} | {med:.0f} |")
+    lines += ["", "| run | solved | wrong / scored | min accuracy (model; majority; count-only) "
+              "| fresh sets | train s |", "|---|---|---|---|---|---|"]
+    for r in sorted(ledger.values(), key=lambda r: r["id"]):
+        if r["status"] != "done":
+            lines.append(f"| {r['id']} | refused: {r['message'][:80]} | | | | |")
+            continue
+        base = "; ".join(f"{k} {v['model'] if v['model'] is not None else '?'}/"
+                         f"{v['majority']:.2f}/{v['count_only']:.2f}"
+                         for k, v in r["baselines"].items())
+        fresh = ", ".join(f"{f['wrong']}/{f['scored']}" for f in r["fresh"]) or "-"
+        lines.append(f"| {r['id']} | {'yes' if r['solved'] else 'no'} | {r['wrong']}/"
+                     f"{r['scored']} | {base} | {fresh} | {r['train_seconds']:.0f} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--config", default=str(CONFIG))
+    p.add_argument("--draw", action="store_true")
+    p.add_argument("--force", action="store_true", help="with --draw: redraw the set")
+    p.add_argument("--info", action="store_true")
+    p.add_argument("--table", action="store_true")
+    p.add_argument("--recipe", default=None)
+    p.add_argument("--half", default="dev", choices=["dev", "held_out"])
+    p.add_argument("--workers", type=int, default=1)
+    p.add_argument("--write-docs", action="store_true")
+    args = p.parse_args(argv)
+    bench = tomllib.loads(Path(args.config).read_text())
+    meta = bench["benchmark"]
+    if args.draw:
+        names = draw_set(SPECS, meta["n"], meta["seed"], meta["max_monoid"], args.force)
+        print(f"wrote {len(names)} specs and split.toml to {SPECS}")
+        return 0
+    split = read_split()
+    ledger_path = ROOT / meta["ledger"]
+    ledger = read_ledger(ledger_path)
+    if args.info or args.table:
+        from monoidlab._util import write_section
+
+        if args.info:
+            t0 = time.time()
+            infos = [info_of(n) for h in ("dev", "held_out") for n in split[h]]
+            text = info_table(infos, split) + f"\n\n({time.time() - t0:.0f} s to compute)"
+            section, heading = "random languages", "## The random-language benchmark: the set"
+        else:
+            text = results_table(ledger)
+            section, heading = "random languages runs", "## The random-language benchmark: runs"
+        print(text)
+        if args.write_docs:
+            write_section(ROOT / "docs" / "results.md", section, heading + "\n\n" + text,
+                          title="Results")
+        return 0
+    if not args.recipe:
+        p.error("give --draw, --info, --table or --recipe NAME")
+    if args.recipe not in bench["recipes"]:
+        p.error(f"unknown recipe {args.recipe!r}; recipes: {sorted(bench['recipes'])}")
+    runs = [r for r in plan(bench, args.recipe, args.half, split, ledger)
+            if r["id"] not in ledger]
+    recipe = bench["recipes"][args.recipe]
+    print(f"{len(runs)} runs to do ({len(ledger)} in the ledger)", flush=True)
+    t0 = time.time()
+
+    def record(row: dict) -> None:
+        ledger[row["id"]] = row
+        write_ledger(ledger_path, ledger)
+        print(json.dumps({k: row.get(k) for k in ("id", "status", "solved", "wall_s")}),
+              flush=True)
+
+    if args.workers == 1:
+        for r in runs:
+            record(run_one(r, recipe, meta["out"], meta["fresh_seeds"]))
+    else:
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+
+        with ProcessPoolExecutor(args.workers) as pool:
+            futures = [pool.submit(run_one, r, recipe, meta["out"], meta["fresh_seeds"])
+                       for r in runs]
+            for f in as_completed(futures):
+                record(f.result())
+    print(f"done: {len(runs)} runs, {time.time() - t0:.0f} s wall")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

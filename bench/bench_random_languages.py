@@ -193,7 +193,7 @@ def plan(bench: dict, recipe_name: str, half: str, split: dict, ledger: dict) ->
                              "scored once")
     return [{"id": f"{recipe_name}__{name}__s{seed}", "language": name, "half": half,
              "recipe": recipe_name, "seed": seed}
-            for name in split[half] for seed in bench["seeds"]]
+            for name in split[half] for seed in bench["benchmark"]["seeds"]]
 
 
 def results_table(ledger: dict[str, dict]) -> str:

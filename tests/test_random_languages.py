@@ -204,7 +204,7 @@ def test_the_held_out_half_is_scored_once_by_a_frozen_recipe():
     from bench_random_languages import plan
 
     bench = {"recipes": {"base": {}, "final": {"frozen": True}, "other": {"frozen": True}},
-             "seeds": [0, 1]}
+             "benchmark": {"seeds": [0, 1]}}
     split = {"dev": ["a", "b"], "held_out": ["c"]}
     assert [r["id"] for r in plan(bench, "base", "dev", split, {})] == \
         ["base__a__s0", "base__a__s1", "base__b__s0", "base__b__s1"]

@@ -1,7 +1,8 @@
 """Small shared pieces: atomic writes, work limits, input checks, progress bars.
 
-* :func:`atomic_write_text`, :func:`atomic_write_bytes`, :func:`atomic_torch_save`,
-  :func:`write_section`: files written through a temporary file and ``os.replace``.
+* :func:`atomic_write_text`, :func:`atomic_write_bytes`, :func:`atomic_write_json`,
+  :func:`atomic_torch_save`, :func:`write_section`: files written through a temporary file
+  and ``os.replace``; :func:`json_text` / :func:`print_json`: JSON as UTF-8 text (``ε``).
 * :func:`check_batch`: the one validator of ``(tokens (B, T), lengths (B,))`` numpy batches.
 * :func:`eval_mode`: a context manager for "this model, in eval mode, without gradients".
 * :func:`progress_bar`: a ``tqdm.auto`` bar (a widget in Jupyter, text in a terminal).
@@ -26,7 +27,8 @@ from monoidlab._paths import check_entry
 from monoidlab.errors import InputError
 from monoidlab.geometry import Lengths, length_array
 
-__all__ = ["atomic_write_bytes", "atomic_write_text", "atomic_torch_save", "write_section",
+__all__ = ["atomic_write_bytes", "atomic_write_text", "atomic_write_json", "json_text",
+           "print_json", "atomic_torch_save", "write_section",
            "check_batch", "length_mask", "format_table", "eval_mode", "inference", "progress_bar", "check_workload",
            "MAX_LENGTH", "MAX_SYMBOLS", "MAX_STRINGS", "MAX_BATCH_SYMBOLS", "check_api_workload",
            "check_cells", "check_limits_flag", "limit_error", "LIMITS_KEYWORD", "MAX_TABLE_CELLS",
@@ -81,6 +83,43 @@ def _umask() -> int:
 def atomic_write_text(path: str | os.PathLike, text: str) -> None:
     """UTF-8 text through :func:`atomic_write_bytes`."""
     atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def json_text(data: Any, indent: int | None = 2, default: Any = None, **kw: Any) -> str:
+    """``json.dumps`` as every monoidlab file and ``--json`` output writes it: non-ASCII
+    text as itself (``ε``, not ``\\u03b5``; the files are UTF-8).
+
+    >>> json_text({"word": "ε"}, indent=None)
+    '{"word": "ε"}'
+    """
+    import json
+
+    return json.dumps(data, indent=indent, default=default, ensure_ascii=False, **kw)
+
+
+def atomic_write_json(path: str | os.PathLike, data: Any, indent: int | None = 2,
+                      default: Any = None) -> None:
+    """:func:`json_text` written as UTF-8 through :func:`atomic_write_bytes`.
+
+    >>> p = Path(tempfile.mkdtemp()) / "a.json"
+    >>> atomic_write_json(p, ["ε"]); '"ε"' in p.read_bytes().decode("utf-8")
+    True
+    """
+    atomic_write_text(path, json_text(data, indent=indent, default=default))
+
+
+def print_json(data: Any, indent: int | None = 2, default: Any = None) -> None:
+    """Print :func:`json_text`; a terminal that cannot show the text (an ASCII locale) gets
+    the escaped form instead of an encoding error."""
+    import json
+    import sys
+
+    text = json_text(data, indent=indent, default=default)
+    try:
+        text.encode(sys.stdout.encoding or "utf-8")
+    except (UnicodeEncodeError, LookupError):
+        text = json.dumps(data, indent=indent, default=default, ensure_ascii=True)
+    print(text)
 
 
 def atomic_torch_save(obj: Any, path: str | os.PathLike) -> None:

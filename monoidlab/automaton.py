@@ -19,6 +19,7 @@ Example
 
 from __future__ import annotations
 
+import html
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
@@ -27,7 +28,7 @@ import numpy as np
 from monoidlab._checks import check_count, is_int
 from monoidlab._kernels import fold_kernel
 from monoidlab._util import check_batch, length_mask
-from monoidlab.errors import InputError, MonoidTooLarge, SpecError
+from monoidlab.errors import InputError, MissingDependency, MonoidTooLarge, SpecError
 
 if TYPE_CHECKING:
     from automata.fa.dfa import DFA
@@ -35,6 +36,35 @@ if TYPE_CHECKING:
     from monoidlab.monoid import SyntacticMonoid
 
 __all__ = ["Automaton", "SpecError", "minimise"]
+
+
+def _as_dfa(fa: Any) -> DFA:
+    """An automata-lib ``DFA`` for a DFA, an NFA or a GNFA (one error for anything else)."""
+    try:
+        from automata.fa.dfa import DFA
+        from automata.fa.gnfa import GNFA
+        from automata.fa.nfa import NFA
+    except ImportError:  # a core dependency, but a broken install should say so plainly
+        raise MissingDependency("automata-lib is needed here: pip install automata-lib") from None
+    if isinstance(fa, GNFA):
+        # automata-lib has no GNFA -> NFA; its regular expression is the way across
+        try:
+            regex = fa.to_regex()  # None: the empty language
+            fa = (NFA(states={0}, input_symbols=fa.input_symbols, transitions={0: {}},
+                      initial_state=0, final_states=set()) if regex is None
+                  else NFA.from_regex(regex, input_symbols=fa.input_symbols))
+        except Exception as exc:  # automata-lib raises several exception types
+            why = f"{type(exc).__name__}: {exc}"[:200]
+            raise InputError(f"GNFA: its regular expression could not be read back ({why}); "
+                             f"give the NFA or DFA it came from") from None
+    if isinstance(fa, NFA):
+        return DFA.from_nfa(fa)  # subset construction; minimised with everything else
+    if isinstance(fa, DFA):
+        return fa
+    kind = f"{type(fa).__module__}.{type(fa).__name__}"
+    if isinstance(fa, Automaton):
+        kind += " (already a monoidlab machine: use it as it is)"
+    raise InputError(f"from_automata_lib: an automata-lib DFA, NFA or GNFA, got {kind}")
 
 
 def _smallest_int(n: int) -> np.dtype:
@@ -309,14 +339,17 @@ class Automaton:
         return hash((self.alphabet, self.classes, self.delta.tobytes(), self.output.tobytes()))
 
     def _repr_html_(self) -> str:
-        head = "".join(f"<th>{a}</th>" for a in self.alphabet)
+        # names come from user files: escaped, so that "<" in a symbol is drawn, not parsed
+        e = html.escape
+        names = [e(str(n)) for n in self.state_names]
+        head = "".join(f"<th>{e(a)}</th>" for a in self.alphabet)
         rows = "".join(
-            f"<tr><td>{'→' if q == self.start else ''}{self.state_names[q]}</td>"
-            + "".join(f"<td>{self.state_names[t]}</td>" for t in self.delta[q])
-            + f"<td>{self.classes[self.output[q]]}</td></tr>"
+            f"<tr><td>{'→' if q == self.start else ''}{names[q]}</td>"
+            + "".join(f"<td>{names[t]}</td>" for t in self.delta[q])
+            + f"<td>{e(self.classes[self.output[q]])}</td></tr>"
             for q in range(self.n_states))
-        return (f"<b>{self.name}</b> — {self.description}<br><table><tr><th>state</th>{head}"
-                f"<th>class</th></tr>{rows}</table>")
+        return (f"<b>{e(self.name)}</b> — {e(self.description)}<br><table><tr><th>state</th>"
+                f"{head}<th>class</th></tr>{rows}</table>")
 
     # ------------------------------------------------------------------ strings
     def encode(self, strings: Iterable[str | Sequence[str]]) -> tuple[np.ndarray, np.ndarray]:
@@ -419,9 +452,35 @@ class Automaton:
         return monoid
 
     @classmethod
-    def from_dfa(cls, dfa: DFA, *, name: str = "dfa", description: str = "",
+    def from_dfa(cls, dfa: Any, *, name: str = "dfa", description: str = "",
                  alphabet: Sequence[str] | None = None) -> Automaton:
-        """From an automata-lib ``DFA`` (partial DFAs are completed with a rejecting sink)."""
+        """From an automata-lib ``DFA`` (partial DFAs are completed with a rejecting sink);
+        an ``NFA`` or a ``GNFA`` is determinised first (:meth:`from_automata_lib`)."""
+        return cls.from_automata_lib(dfa, name=name, description=description, alphabet=alphabet)
+
+    @classmethod
+    def from_automata_lib(cls, fa: Any, *, name: str = "dfa", description: str = "",
+                          alphabet: Sequence[str] | None = None) -> Automaton:
+        """From an automata-lib finite automaton: a ``DFA`` (the inverse of
+        :meth:`to_automata_lib`), an ``NFA`` (determinised by automata-lib's own
+        ``DFA.from_nfa``) or a ``GNFA`` (through its regular expression); then minimised as
+        every machine is. Anything else is an :class:`~monoidlab.errors.InputError`.
+
+        >>> from monoidlab import families
+        >>> d = families.dyck(2)
+        >>> Automaton.from_automata_lib(d.to_automata_lib()) == d
+        True
+        >>> from automata.fa.nfa import NFA
+        >>> nfa = NFA.from_regex("(a|b)*c", input_symbols={"a", "b", "c"})
+        >>> Automaton.from_automata_lib(nfa).classify(["abac", "ca"]).tolist()
+        [1, 0]
+        """
+        return cls._from_dfa(_as_dfa(fa), name=name, description=description,
+                             alphabet=alphabet)
+
+    @classmethod
+    def _from_dfa(cls, dfa: DFA, *, name: str, description: str,
+                  alphabet: Sequence[str] | None) -> Automaton:
         symbols = list(alphabet) if alphabet is not None else sorted(dfa.input_symbols)
         states = sorted(dfa.states, key=repr)
         idx = {s: i for i, s in enumerate(states)}
@@ -435,19 +494,6 @@ class Automaton:
         return cls(alphabet=symbols, delta=delta, start=idx[dfa.initial_state], output=output,
                    name=name, description=description,
                    state_names=[str(s) for s in states] + ["sink"])
-
-    @classmethod
-    def from_automata_lib(cls, dfa: DFA, *, name: str = "dfa", description: str = "",
-                          alphabet: Sequence[str] | None = None) -> Automaton:
-        """From an automata-lib ``DFA``: the inverse of :meth:`to_automata_lib` (same as
-        :meth:`from_dfa`).
-
-        >>> from monoidlab import families
-        >>> d = families.dyck(2)
-        >>> Automaton.from_automata_lib(d.to_automata_lib()) == d
-        True
-        """
-        return cls.from_dfa(dfa, name=name, description=description, alphabet=alphabet)
 
     @classmethod
     def from_regex(cls, regex: str, alphabet: Sequence[str], *, name: str = "regex",

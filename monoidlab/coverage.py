@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from monoidlab._checks import check_count
 from monoidlab._util import MAX_LENGTH, check_limits_flag, limit_error, longest_length
 from monoidlab.errors import InputError
 from monoidlab.geometry import LengthsLike, Offsets, OffsetsLike, Padding, length_array, range_text
@@ -65,6 +66,7 @@ MAX_LAYOUTS = 2**16  # (length, offset) pairs
 MAX_NODE_ROWS = 2**23  # rows of the node table (7 floats each: 448 MiB)
 MAX_LAW_CELLS = 2**25  # cells of each length law (256 MiB of float64)
 MAX_EXACT_WORK = 2**32  # see exact_work: about 5-11 ns each, so at most about 50 s
+SUMMARY_MISSING = 5  # missing compositions a summary lists (missing_list() has them all)
 
 
 # ---------------------------------------------------------------------- data classes
@@ -179,12 +181,30 @@ class CoverageGap:
                 f"compositions needed at test, {int((self.needed & self.train.support).sum())} "
                 f"covered, {int(self.missing.sum())} missing)")
 
-    def summary(self) -> dict[str, Any]:
-        return {"schedule": self.test.schedule, "monoid_size": self.test.monoid.size,
-                "train_lengths": range_text(self.train.lengths),
-                "test_lengths": range_text(self.test.lengths),
-                "needed": int(self.needed.sum()), "covered": int((self.needed & self.train.support).sum()),
-                "missing": int(self.missing.sum()), "missing_list": self.missing_list()}
+    def summary(self, first: int | None = SUMMARY_MISSING) -> dict[str, Any]:
+        """Plain data: the lengths, the needed / covered / missing counts and the ``first``
+        missing compositions, most probable at test first (``missing_first``); with
+        ``first=None`` every one of them (``missing_list``, as :meth:`missing_list`).
+
+        >>> import monoidlab as ml
+        >>> lang = ml.load_language("dyck-2")
+        >>> s = CoverageGap(exact_coverage(lang, range(1, 4)), exact_coverage(lang, range(9, 13))).summary()
+        >>> s["missing"], len(s["missing_first"]), sorted(s["missing_first"][0])
+        (116, 5, ['left', 'left_word', 'right', 'right_word', 'test_probability'])
+        """
+        if first is not None:
+            first = check_count(first, "first", minimum=0)
+        rows = self.missing_list()
+        out = {"schedule": self.test.schedule, "monoid_size": self.test.monoid.size,
+               "train_lengths": range_text(self.train.lengths),
+               "test_lengths": range_text(self.test.lengths), "needed": int(self.needed.sum()),
+               "covered": int((self.needed & self.train.support).sum()),
+               "missing": int(self.missing.sum())}
+        if first is None:
+            out["missing_list"] = rows
+        else:
+            out["missing_first"] = rows[:first]
+        return out
 
     def heatmap(self, **kw: Any) -> Figure:
         from monoidlab.viz.coverage import gap_heatmaps

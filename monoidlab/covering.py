@@ -65,6 +65,21 @@ class CoveringBatch(Batch):
     offsets: np.ndarray = None  # type: ignore[assignment]
     targets: np.ndarray = None  # type: ignore[assignment]
 
+    def __repr__(self) -> str:
+        """One line (never the arrays): language, strings, lengths, targets.
+
+        >>> import monoidlab as ml
+        >>> covering_sample(ml.load_language("parity"), range(1, 9), 12, test_lengths=[30],
+        ...                 padding="identity", seed=1)
+        CoveringBatch(parity: 12 strings of lengths 4..8, targets at levels 1..3)
+        """
+        name = getattr(self.automaton, "name", "?")
+        if not len(self):
+            return f"CoveringBatch({name}: 0 strings)"
+        lens, levels = np.asarray(self.lengths), np.asarray(self.targets)[:, 0]
+        return (f"CoveringBatch({name}: {len(self)} strings of lengths {lens.min()}..{lens.max()}"
+                f", targets at levels {levels.min()}..{levels.max()})")
+
 
 class CoveringPlan:
     """The targets of a training layout and how to build a string around each (see the module
@@ -101,6 +116,17 @@ class CoveringPlan:
         self.targets = read_only(targets[order])  # the cycle: string i shows target i mod T
         self._rows = self._layout_rows()
         self._tables()
+
+    def __repr__(self) -> str:
+        """One line: the layout and how many targets it builds strings for.
+
+        >>> import monoidlab as ml
+        >>> CoveringPlan("parity", range(1, 9), [30], padding="identity")
+        CoveringPlan(parity: balanced schedule, train 1:8, 12 targets, 0 uncovered)
+        """
+        return (f"CoveringPlan({self.lang.name}: {self.schedule} schedule, train "
+                f"{range_text(self.train_lengths)}, {len(self.targets)} targets, "
+                f"{self.uncovered} uncovered)")
 
     # ------------------------------------------------------------------ set-up
     def _refuse_uncovered(self) -> None:

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from monoidlab._suggest import known_choices
 from monoidlab.automaton import Automaton
 from monoidlab.errors import InputError, SpecError
 
@@ -396,8 +397,8 @@ def build_family(family: str, params: dict, *, source: str = "family") -> Automa
     try:
         fn = FAMILIES[family]
     except KeyError:
-        raise SpecError(source, "family", f"unknown family {family!r}; known: "
-                        f"{', '.join(sorted(FAMILIES))}") from None
+        raise SpecError(source, "family", f"unknown family {family!r}"
+                        + known_choices(family, FAMILIES)) from None
     import inspect
 
     allowed = set(inspect.signature(fn).parameters)

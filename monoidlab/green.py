@@ -16,6 +16,7 @@ Example
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -27,7 +28,27 @@ from monoidlab.errors import InputError
 if TYPE_CHECKING:
     from monoidlab.monoid import SyntacticMonoid
 
-__all__ = ["GreenStructure", "EggBox", "scc_labels"]
+__all__ = ["GreenStructure", "EggBox", "scc_labels", "HTML_J_CLASSES"]
+
+
+#: J-classes a notebook shows as egg-boxes (a large monoid has hundreds).
+HTML_J_CLASSES = 12
+HTML_CELL_ELEMENTS = 6  # words shown per H-class cell
+
+
+def _egg_box_html(box: EggBox, labels: list[str] | None) -> str:
+    """One egg-box as an HTML table: rows R-classes, columns L-classes, ``*`` idempotents."""
+    def cell(members: list[int], idem: bool) -> str:
+        words = [html.escape(labels[m] if labels is not None else str(m))
+                 for m in members[:HTML_CELL_ELEMENTS]]
+        extra = f", +{len(members) - HTML_CELL_ELEMENTS}" if len(members) > HTML_CELL_ELEMENTS else ""
+        return f"<td>{'*' if idem else ''}{', '.join(words)}{extra}</td>"
+
+    rows = "".join("<tr>" + "".join(cell(c, i) for c, i in zip(row, irow)) + "</tr>"
+                   for row, irow in zip(box.cells, box.idempotent_cells))
+    kind = "regular" if box.is_regular else "not regular"
+    return (f"<table border='1' style='display:inline-table;margin:4px;border-collapse:collapse'><caption>J-class {box.j_class} "
+            f"({kind})</caption>{rows}</table>")
 
 
 def scc_labels(size: int, *tables: np.ndarray) -> np.ndarray:
@@ -56,6 +77,9 @@ class EggBox:
     cells: list[list[list[int]]]  # cells[row][col] = elements of that H-class
     idempotent_cells: list[list[bool]]
     is_regular: bool
+
+    def _repr_html_(self) -> str:
+        return _egg_box_html(self, None)  # element indices: the box does not hold its words
 
 
 class GreenStructure:
@@ -91,6 +115,50 @@ class GreenStructure:
 
     def __delattr__(self, key: str) -> None:
         raise ReadOnlyError(f"GreenStructure is immutable; cannot delete {key!r}")
+
+    def __call__(self) -> GreenStructure:
+        """``monoid.green()`` is ``monoid.green``: the relations are a property (computed
+        once), called like :meth:`Automaton.monoid <monoidlab.automaton.Automaton.monoid>`
+        by habit, so the call answers with the same object."""
+        return self
+
+    def summary(self) -> dict[str, object]:
+        """Class counts and properties as plain data.
+
+        >>> import monoidlab as ml
+        >>> ml.load_language("dyck-2").monoid().green.summary()["j_classes"]
+        4
+        """
+        return {"size": self.monoid.size, "idempotents": int(len(self.monoid.idempotents)),
+                "r_classes": self.n_r, "l_classes": self.n_l, "h_classes": self.n_h,
+                "j_classes": self.n_j, "group": self.is_group, "aperiodic": self.is_aperiodic,
+                "j_trivial": self.j_trivial, "r_trivial": self.r_trivial,
+                "l_trivial": self.l_trivial}
+
+    def __repr__(self) -> str:
+        """One line: the class counts and the properties that hold.
+
+        >>> import monoidlab as ml
+        >>> ml.load_language("dyck-2").monoid().green
+        GreenStructure(dyck-2: |M|=15, R=7, L=7, H=15, J=4, idempotents=7; aperiodic)
+        """
+        s = self.summary()
+        props = [p.replace("_", "-") for p in ("group", "aperiodic", "j_trivial", "r_trivial",
+                                               "l_trivial") if s[p]]
+        name = getattr(self.monoid.automaton, "name", "?")
+        return (f"GreenStructure({name}: |M|={s['size']}, R={s['r_classes']}, L={s['l_classes']}"
+                f", H={s['h_classes']}, J={s['j_classes']}, idempotents={s['idempotents']}"
+                + (f"; {', '.join(props)}" if props else "") + ")")
+
+    def _repr_html_(self) -> str:
+        """The summary and the egg-box of each J-class (the first :data:`HTML_J_CLASSES`),
+        cells holding the elements' representative words, idempotent cells starred."""
+        labels = self.monoid.labels()
+        shown = min(self.n_j, HTML_J_CLASSES)
+        boxes = "".join(_egg_box_html(self.egg_box(j), labels) for j in range(shown))
+        more = (f"<p>... {self.n_j - shown} more J-classes (<code>egg_box(j)</code>)</p>"
+                if self.n_j > shown else "")
+        return f"<p>{html.escape(repr(self))}</p>{boxes}{more}"
 
     n_r = property(lambda self: int(self.r.max()) + 1)
     n_l = property(lambda self: int(self.l.max()) + 1)

@@ -19,6 +19,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from monoidlab._suggest import known_choices
 from monoidlab.automaton import Automaton
 from monoidlab.errors import InputError, SpecError, UnknownName
 from monoidlab.spec import load_spec
@@ -74,8 +75,9 @@ def spec_path(name_or_path: str | os.PathLike) -> Path:
     if not (text.endswith(".toml") or path.is_file()):
         path = languages_dir() / f"{text}.toml"
         if not path.is_file():
-            raise UnknownName(f"{text}: no language named {text!r} in {languages_dir()}; known: "
-                            f"{', '.join(language_names())}")
+            raise UnknownName(f"{text}: no language named {text!r} in {languages_dir()}"
+                              + known_choices(text, language_names(),
+                                              where="monoidlab languages"))
     if not path.is_file():
         what = ("a folder, not a spec file" if path.is_dir() else "not a regular file"
                 if path.exists() else "no such file")
@@ -132,10 +134,10 @@ def suite(name: str) -> list[str]:
     """Language names of a named suite (``ldru21``, ``tomita``, ``deletang-regular``, ``all``)."""
     if not isinstance(name, str):
         raise InputError(f"suite: a suite name (one of {', '.join(suite_names() + ['all'])}), "
-                         f"got {type(name).__name__}")
+                         f"got {type(name).__name__}")  # not a name: nothing to be close to
     if name == "all":
         return language_names()
     suites = _suites()
     if name not in suites:
-        raise UnknownName(f"unknown suite {name!r}; known: {', '.join(suite_names() + ['all'])}")
+        raise UnknownName(f"unknown suite {name!r}" + known_choices(name, [*suites, "all"]))
     return suites[name]

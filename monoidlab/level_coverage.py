@@ -109,6 +109,18 @@ class LevelCoverage:
     shown: np.ndarray
     words: list[str] = field(repr=False)
 
+    def __repr__(self) -> str:
+        """One line (never the arrays).
+
+        >>> level_coverage("parity", range(1, 9), [30])
+        LevelCoverage(parity, balanced schedule, train 1:8 vs test 30:30; 4 compositions needed, 0 uncovered, levels 1..3 at training, 1..5 at test)
+        """
+        return (f"LevelCoverage({self.language}, {self.schedule} schedule, train "
+                f"{range_text(self.train_lengths)} vs test {range_text(self.test_lengths)}; "
+                f"{int(self.needed_any().sum())} compositions needed, "
+                f"{int(self.uncovered().sum())} uncovered, levels 1..{self.max_train_level} at "
+                f"training, 1..{self.max_test_level} at test)")
+
     @property
     def max_train_level(self) -> int:
         levels = np.flatnonzero(self.shown.any(axis=(1, 2)))

@@ -61,7 +61,7 @@ __all__ = ["MinLength", "min_training_length", "coverage_probability", "samples_
 MAX_SEARCH_WORK = 4 * MAX_EXACT_WORK  # 2^34: about 2-3 ns each, so at most about 45 s
 
 
-@dataclass
+@dataclass(repr=False)
 class MinLength:
     """Minimum-training-length estimates for one language."""
 
@@ -76,6 +76,24 @@ class MinLength:
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
+
+    def __repr__(self) -> str:
+        """One line: the verdict first, then what it is for.
+
+        >>> min_training_length("parity", [64])
+        MinLength(parity: support length 2 for test lengths 64:64, balanced schedule; 4 compositions needed)
+        """
+        if self.support_length is None:
+            head = (f"no support length up to the search limit ({self.uncovered_at_limit} of "
+                    f"{self.needed} needed compositions still unseen there)")
+        else:
+            head = f"support length {self.support_length}"
+        sizes = "; ".join(f"train {r}: N = {n:,.0f}" if n == n and n != float("inf")
+                          else f"train {r}: N = {n}" for r, n in self.samples_needed.items())
+        return (f"MinLength({self.name}: {head} for test lengths {self.test_lengths}, "
+                f"{self.schedule} schedule; {self.needed} compositions needed"
+                + (f"; samples needed ({self.sampler} strings): {sizes}" if sizes else "")
+                + ")")
 
 
 def _support_at(lang: Automaton, L: int, schedule: str, offsets: OffsetsLike, R: np.ndarray,

@@ -90,6 +90,23 @@ class Batch:
     def __len__(self) -> int:
         return len(self.lengths)
 
+    def __repr__(self) -> str:
+        """One line (never the arrays): the language, the strings and their classes.
+
+        >>> import monoidlab as ml
+        >>> ml.sample("parity", [3, 4], 40, seed=0)   # balanced: each class equally often
+        Batch(parity: 40 strings of lengths 3..4; classes 0: 20, 1: 20)
+        """
+        name = getattr(self.automaton, "name", "?")
+        if not len(self):
+            return f"{type(self).__name__}({name}: 0 strings)"
+        lens = np.asarray(self.lengths)
+        counts = np.bincount(np.asarray(self.labels, np.int64).ravel(),
+                             minlength=len(self.automaton.classes))
+        classes = ", ".join(f"{c}: {int(n)}" for c, n in zip(self.automaton.classes, counts) if n)
+        return (f"{type(self).__name__}({name}: {len(self)} strings of lengths "
+                f"{lens.min()}..{lens.max()}; classes {classes})")
+
     def elements(self) -> np.ndarray:
         """EC of every string (computed once, through the monoid; read-only).
 

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from monoidlab._suggest import known_choices
 from monoidlab.automaton import Automaton
 from monoidlab.errors import SpecError
 
@@ -93,8 +94,9 @@ def automaton_from_dict(data: dict[str, Any], *, source: str = "spec",
         raise SpecError(src, "<toml>", "the spec must be a table")
     unknown = set(data) - _KNOWN
     if unknown:
-        raise SpecError(src, sorted(unknown)[0], f"unknown field(s) {sorted(unknown)}; known: "
-                        f"{sorted(_KNOWN)}")
+        bad = sorted(unknown)[0]
+        raise SpecError(src, bad, f"unknown field(s) {sorted(unknown)}"
+                        + known_choices(bad, _KNOWN, "known fields"))
     name = _opt_str(data, "name", src, default_name)
     description = _opt_str(data, "description", src, "")
 

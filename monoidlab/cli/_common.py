@@ -7,12 +7,11 @@ A command is a function ``fn(args)`` decorated with :func:`command`; its module 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from monoidlab._util import format_table
+from monoidlab._util import format_table, print_json
 from monoidlab.errors import InputError, UsageError
 from monoidlab.geometry import Lengths, LengthsLike
 
@@ -102,7 +101,7 @@ def save_figure(fig: Figure, path: str | os.PathLike, **kwargs: Any) -> None:
 
 def emit(args: argparse.Namespace, data: Any, table: str) -> None:
     if getattr(args, "json", False):
-        print(json.dumps(data, indent=2, default=json_default))
+        print_json(data, default=json_default)
     else:
         print(table)
 

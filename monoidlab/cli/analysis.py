@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 
 from monoidlab._paths import check_output_dir, ensure_dir
 from monoidlab.cli._common import (
@@ -94,7 +93,7 @@ def cmd_coverage(args: argparse.Namespace) -> None:
         train = sampled_coverage(tr, args.schedule, padding=args.padding)
         test = sampled_coverage(te, args.schedule, padding=args.padding)
     gap = compare(train, test)
-    summary = gap.summary()
+    summary = gap.summary(first=None)  # the JSON keeps every missing composition
     levels = None
     if args.per_level:
         from monoidlab.level_coverage import level_coverage
@@ -107,7 +106,7 @@ def cmd_coverage(args: argparse.Namespace) -> None:
                    within=within, offsets=args.offsets or "0", padding=args.padding)
     if args.out:
         out = ensure_dir(args.out)
-        from monoidlab._util import atomic_write_text
+        from monoidlab._util import atomic_write_json
         from monoidlab.viz.coverage import gap_heatmaps, missing_table, shift_bars
 
         figs = {"heatmaps.png": gap_heatmaps(gap), "missing.png": missing_table(gap),
@@ -118,7 +117,7 @@ def cmd_coverage(args: argparse.Namespace) -> None:
             figs["levels.png"] = level_grid(levels)
         for name, fig in figs.items():
             save_figure(fig, out / name, dpi=110)
-        atomic_write_text(out / "coverage.json", json.dumps(summary, indent=2))
+        atomic_write_json(out / "coverage.json", summary)
         summary["files"] = sorted(str(out / n) for n in [*figs, "coverage.json"])
     origin = "" if chosen else " (the default of monoidlab, training's too; --sampler to choose)"
     text = (f"{lang.name} ({args.schedule} schedule, {'exact' if args.exact else 'sampled'}): "

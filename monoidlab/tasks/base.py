@@ -30,6 +30,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from monoidlab._checks import check_count, check_seed
+from monoidlab._suggest import known_choices
 from monoidlab.errors import InputError, UnknownName
 
 __all__ = [
@@ -349,7 +350,8 @@ def get_task(name: str, **kwargs: Any) -> Task:
     # Registration happens on import of the task modules; make sure they are loaded.
     importlib.import_module("monoidlab.tasks")
     if name not in TASKS:
-        raise UnknownName(f"unknown task {name!r}; known: {sorted(TASKS)}")
+        raise UnknownName(f"unknown task {name!r}" + known_choices(name, TASKS, "known tasks",
+                                                                   where="docs/tasks.md"))
     import inspect
 
     params = inspect.signature(TASKS[name].__init__).parameters

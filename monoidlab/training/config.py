@@ -24,7 +24,7 @@ Example
 >>> RunConfig(language="parity", model="decoder-lm")
 Traceback (most recent call last):
 ...
-monoidlab.errors.ConfigError: config: key 'model': model 'decoder-lm' cannot learn a language (one class per string): it lacks a class output per string (Classifier); models that can: lstm, mlp-ldru, pr-lstm, pr-rnn, rnn, stack-rnn, tape-rnn, transformer
+monoidlab.errors.ConfigError: config: key 'model': model 'decoder-lm' cannot learn a language (one class per string): it lacks a class output per string (Classifier); models that can: bbt-grc, gated-deltanet, lstm, mlp-ldru, pr-lstm, pr-rnn, rir-grc, rnn, stack-rnn, tape-rnn, transformer
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import InitVar, dataclass, field
 from typing import Any
 
-from monoidlab._suggest import did_you_mean
+from monoidlab._suggest import did_you_mean, known_choices
 from monoidlab._util import check_workload
 from monoidlab.errors import ConfigError, InputError
 from monoidlab.geometry import Lengths, Offsets, Padding
@@ -207,6 +207,16 @@ class RunConfig:
     offset_buffer: InitVar[int | None] = None
     source: InitVar[str] = "config"
 
+    def __new__(cls, *args: Any, **keys: Any) -> RunConfig:
+        # The generated __init__ would answer a misspelt key with a bare TypeError; name
+        # it, with the closest key, before it runs (replace() and the parser come here too).
+        unknown = sorted(set(keys) - set(_INIT_KEYS))
+        if unknown:
+            raise ConfigError(f"{keys.get('source', 'config')}: unknown key {unknown[0]!r}"
+                              + known_choices(unknown[0], _FIELDS, "known keys",
+                                              where="docs/training.md"))
+        return super().__new__(cls)
+
     def __post_init__(self, offset_buffer: int | None, source: str) -> None:
         if offset_buffer is not None:
             try:
@@ -258,7 +268,8 @@ class RunConfig:
         unknown = sorted(set(changes) - set(_FIELDS))
         if unknown:
             raise ConfigError(f"config: unknown key {unknown[0]!r}"
-                              f"{did_you_mean(unknown[0], _FIELDS)}")
+                              + known_choices(unknown[0], _FIELDS, "known keys",
+                                              where="docs/training.md"))
         explicit = set(self.explicit or ()) | set(changes)
         if "model_options" in changes and isinstance(changes["model_options"], Mapping):
             explicit |= {f"model_options.{k}" for k in changes["model_options"]}
@@ -272,6 +283,9 @@ def run_padding(cfg: RunConfig) -> Padding:
 
 
 _FIELDS = {f.name: f for f in dataclasses.fields(RunConfig) if not f.metadata.get("internal")}
+#: every keyword the constructor takes (the internal ``explicit`` and the init-only ones too)
+_INIT_KEYS = frozenset([*(f.name for f in dataclasses.fields(RunConfig)), "offset_buffer",
+                        "source"])
 _LENGTH_KEYS = [k for k, f in _FIELDS.items() if "Lengths" in str(f.type)]
 
 
@@ -379,7 +393,7 @@ class _Checker:
             ("solved_threshold", 0 < cfg.solved_threshold <= 1, "must lie in (0, 1]"),
             ("protocol", cfg.protocol in PROTOCOLS, " or ".join(PROTOCOLS)),
             ("recipe", cfg.recipe in RECIPES,
-             f"unknown recipe; known: {', '.join(RECIPES)}"),
+             "unknown recipe" + known_choices(cfg.recipe, RECIPES)),
         ]
         for key, ok, msg in checks:
             if not ok:
@@ -392,8 +406,15 @@ class _Checker:
         for key, allowed in (("sampler", TRAINING_SAMPLERS), ("test_sampler", SAMPLERS)):
             value = getattr(cfg, key)
             if value is not None and value not in allowed:
-                raise self.fail(key, f"unknown sampler {value!r}{did_you_mean(value, allowed)}; "
-                                     f"choose from {', '.join(allowed)}")
+                raise self.fail(key, f"unknown sampler {value!r}"
+                                     + known_choices(value, allowed, "choose from"))
+        if cfg.task is not None:
+            from monoidlab.tasks import TASKS
+
+            if cfg.task not in TASKS:  # here, not first inside train()
+                raise self.fail("task", f"unknown task {cfg.task!r}"
+                                        + known_choices(cfg.task, TASKS, "known tasks",
+                                                        where="docs/tasks.md"))
         if cfg.covering is not None:
             try:
                 covering_settings(cfg.covering)
@@ -417,14 +438,13 @@ class _Checker:
             raise self.fail("protocol", "'paper' applies to the tape tasks (Delétang's "
                                         "benchmark, ListOps)")
         if cfg.language is not None:
-            from monoidlab.evaluation.kinds import KINDS, check_kinds
+            from monoidlab.evaluation.kinds import check_kinds
 
             try:
                 check_kinds(cfg.eval_kinds)
-            except InputError:
-                raise self.fail("eval_kinds", f"expected \"all\" or a list of "
-                                              f"{', '.join(KINDS)}, got {cfg.eval_kinds!r}"
-                                ) from None
+            except InputError as exc:  # its message carries the closest kind
+                raise self.fail("eval_kinds", f"{exc} (\"all\" or a list of kinds; got "
+                                              f"{cfg.eval_kinds!r})") from None
 
     def capabilities(self) -> None:
         """What the problem and the keys need of the model, before any work."""
@@ -443,6 +463,17 @@ class _Checker:
         needs = {"string": (Classifier, "learn a language (one class per string)"),
                  "tape": (PrefixModel, "learn a tape task (a prediction at every position)"),
                  "next_token": (GenerativeModel, "learn a next-token task (prompt → answer)")}
+        if readout == "tape":
+            from monoidlab.models import model_spec
+
+            if not model_spec(cfg.model).can(PrefixModel):
+                try:
+                    one_output = _one_output(cfg)
+                except InputError as exc:
+                    raise self.fail("task_options", str(exc)) from None
+                if one_output:  # read at the tape's end (the tree baselines)
+                    needs["tape"] = (Classifier,
+                                     "learn a one-output tape task (a class per string)")
         try:
             require(cfg.model, *needs[readout])
             if cfg.assoc_weight:
@@ -511,6 +542,17 @@ def _readout(cfg: RunConfig) -> str:
     if cls is None:  # an unknown task fails when the problem is built, with the list
         return "tape"
     return cls.readout
+
+
+def _one_output(cfg: RunConfig) -> bool:
+    """Whether the config's tape task has one output whatever the length (ListOps, the regular
+    tasks): a Classifier, read at the tape's end, can serve it. An unknown task is named when
+    the problem is made; bad task options raise here (InputError)."""
+    from monoidlab.tasks import TASKS, get_task
+
+    if cfg.task not in TASKS:
+        return False
+    return bool(get_task(cfg.task, **dict(cfg.task_options)).is_classification)
 
 
 def _changed_keys(cfg: RunConfig) -> set[str]:

@@ -21,7 +21,6 @@ Example
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from dataclasses import dataclass, field
@@ -31,7 +30,7 @@ from typing import IO, TYPE_CHECKING, Any
 import numpy as np
 
 from monoidlab._paths import open_append
-from monoidlab._util import progress_bar
+from monoidlab._util import json_text, progress_bar
 from monoidlab.errors import TrainingDiverged
 from monoidlab.evaluation.run import evaluate_kinds, to_device
 from monoidlab.training.attempts import (
@@ -134,7 +133,7 @@ class MetricsLog:
 
     def write(self, step: int, values: dict[str, Any]) -> None:
         if self.fh:
-            self.fh.write(json.dumps({"step": step, **values}) + "\n")
+            self.fh.write(json_text({"step": step, **values}, indent=None) + "\n")
             self.fh.flush()
         if self.writer:
             for k, v in values.items():

@@ -18,10 +18,10 @@ Example
 >>> cfg = config_from_dict(keys)
 >>> cfg.steps, cfg.model_options.d, str(cfg.train_lengths)
 (200, 32, '1:20')
->>> config_from_dict({"language": "parity", "stpes": 3})
+>>> config_from_dict({"language": "parity", "stpes": 3})  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-monoidlab.errors.ConfigError: config: unknown key 'stpes' (did you mean 'steps'?); known keys: assoc_weight, batch_size, bf16, checkpoint_every, clip, compile, device, early_stop, eval_every, eval_kinds, grad_centralisation, language, log_every, lr, lr_schedule, model, model_options, near_miss_mix, offset_buffer, offset_consistency, offsets, optimizer, protocol, recipe, restarts, sampler, seed, solved_threshold, steps, task, task_options, test_lengths, test_samples, test_sampler, threads, train_lengths, val_lengths, val_samples, warmup, weight_decay, within
+monoidlab.errors.ConfigError: config: unknown key 'stpes' (did you mean 'steps'?); known keys: steps, ...
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from monoidlab._suggest import did_you_mean
+from monoidlab._suggest import known_choices
 from monoidlab.errors import ConfigError, InputError
 from monoidlab.training.config import _FIELDS, RunConfig
 
@@ -48,6 +48,11 @@ RENAMED = {"model_kwargs": "model_options", "task_kwargs": "task_options",
 RENAMED_KINDS = {"balanced": "paper"}
 FILE_KEYS = sorted([*_FIELDS, "offset_buffer"])  # offsets and offset_buffer: one value
 _NESTED = ("model_options", "task_options")
+
+
+def _known_keys(key: str) -> str:
+    """The closest keys first, never all 40 (``monoidlab train --help`` lists them)."""
+    return known_choices(key, FILE_KEYS, "known keys", where="monoidlab train --help")
 
 
 # ------------------------------------------------------------------------------ files
@@ -103,9 +108,7 @@ def config_from_dict(data: Mapping[str, Any], source: str = "config", *,
             raise ConfigError(f"{source}: key {old!r} is now {new!r} (rename it)")
     unknown = sorted(set(data) - set(FILE_KEYS))
     if unknown:
-        raise ConfigError(f"{source}: unknown key {unknown[0]!r}"
-                          f"{did_you_mean(unknown[0], FILE_KEYS)}; known keys: "
-                          f"{', '.join(FILE_KEYS)}")
+        raise ConfigError(f"{source}: unknown key {unknown[0]!r}" + _known_keys(unknown[0]))
     options = data.get("model_options")
     if options is not None and not isinstance(options, Mapping) and not hasattr(options, "names"):
         raise ConfigError(f"{source}: key 'model_options': expected a table, got "
@@ -138,7 +141,7 @@ def _with_recipe(data: dict[str, Any], explicit: set[str], source: str) -> dict[
 
         if recipe not in RECIPES:
             raise ConfigError(f"{source}: key 'recipe': unknown recipe {recipe!r}"
-                              f"{did_you_mean(recipe, RECIPES)}; known: {', '.join(RECIPES)}")
+                              + known_choices(recipe, RECIPES))
         raise ConfigError(f"{source}: key 'recipe': recipe {recipe!r} has no settings for model "
                           f"{model!r}; it has for {', '.join(_with_recipes(recipe))}")
     keys, options = spec.recipes[recipe](data.get("language"), data.get("task"))
@@ -211,8 +214,7 @@ def read_overrides(items: Iterable[str], source: str = "override") -> dict[str, 
         if top in RENAMED:
             raise ConfigError(f"{source}: key {top!r} is now {RENAMED[top]!r}")
         if top not in FILE_KEYS:
-            raise ConfigError(f"{source}: unknown key {key!r}{did_you_mean(top, FILE_KEYS)}; "
-                              f"known keys: {', '.join(FILE_KEYS)}")
+            raise ConfigError(f"{source}: unknown key {key!r}" + _known_keys(top))
         value = _parse_value(text)
         if sub:
             if top not in _NESTED:

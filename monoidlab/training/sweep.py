@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from monoidlab._paths import check_entry, check_output_dir, child_dir, is_within, slugify
-from monoidlab._util import atomic_write_text, write_section
+from monoidlab._util import atomic_write_json, atomic_write_text, json_text, write_section
 from monoidlab.errors import CheckpointError, ConfigError, MissingDependency, OutputPathError
 from monoidlab.evaluation.result import Evaluation, upgrade_results
 from monoidlab.training.config import RunConfig
@@ -360,7 +360,7 @@ def _reevaluate(cfg: RunConfig, out: Path, res: dict[str, Any],
     ev = evaluate_kinds(model, problem, cfg.test_lengths, cfg.test_samples, cfg.seed,
                         cfg.eval_kinds, cfg.solved_threshold, device=device, progress=progress)
     res = {k: v for k, v in res.items() if k not in ("score", "accuracy")} | results_of(ev)
-    atomic_write_text(out / "results.json", json.dumps(res, indent=2))
+    atomic_write_json(out / "results.json", res)
     return res
 
 
@@ -530,7 +530,7 @@ def summarise(sweep: dict[str, Any], rows: list[dict[str, Any]],
         # (load_sweep confined it to the sweep's out folder or a docs folder)
         if not str(sweep["results_md"]).endswith(".md"):
             raise ConfigError(f"results_md: a .md file, got {sweep['results_md']!r}")
-        settings = (json.dumps(sweep["runs"][0]["config"].as_dict(), indent=1)
+        settings = (json_text(sweep["runs"][0]["config"].as_dict(), indent=1)
                     if sweep["runs"] else "{}")
         per_model: dict[str, dict[str, Any]] = {}  # what differs between models: their kwargs and optimisation keys
         for r in sweep["runs"]:
@@ -545,7 +545,7 @@ def summarise(sweep: dict[str, Any], rows: list[dict[str, Any]],
                           f"\nSweep file: `{sweep['source']}`; {len(rows)} runs, "
                           f"{hours:.2f} h of training in total (evaluation not included). "
                           "Per-model settings (first run of each model):\n\n" +
-                          "".join(f"- `{m}`: `{json.dumps(v)}`\n" for m, v in per_model.items())
+                          "".join(f"- `{m}`: `{json_text(v, indent=None)}`\n" for m, v in per_model.items())
                           + "\nSettings of the first run (others differ only by task, model, "
                           f"seed and the per-model/per-task overrides):\n\n```json\n"
                           f"{settings}\n```\n", title="Results")

@@ -19,13 +19,12 @@ Example
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from monoidlab._util import atomic_write_text
+from monoidlab._util import atomic_write_json
 from monoidlab.errors import CheckpointError, InputError, TrainingDiverged
 from monoidlab.evaluation.result import Evaluation
 from monoidlab.evaluation.run import evaluate_kinds, single_class_lengths
@@ -169,7 +168,7 @@ def _train(cfg: RunConfig, out: Path | None, resume: bool, progress: bool,
         s.opt.load_state_dict(ckpt["optimizer"])
     if out:
         out.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(out / "config.json", json.dumps(cfg.as_dict(), indent=2))
+        atomic_write_json(out / "config.json", cfg.as_dict())
         truncate_metrics(out / "metrics.jsonl", step0)
     s.log = MetricsLog(out)
     t0 = time.time()
@@ -206,7 +205,7 @@ def _train(cfg: RunConfig, out: Path | None, resume: bool, progress: bool,
         if coverage is not None:
             result["training_coverage"] = coverage
     if out:
-        atomic_write_text(out / "results.json", json.dumps(result, indent=2))
+        atomic_write_json(out / "results.json", result)
     return result
 
 

@@ -7,6 +7,7 @@ with its strict verdict, the evaluation loop and its text.
   place to add another);
 * :mod:`~monoidlab.evaluation.result`: :class:`Evaluation`, solved / verdict / JSON;
 * :mod:`~monoidlab.evaluation.run`: :func:`evaluate_kinds`, seeded test sets per length;
+* :mod:`~monoidlab.evaluation.packing`: which test batches share one padded model call;
 * :mod:`~monoidlab.evaluation.text`: :func:`evaluation_text`.
 
 >>> from monoidlab.evaluation import KINDS, BASELINES

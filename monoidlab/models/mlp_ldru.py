@@ -359,6 +359,13 @@ class MLPLDRU(nn.Module):
             root = torch.where((top == k)[:, None], level.column0(), root)
         return root
 
+    def eval_group(self, length: int) -> int:
+        """Test strings of lengths with one balanced buffer (:func:`~monoidlab.geometry.
+        buffer_size`) may share an evaluation call (:mod:`monoidlab.evaluation.packing`): each
+        is read at its own root level, whose subtree is its own buffer, and strings of one
+        buffer pad each other by less than a factor of two."""
+        return buffer_size(length)
+
     # ------------------------------------------------------------------ OperatorModel
     def root_states(self, tokens: Tensor, lengths: Tensor) -> Tensor:
         """Each string's root vector (B, d), before the head (no dropout in eval mode)."""

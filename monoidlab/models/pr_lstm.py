@@ -147,6 +147,12 @@ class _PrefixScanModel(nn.Module):
         self.vocab_size, self.n_classes, self.hidden = vocab_size, n_classes, hidden
         self.head = nn.Linear(hidden, n_classes)
 
+    def eval_group(self, length: int) -> int:
+        """Test strings of every length may share one padded evaluation call
+        (:mod:`monoidlab.evaluation.packing`): a prefix depends on its own tokens only, and each
+        string is read at its own last prefix."""
+        return 0
+
     # ------------------------------------------------------------------ subclass hooks
     def _weights(self) -> dict:
         raise NotImplementedError

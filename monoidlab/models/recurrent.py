@@ -52,6 +52,13 @@ class _RecurrentClassifier(nn.Module):
         self.core = self.core_class(vocab_size, hidden, batch_first=True, **self.core_kw)
         self.head = nn.Linear(hidden, n_classes)
 
+    def eval_group(self, length: int) -> int:
+        """Test strings of one length (every kind) share one evaluation call
+        (:mod:`monoidlab.evaluation.packing`): torch's fused RNN/LSTM kernel already amortises a
+        call over a (64, T) batch, and on one CPU thread padded calls of several lengths cost
+        more per token than they save (bench/bench_eval.py)."""
+        return length
+
     def prefix_states(self, tokens: Tensor, lengths: Tensor) -> Tensor:
         """Hidden state ``h_t`` after each position, ``(B, T, hidden)`` (LSTM: ``h`` only, not
         the cell). Values at ``t >= length`` are states over padding: mask them."""

@@ -114,6 +114,12 @@ class StackRNN(nn.Module):
         self.head = nn.Linear(hidden, n_classes)
         haiku_linear_init(self)
 
+    def eval_group(self, length: int) -> int:
+        """Test strings of every length may share one padded evaluation call
+        (:mod:`monoidlab.evaluation.packing`): the recurrence is causal and each string is read
+        at its own last position."""
+        return 0
+
     def step(self, x: Tensor, h: Tensor, stack: Tensor) -> tuple[Tensor, Tensor]:
         """One step: input ``x`` (B, vocab), state ``h`` (B, hidden), stack (B, size, cell)
         → new ``h`` and new stack."""

@@ -104,6 +104,12 @@ class TapeRNN(nn.Module):
         self.head = nn.Linear(hidden, n_classes)
         haiku_linear_init(self)
 
+    def eval_group(self, length: int) -> int:
+        """Test strings of every length may share one padded evaluation call
+        (:mod:`monoidlab.evaluation.packing`): the recurrence is causal, jumps move by each
+        row's own input length and each string is read at its own last position."""
+        return 0
+
     def _moves(self, input_lengths: Tensor) -> Tensor:
         """Gather indices (B, 5, M): new cell i of action k reads old cell ``idx[b, k, i]``."""
         M = self.memory_size

@@ -336,6 +336,20 @@ class TransformerClassifier(nn.Module):
         self.stack = TransformerStack(vocab_size + int(o.bos), causal=o.causal, **o.stack_kw())
         self.head = nn.Linear(o.d_model, n_classes)
 
+    #: padded tokens of one evaluation call of several lengths: the padding mask is (rows, heads,
+    #: T, T), so 2^15 tokens at T = 500 hold what one length of 64 strings holds
+    eval_max_tokens = 2**15
+
+    def eval_group(self, length: int) -> int | None:
+        """Which test lengths may share an evaluation call (:mod:`monoidlab.evaluation.packing`):
+        causal, every length (a real position never sees the later padding); bidirectional,
+        one length (every kind): padded keys would need a (rows, heads, T, T) mask, which costs
+        more than the calls it saves (bench/bench_eval.py); none with positions drawn at
+        random in eval mode (``eval_positions="random"``: one draw per call)."""
+        if getattr(self.stack.position, "eval_positions", "arange") == "random":
+            return None
+        return 0 if self.causal else length
+
     def _states(self, tokens: Tensor, lengths: Tensor, positions: Tensor | None) -> Tensor:
         B, T = tokens.shape
         pad = padding_mask(lengths, T)

@@ -20,7 +20,7 @@ Example
 >>> model_spec("lstn")
 Traceback (most recent call last):
 ...
-monoidlab.errors.UnknownName: unknown model 'lstn' (did you mean 'lstm'?); known models: decoder-lm, lstm, mlp-ldru, pr-lstm, pr-rnn, rnn, stack-rnn, tape-rnn, transformer
+monoidlab.errors.UnknownName: unknown model 'lstn' (did you mean 'lstm'?); known models: bbt-grc, decoder-lm, gated-deltanet, lstm, mlp-ldru, pr-lstm, pr-rnn, rir-grc, rnn, stack-rnn, tape-rnn, transformer
 """
 
 from __future__ import annotations
@@ -190,6 +190,15 @@ REGISTRY: dict[str, ModelSpec] = {s.name: s for s in (
               "monoidlab.models.transformer:TransformerOptions", _RECURRENT,
               "a Transformer encoder with a choice of position encodings",
               {"authors": _baseline_authors}),
+    ModelSpec("bbt-grc", "monoidlab.models.grc:BBTGRC", "monoidlab.models.grc:BBTGRCOptions",
+              frozenset({Classifier}),
+              "a beam search over merge orders with the Gated Recursive Cell (BT-GRC)"),
+    ModelSpec("rir-grc", "monoidlab.models.grc:RIRGRC", "monoidlab.models.grc:RIRGRCOptions",
+              frozenset({Classifier}),
+              "beam trees inside chunks, recursively over the chunks (RIR-GRC)"),
+    ModelSpec("gated-deltanet", "monoidlab.models.gated_deltanet:GatedDeltaNet",
+              "monoidlab.models.gated_deltanet:GatedDeltaNetOptions", _RECURRENT,
+              "Gated DeltaNet: the gated delta rule, chunked (Yang et al. 2024)", {}, "chain"),
     ModelSpec("decoder-lm", "monoidlab.models.decoder:DecoderLM",
               "monoidlab.models.decoder:DecoderOptions", frozenset({GenerativeModel}),
               "a decoder-only Transformer language model (next-token tasks)"),

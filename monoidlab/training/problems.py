@@ -324,9 +324,13 @@ class TapeProblem(TaskKinds):
                 "out_start": out_slice.start, "out_stop": out_slice.stop}
 
     def forward(self, model: Any, batch: dict) -> Any:
-        from monoidlab.models.protocols import TapeModel
+        from monoidlab.models.protocols import PrefixModel, TapeModel
 
         tokens, lengths = batch["tokens"], batch["lengths"]
+        if not isinstance(model, PrefixModel | TapeModel) and batch["targets"].shape[1] == 1:
+            # one output read by a Classifier (the tree baselines): each row's tape ends at its
+            # output position, where the string's class is read
+            return model(tokens, lengths)[:, None]
         start, stop = int(batch["out_start"]), int(batch["out_stop"])
         if isinstance(model, TapeModel):  # Tape-RNN: its jumps move by the input length
             logits = model.forward_tape(tokens, lengths, lengths.new_full(lengths.shape, start))

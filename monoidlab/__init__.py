@@ -35,6 +35,25 @@ from monoidlab.sampling import Batch, length_batches, sample
 
 __version__ = "0.1.0"
 
+# Torch-using names, imported on first use so that `import monoidlab` stays light.
+_LAZY = ("extract_automaton", "extract_monoid")
+
+
+def __getattr__(name: str) -> object:
+    if name == "extract_automaton":
+        from monoidlab.probing.extract_automaton import extract_automaton
+
+        return extract_automaton
+    if name == "extract_monoid":
+        from monoidlab.probing.extract_monoid import extract_monoid
+
+        return extract_monoid
+    raise AttributeError(f"module 'monoidlab' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])
+
 __all__ = ["Automaton", "minimise", "SyntacticMonoid", "load_language", "language_names",
            "suite", "suite_names", "Batch", "sample", "length_batches", "Coverage",
            "CoverageGap", "exact_coverage", "sampled_coverage", "coverage_gap", "compare",

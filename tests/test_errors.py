@@ -167,6 +167,11 @@ BUILTIN_RAISES = {
                                                          "an input)",
     ("monoidlab/automaton.py", "AttributeError"): "a frozen object refuses attribute changes as "
                                                   "frozen dataclasses do",
+    ("monoidlab/__init__.py", "AttributeError"): "a module __getattr__ (PEP 562) must raise "
+                                                 "AttributeError for names it does not have",
+    ("monoidlab/probing/_lstar.py", "IndexError"): "a sequence's __getitem__ must raise "
+                                                   "IndexError past its end (AALpy iterates "
+                                                   "words by index)",
 }
 
 

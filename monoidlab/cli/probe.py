@@ -3,7 +3,9 @@
 ``monoidlab probe CHECKPOINT [--n-strings N] [--lengths A:B] [--out DIR] [--json] [--no-umap]``
 writes ``probe.json`` and the figures (contingency heatmaps, UMAP, associativity histograms)
 to ``--out`` (default: ``probe/`` next to the checkpoint), for the trained model and the same
-model at initialisation.
+model at initialisation. ``--extract automaton,monoid`` adds what the model computes: the
+automaton L* extracts from it and the monoid its operator's table forms, each compared with
+the true one (``probe.json`` key ``extraction``).
 """
 
 from __future__ import annotations
@@ -67,9 +69,8 @@ def _table(m: dict[str, Any]) -> str:
 
 @command("probe", "cluster node embeddings against true ECs; associativity on held-out triples")
 def cmd_probe(args: argparse.Namespace) -> None:
-    import json
 
-    from monoidlab._util import atomic_write_text
+    from monoidlab._util import atomic_write_json
     from monoidlab.probing import probe_checkpoint
     from monoidlab.probing.probe import MAX_PROBE
 
@@ -83,6 +84,9 @@ def cmd_probe(args: argparse.Namespace) -> None:
                              f"got {n}")
     if lengths:
         check_work(lengths, 1, "--lengths")
+    extract = _extractions(args.extract)
+    positive(args.max_states, "--max-states")
+    positive(args.max_queries, "--max-queries")
     out = check_output_dir(_out_dir(args.checkpoint, args.out))  # before the work, not after
     res = probe_checkpoint(args.checkpoint, n_strings=args.n_strings, lengths=lengths,
                            mode=args.heldout, n_triples=args.n_triples, seed=args.seed,
@@ -91,8 +95,59 @@ def cmd_probe(args: argparse.Namespace) -> None:
     m = res["metrics"]
     ensure_dir(out)
     m["figures"] = _figures(res, out, umap=not args.no_umap)
-    atomic_write_text(out / "probe.json", json.dumps(m, indent=2, default=json_default))
-    emit(args, m, _table(m) + f"\n\nwrote {out}/probe.json and {len(m['figures'])} figures")
+    texts: list[str] = []
+    if extract:
+        m["extraction"], texts = _extract(args, extract)
+    atomic_write_json(out / "probe.json", m, default=json_default)
+    emit(args, m, "\n\n".join([_table(m), *texts])
+         + f"\n\nwrote {out}/probe.json and {len(m['figures'])} figures")
+
+
+EXTRACTIONS = ("automaton", "monoid")
+
+
+def _extractions(text: str | None) -> tuple[str, ...]:
+    if text is None:
+        return ()
+    names = tuple(dict.fromkeys(c.strip() for c in text.split(",") if c.strip()))
+    bad = [c for c in names if c not in EXTRACTIONS]
+    if bad or not names:
+        from monoidlab._suggest import did_you_mean
+
+        hint = did_you_mean(bad[0], EXTRACTIONS) if bad else ""
+        raise UsageError(f"--extract: expected a comma-separated subset of "
+                         f"{','.join(EXTRACTIONS)}, got {text!r}{hint}")
+    return names
+
+
+def _extract(args: argparse.Namespace, which: tuple[str, ...]) -> tuple[dict[str, Any], list[str]]:
+    """The extractions asked for, as JSON data and as text (a model without a binary
+    operator gets the automaton only, and the reason)."""
+    from monoidlab.models.protocols import OperatorModel
+    from monoidlab.probing._target import resolve_target
+
+    out: dict[str, Any] = {}
+    texts = []
+    if "automaton" in which:
+        from monoidlab.probing.extract_automaton import extract_automaton
+
+        a = extract_automaton(args.checkpoint, max_states=args.max_states,
+                              max_queries=args.max_queries, seed=args.seed)
+        out["automaton"] = a.to_dict()
+        texts.append(a.text())
+    if "monoid" in which:
+        model = resolve_target(args.checkpoint).model
+        if isinstance(model, OperatorModel):
+            from monoidlab.probing.extract_monoid import extract_monoid
+
+            r = extract_monoid(args.checkpoint, seed=args.seed)
+            out["monoid"] = r.to_dict()
+            texts.append(r.text())
+        else:
+            why = f"{type(model).__name__} has no binary operator (mlp-ldru, pr-lstm, pr-rnn do)"
+            out["monoid"] = {"skipped": why}
+            texts.append(f"extracted monoid: skipped, {why}")
+    return out, texts
 
 
 def _clusterers(text: str) -> tuple[str, ...]:
@@ -149,6 +204,13 @@ cmd_probe.configure = lambda p: (
     p.add_argument("--seed", type=int, default=0),
     p.add_argument("--no-init", action="store_true", help="skip the model at initialisation"),
     p.add_argument("--no-umap", action="store_true", help="skip the UMAP figures (slow start)"),
+    p.add_argument("--extract", default=None, metavar="automaton,monoid",
+                   help="also extract the automaton (L*) and/or the operator's monoid and "
+                        "compare them with the true ones"),
+    p.add_argument("--max-states", type=int, default=64,
+                   help="--extract automaton: stop past this many states"),
+    p.add_argument("--max-queries", type=int, default=200_000,
+                   help="--extract automaton: membership-query budget"),
     p.add_argument("--out", default=None, help="folder for probe.json and figures"),
     p.add_argument("--json", action="store_true"))
 

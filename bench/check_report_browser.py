@@ -54,8 +54,17 @@ window.addEventListener('load', () => {
   const ok = imgs.filter(i => i.complete && i.naturalWidth > 0).length;
   const out = document.createElement('pre');
   out.id = 'monoidlab-probe';
+  const rect = e => { const r = e.getBoundingClientRect();
+                      return {top: r.top, bottom: r.bottom, left: r.left, right: r.right}; };
+  const boxes = {};
+  for (const e of document.querySelectorAll('[id]')) boxes[e.id] = rect(e);
   out.textContent = JSON.stringify({images: imgs.length, rendered: ok,
                                     height: document.body.scrollHeight,
+                                    viewport: [window.innerWidth, window.innerHeight,
+                                               document.documentElement.clientWidth],
+                                    boxes: boxes,
+                                    figures: imgs.map(i => Object.assign(rect(i),
+                                      {natural: i.naturalWidth, width: i.width})),
                                     errors: window.__monoidlab_errors});
   document.body.appendChild(out);
 });
@@ -72,7 +81,12 @@ def find_chromium() -> str | None:
         shutil.which("google-chrome")
 
 
-def check(report: Path, screenshot: Path | None = None, timeout: int = 120) -> dict:
+def check(report: Path, screenshot: Path | None = None, timeout: int = 120,
+          window: tuple[int, int] = (1200, 2400)) -> dict:
+    """Open ``report`` at ``window`` (width, height in CSS pixels): images, console errors,
+    and where each element with an id and each figure sits (``boxes``, ``figures``: page
+    coordinates from the top of the page, so ``boxes["verdict"]["bottom"] <= window[1]`` means
+    the verdict is on the first screen)."""
     browser = find_chromium()
     if not browser:
         raise FileNotFoundError("no chromium on PATH (Debian: apt-get install chromium)")
@@ -84,12 +98,13 @@ def check(report: Path, screenshot: Path | None = None, timeout: int = 120) -> d
         page = html[:at] + WATCH + html[at:]
         probe_page.write_text(page.replace("</body>", PROBE + "</body>"), encoding="utf-8")
         base = [browser, *FLAGS, f"--user-data-dir={tmp}/profile"]
-        dom = subprocess.run([*base, "--dump-dom", probe_page.as_uri()], capture_output=True,
-                             text=True, timeout=timeout)
+        size = f"--window-size={window[0]},{window[1]}"
+        dom = subprocess.run([*base, size, "--dump-dom", probe_page.as_uri()],
+                             capture_output=True, text=True, timeout=timeout)
         shot = None
         if screenshot:
             shot = subprocess.run([*base, f"--screenshot={screenshot.resolve()}",
-                                   "--window-size=1200,2400", report.resolve().as_uri()],
+                                   size, report.resolve().as_uri()],
                                   capture_output=True, text=True, timeout=timeout)
     m = re.search(r'<pre id="monoidlab-probe">(.*?)</pre>', dom.stdout, re.S)
     verdict = json.loads(html_lib.unescape(m.group(1))) if m else {}
@@ -100,6 +115,8 @@ def check(report: Path, screenshot: Path | None = None, timeout: int = 120) -> d
                and not any(e.split(": ", 1)[-1] in ln for e in errors)]
     return {"report": str(report), "images": verdict.get("images"),
             "rendered": verdict.get("rendered"), "page_height": verdict.get("height"),
+            "viewport": verdict.get("viewport"), "boxes": verdict.get("boxes", {}),
+            "figures": verdict.get("figures", []),
             "console_messages": len(console), "console_errors": errors,
             "screenshot": str(screenshot) if screenshot and screenshot.is_file() else None,
             "ok": bool(verdict) and verdict["images"] == verdict["rendered"] and not errors}

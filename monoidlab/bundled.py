@@ -4,8 +4,8 @@ wherever monoidlab is installed, not only in a clone.
 
 A path that exists is always used as given. Otherwise a bare name (``ldru21-cpu``), a name with
 ``.toml`` or a path ``configs/NAME.toml`` (as the README spells it, typed outside a clone) names
-the bundled file of that name; anything else is one error naming the path and the closest
-bundled names.
+the bundled file of that name, and a name that is not bundled is one error naming it and the
+closest bundled names; any other path is returned as given (its reader reports it missing).
 
 Example
 -------
@@ -55,4 +55,4 @@ def resolve_config(path: str | os.PathLike) -> Path:
         close = [repr(n) for n in closest_first(name, config_names())[:3]]
         raise ConfigError(f"{path}: no such file, and no bundled config of that name (closest: "
                           f"{', '.join(close)}; all of them: {configs_dir()})")
-    raise ConfigError(f"{path}: no such file")
+    return given  # a path elsewhere: its reader says it cannot be read

@@ -135,6 +135,23 @@ def test_report_renders_in_headless_chromium(dyck2_report, tmp_path):
 
 
 @pytest.mark.skipif(CRB.find_chromium() is None, reason="no chromium on PATH (see above)")
+def test_the_verdict_is_on_the_first_screen_in_chromium(parity_run, tmp_path):
+    """Real headless Chromium at 1280×800: the summary box and its verdict end within the
+    first screen, and every figure lies inside the page's width (none cut at an edge)."""
+    path = build_report(None, tmp_path, checkpoint=parity_run[0], umap=False, n_probe=40)
+    res = CRB.check(path, window=(1280, 800))
+    assert res["ok"] and res["viewport"][0] == 1280
+    screen = res["viewport"][1]  # a 1280×800 window's page area: ~660 px in headless Chromium
+    box, verdict = res["boxes"]["summary"], res["boxes"]["verdict"]
+    assert 0 <= box["top"] < verdict["bottom"] <= min(screen, 800), (box, verdict, screen)
+    assert "SOLVED" in path.read_text().split('id="verdict"', 1)[1][:300]
+    width = res["viewport"][2]
+    assert len(res["figures"]) >= 9
+    for fig in res["figures"]:
+        assert 0 <= fig["left"] and fig["right"] <= width and fig["natural"] > 0, fig
+
+
+@pytest.mark.skipif(CRB.find_chromium() is None, reason="no chromium on PATH (see above)")
 def test_browser_check_sees_broken_images_and_console_errors(dyck2_report, tmp_path):
     """The check itself: a report with an undecodable image and a console.error fails it."""
     page = dyck2_report.read_text().replace(

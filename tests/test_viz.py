@@ -7,8 +7,20 @@ import pytest
 
 import monoidlab as ml
 from monoidlab.coverage import CoverageGap, exact_coverage
-from monoidlab.viz import coverage_heatmap, gap_heatmaps, multiplication_heatmap
-from monoidlab.viz._common import LABEL_LIMIT, label_step, zero_element
+from monoidlab.viz import (
+    coverage_heatmap,
+    gap_heatmaps,
+    kind_accuracy_figure,
+    multiplication_heatmap,
+)
+from monoidlab.viz._common import (
+    LABEL_LIMIT,
+    TICK_FONT,
+    label_step,
+    texts_outside,
+    trim,
+    zero_element,
+)
 
 
 def _ticks(ax, axis="y"):
@@ -59,10 +71,11 @@ def test_coverage_heatmaps_carry_ec_labels():
     cov = exact_coverage(lang, range(9, 13))
     ax = coverage_heatmap(cov).axes[0]
     words = cov.monoid.labels()
-    rows = np.flatnonzero(cov.support.any(axis=1))
-    cols = np.flatnonzero(cov.support.any(axis=0))
-    assert _ticks(ax, "y") == [f"{i}: {words[i]}" for i in rows]
-    assert _ticks(ax, "x") == [f"{i}: {words[i]}" for i in cols]
+    # rows and columns the same ECs: every EC that holds a composition on either side
+    used = np.flatnonzero(cov.support.any(axis=1) | cov.support.any(axis=0))
+    assert not cov.support.any(axis=1).all() or not cov.support.any(axis=0).all()
+    assert _ticks(ax, "y") == [f"{i}: {words[i]}" for i in used]
+    assert _ticks(ax, "x") == _ticks(ax, "y")
     big = ml.load_language("dyck-6")
     gap = CoverageGap(exact_coverage(big, range(1, 13)), exact_coverage(big, range(41, 49)))
     fig = gap_heatmaps(gap)
@@ -86,6 +99,66 @@ def test_coverage_reprs_summarise(dyck4):
     from monoidlab.coverage import sampled_coverage
 
     assert "sampled, 50 strings" in repr(sampled_coverage(sampled))
+
+
+def test_trim_keeps_the_same_ecs_on_both_axes():
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        support = rng.random((9, 9)) < 0.08
+        rows, cols = trim(support)
+        want = [i for i in range(9) if support[i].any() or support[:, i].any()]  # reference
+        assert rows.tolist() == cols.tolist() == want
+
+
+def test_large_heatmaps_label_fewer_ecs_large_enough_and_apart():
+    """141 ECs (dyck-6): every tick label at TICK_FONT points or more, and no two labels of an
+    axis overlap as the figure's renderer draws them."""
+    import matplotlib.pyplot as plt
+
+    big = ml.load_language("dyck-6")
+    gap = CoverageGap(exact_coverage(big, range(1, 13)), exact_coverage(big, range(41, 49)))
+    for fig in (gap_heatmaps(gap), multiplication_heatmap(big.monoid())):
+        fig.canvas.draw()
+        r = fig.canvas.get_renderer()
+        for ax in [a for a in fig.axes if a.get_xlabel()]:  # not the colour bars
+            for labels, axis in ((ax.get_xticklabels(), 0), (ax.get_yticklabels(), 1)):
+                labels = [t for t in labels if t.get_text()]
+                assert labels and min(t.get_fontsize() for t in labels) >= TICK_FONT
+                boxes = sorted((t.get_window_extent(r) for t in labels),
+                               key=lambda b: (b.x0, b.y0)[axis])
+                gaps = [(b.x0, b.y0)[axis] - (a.x1, a.y1)[axis] for a, b in zip(boxes, boxes[1:])]
+                assert min(gaps) > 0, (ax.get_title(), axis, min(gaps))
+        plt.close(fig)
+
+
+def test_multiplication_table_axes_name_no_letter_of_the_alphabet():
+    import re
+
+    lang = ml.Automaton.from_regex("(a|b|c)*a", ["a", "b", "c"], name="ends")
+    ax = multiplication_heatmap(lang.monoid()).axes[0]
+    for text in (ax.get_xlabel(), ax.get_ylabel(), re.sub(r"'[^']*'", "", ax.get_title())):
+        assert set(re.findall(r"\b\w\b", text)) & set(lang.alphabet) == set(), text
+    assert "left factor" in ax.get_ylabel() and "right factor" in ax.get_xlabel()
+
+
+def test_accuracy_figure_draws_every_baseline_and_keeps_its_title():
+    from monoidlab.evaluation import Evaluation
+
+    name = "a-language-with-a-rather-long-name-" * 3
+    acc = {L: 0.8 for L in range(41, 60)}
+    ev = Evaluation(name, ("paper", "near_miss"), 0.99, 8,
+                    accuracy={"paper": acc, "near_miss": dict(acc)},
+                    baselines={"majority": {k: {L: 0.5 for L in acc} for k in ("paper", "near_miss")},
+                               "count_only": {k: {L: 0.97 for L in acc}
+                                              for k in ("paper", "near_miss")}})
+    fig = kind_accuracy_figure(ev)
+    assert texts_outside(fig) == []
+    assert name in fig._suptitle.get_text().replace("\n", "")  # whole, wrapped, not cut
+    for ax, kind in zip(fig.axes, ev.kinds):
+        lines = {ln.get_label(): ln for ln in ax.get_lines()}
+        drawn = lines[f"{kind}: count_only baseline"]
+        assert list(drawn.get_ydata()) == [0.97] * len(acc)
+        assert f"{kind}: majority baseline" in lines and "count_only 0.970" in ax.get_title()
 
 
 @pytest.mark.parametrize("name", ["_common", "algebra", "coverage", "probing", "training"])

@@ -34,8 +34,10 @@ def _report(args: argparse.Namespace, checkpoint: str | None) -> Path:
     from monoidlab.report import build_report
 
     path = build_report(args.language, args.out, checkpoint=checkpoint,
-                        train_lengths=parse_lengths(args.train, "--train"),
-                        test_lengths=parse_lengths(args.test, "--test"),
+                        train_lengths=None if args.train is None else
+                        parse_lengths(args.train, "--train"),
+                        test_lengths=None if args.test is None else
+                        parse_lengths(args.test, "--test"),
                         schedule=args.schedule, probe=not args.no_probe, umap=not args.no_umap,
                         progress=not args.json,
                         other_language=getattr(args, "other_language", False))
@@ -53,6 +55,8 @@ def _emit_report(args: argparse.Namespace, path: Path, checkpoint: str | None) -
 
 def key_figures_text(key: dict[str, Any]) -> str:
     """The report's key figures as terminal lines (what ``monoidlab demo`` ends with)."""
+    from monoidlab.report.summary import probing_headline, sample_text
+
     out = [f"{key['language']}: syntactic monoid of {key['monoid_size']} elements"]
     m = key.get("model")
     if m:
@@ -65,6 +69,8 @@ def key_figures_text(key: dict[str, Any]) -> str:
                    f"for this padding: training up to {m['max_train_length']} "
                    + ("shows every composition the test lengths need" if covered else
                       "misses compositions the test lengths need"))
+        if m.get("sample_size"):
+            out.append(f"sample   {sample_text(m['sample_size'])}")
         out.append(f"verdict  {m['verdict']}")
         out.append(f"         ({m['evaluation_source']}; papers' score "
                    f"{m['paper_score']:.3f})")
@@ -72,23 +78,9 @@ def key_figures_text(key: dict[str, Any]) -> str:
         for r in m["kinds"]:
             out.append(f"         {r['kind']:<15} {r['scored_lengths']:>7}  {_f(r['min'])}  "
                        f"{_f(r['mean'])}  {_f(r['majority']):>8}  {_f(r['count_only']):>10}")
-    p = key.get("probing")
-    if p:
-        def row(table: str, model: str, col: str) -> str:
-            r = next((r for r in p[table] if r["model"].startswith(model)), None)
-            return "-" if r is None or r.get(col) in ("", None) else _f(r[col])
-
-        out.append(f"probing  KMeans ARI of node embeddings vs true ECs: trained "
-                   f"{row('agreement', 'trained', 'ARI')}, at initialisation "
-                   f"{row('agreement', 'init', 'ARI')}, shuffled {row('agreement', 'chance', 'ARI')}")
-        out.append(f"         linear probe accuracy: trained {row('probe', 'trained', 'accuracy')}"
-                   f", at initialisation {row('probe', 'init', 'accuracy')}, most frequent EC "
-                   f"{row('probe', 'trained', 'chance')}")
-        if p["associativity"]:
-            out.append(f"         associativity head_true: trained "
-                       f"{row('associativity', 'trained', 'head_true')}, at initialisation "
-                       f"{row('associativity', 'init', 'head_true')}, constant head "
-                       f"{row('associativity', 'constant', 'head_true')}")
+    lines = probing_headline(key.get("probing"))
+    out += [("probing  " if i == 0 else "         ") + (x.split(": ", 1)[1] if i == 0 else x)
+            for i, x in enumerate(lines)]
     return "\n".join(out)
 
 
@@ -138,8 +130,11 @@ def cmd_report(args: argparse.Namespace) -> None:
 
 def _common(p: argparse.ArgumentParser) -> argparse.Action:
     p.add_argument("--out", default="reports", help="output folder")
-    p.add_argument("--train", default="1:40", help="training lengths for the coverage analysis")
-    p.add_argument("--test", default="41:500", help="test lengths")
+    p.add_argument("--train", default=None,
+                   help="training lengths for the coverage analysis (default: the run's with "
+                        "--checkpoint, else 1:40)")
+    p.add_argument("--test", default=None,
+                   help="test lengths (default: the run's with --checkpoint, else 41:500)")
     p.add_argument("--schedule", default="balanced", choices=["balanced", "scan", "chain"])
     p.add_argument("--no-probe", action="store_true", help="skip probing the model")
     p.add_argument("--no-umap", action="store_true", help="skip the UMAP figure (saves ~25 s)")

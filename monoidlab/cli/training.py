@@ -190,6 +190,14 @@ def cmd_evaluate(args: argparse.Namespace) -> None:
     if coverage is not None:  # what the strings showed, then the evaluation (verdict last)
         res["training_coverage"] = coverage
         text = coverage["text"] + "\n\n"
+    if not ev.solved and problem.language is not None and not args.no_diagnosis:
+        from monoidlab.training.data_coverage import sampled_counts
+        from monoidlab.training.diagnosis import diagnose
+
+        counts = sampled_counts(cfg, problem)[0] if coverage is not None else None
+        d = diagnose(model, cfg, problem, ev, seed=seed, device=device, sampled=counts)
+        res["diagnosis"] = d.as_dict()
+        text += d.text() + "\n\n"  # what to change: data, depth or budget; the verdict last
     emit(args, res, text + evaluation_text(ev))
 
 
@@ -215,6 +223,9 @@ cmd_evaluate.configure = lambda p: (
                         "list of train, test_longer, test_deeper, test_longer_deeper; "
                         "--samples strings per split, default 512)"),
     p.add_argument("--lengths", default=None, help="A:B (default: the config's test lengths)"),
+    p.add_argument("--no-diagnosis", action="store_true",
+                   help="a failed language run is not diagnosed (budget, data, depth or "
+                        "training: monoidlab.training.diagnosis)"),
     p.add_argument("--samples", type=int, default=None,
                    help="strings per length and kind (default: the config's test_samples)"),
     p.add_argument("--kinds", default=None,

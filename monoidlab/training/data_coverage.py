@@ -24,33 +24,30 @@ from monoidlab.training.config import RunConfig
 if TYPE_CHECKING:
     from monoidlab.training.problems import Problem
 
-__all__ = ["training_coverage", "DEFAULT_STEPS"]
+__all__ = ["training_coverage", "sampled_counts", "DEFAULT_STEPS"]
 
 #: Steps whose batches the sampled coverage regenerates by default (a run's first ones).
 DEFAULT_STEPS = 500
 
 
-def training_coverage(cfg: RunConfig, problem: Problem | None = None,
-                      steps: int | None = None, k: int = 1) -> dict[str, Any] | None:
-    """``{"exact": level coverage summary, "sampled": per-level counts of the first ``steps``
-    training batches (default :data:`DEFAULT_STEPS`, at most the run's), "steps": ...}``, or
-    None for a problem without a language or a model without a reduction tree."""
+def sampled_counts(cfg: RunConfig, problem: Problem, steps: int | None = None
+                   ) -> tuple[np.ndarray, int]:
+    """Per-level composition counts ``(levels, |M|, |M|)`` of the first ``steps`` training
+    batches of the run (default :data:`DEFAULT_STEPS`, at most the run's), regenerated from its
+    sampler and seeds, and the number of strings they hold."""
     from monoidlab.compositions import composition_counts
-    from monoidlab.level_coverage import level_coverage
     from monoidlab.models import model_spec
     from monoidlab.training.loop import training_batch
-    from monoidlab.training.problems import make_problem
 
     schedule = model_spec(cfg.model).schedule
-    problem = problem or make_problem(cfg)
-    if problem.language is None or schedule is None:
-        return None
-    lang = problem.language
+    if schedule is None or problem.language is None:
+        from monoidlab.errors import InputError
+
+        raise InputError(f"sampled_counts: {cfg.model} on {problem.name} has no reduction tree "
+                         "over a language's strings")
     lens = problem.lengths(cfg.train_lengths)
-    lc = level_coverage(lang, lens, problem.lengths(cfg.test_lengths), schedule=schedule,
-                        padding=cfg.padding, offsets=cfg.offsets, within=cfg.within)
     steps = min(cfg.steps, DEFAULT_STEPS if steps is None else int(steps))
-    monoid = lang.monoid()
+    monoid = problem.language.monoid()
     counts = np.zeros((1, monoid.size, monoid.size), np.int64)
     n = 0
     for step in range(steps):
@@ -62,6 +59,28 @@ def training_coverage(cfg: RunConfig, problem: Problem | None = None,
                                                        *counts.shape[1:]), np.int64)])
         counts[: c.shape[0]] += c
         n += len(b["lengths"])
+    return counts, n
+
+
+def training_coverage(cfg: RunConfig, problem: Problem | None = None,
+                      steps: int | None = None, k: int = 1) -> dict[str, Any] | None:
+    """``{"exact": level coverage summary, "sampled": per-level counts of the first ``steps``
+    training batches (default :data:`DEFAULT_STEPS`, at most the run's), "steps": ...}``, or
+    None for a problem without a language or a model without a reduction tree."""
+    from monoidlab.level_coverage import level_coverage
+    from monoidlab.models import model_spec
+    from monoidlab.training.problems import make_problem
+
+    schedule = model_spec(cfg.model).schedule
+    problem = problem or make_problem(cfg)
+    if problem.language is None or schedule is None:
+        return None
+    lang = problem.language
+    lens = problem.lengths(cfg.train_lengths)
+    lc = level_coverage(lang, lens, problem.lengths(cfg.test_lengths), schedule=schedule,
+                        padding=cfg.padding, offsets=cfg.offsets, within=cfg.within)
+    steps = min(cfg.steps, DEFAULT_STEPS if steps is None else int(steps))
+    counts, n = sampled_counts(cfg, problem, steps)
     sampled = lc.sampled(counts, n, k)
     return {"exact": lc.summary(), "sampled": sampled.as_dict(), "steps": steps,
             "sampler": cfg.sampler, "text": sampled.text()}

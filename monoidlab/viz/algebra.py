@@ -18,7 +18,8 @@ from monoidlab.viz._common import (
     label_note,
     literal,
     literals,
-    set_ec_ticks,
+    set_square_ticks,
+    wrap,
     zero_element,
 )
 from monoidlab.viz._common import pyplot as _plt
@@ -71,8 +72,10 @@ def automaton_figure(lang: Automaton, max_states: int = 40) -> Figure:
 
 
 def multiplication_heatmap(monoid: SyntacticMonoid, limit: int = LABEL_LIMIT) -> Figure:
-    """The multiplication table a·b as a heatmap, rows a and columns b labelled by
-    representative words (every k-th past ``limit`` ECs; the title says so).
+    """The multiplication table as a heatmap: row x (the left factor) times column y (the right
+    factor), labelled by representative words (every k-th past ``limit`` ECs; the title says
+    so). The axes are named "left factor" / "right factor", never by a letter, which could be
+    a symbol of the language's alphabet.
 
     Up to 20 ECs each product has its own colour and (up to 20) its word in the cell. Past 20,
     the colour is the length of the product's shortest word (sequential), and the monoid's zero
@@ -94,7 +97,7 @@ def multiplication_heatmap(monoid: SyntacticMonoid, limit: int = LABEL_LIMIT) ->
         for i in range(n):
             for j in range(n):
                 ax.text(j + 0.5, i + 0.5, words[t[i, j]], ha="center", va="center", fontsize=size)
-        notes.append("cell: the word of a·b")
+        notes.append("cell: the word of the product")
     else:
         data = np.asarray(monoid.word_lengths)[t].astype(float)
         z = zero_element(monoid)
@@ -102,16 +105,16 @@ def multiplication_heatmap(monoid: SyntacticMonoid, limit: int = LABEL_LIMIT) ->
         ax.set_facecolor("0.85")  # masked cells (the zero) show the axes' grey
         sns.heatmap(np.where(mask, np.nan, data), mask=mask, ax=ax, cmap="viridis",
                     xticklabels=False, yticklabels=False,
-                    cbar_kws={"label": "length of the shortest word of a·b", "shrink": 0.6})
-        notes.append("colour: shortest word length of a·b")
+                    cbar_kws={"label": "length of the shortest word of the product",
+                              "shrink": 0.6})
+        notes.append("colour: shortest word length of the product")
         if z is not None:
             notes.append(f"grey: the zero {literal(repr(monoid.labels()[z]))}")
-    step = set_ec_ticks(ax, monoid, np.arange(n), "x", limit, index=n > 20)
-    set_ec_ticks(ax, monoid, np.arange(n), "y", limit, index=n > 20)
-    ax.set_xlabel("b (right factor)")
-    ax.set_ylabel("a (left factor)")
-    ax.set_title(f"{literal(monoid.automaton.name)}: a·b, {n} ECs ({'; '.join(notes)}{label_note(step)})",
-                 fontsize=9)
+    step = set_square_ticks(ax, monoid, np.arange(n), np.arange(n), limit, index=n > 20)
+    ax.set_xlabel("right factor (column)")
+    ax.set_ylabel("left factor (row)")
+    ax.set_title(wrap(f"{literal(monoid.automaton.name)}: row · column, {n} ECs "
+                      f"({'; '.join(notes)}{label_note(step)})", fig, 9), fontsize=9)
     fig.tight_layout()
     return fig
 

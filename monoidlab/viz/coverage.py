@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from monoidlab.viz._common import LABEL_LIMIT, label_note, literal, literals, set_ec_ticks
+from monoidlab.viz._common import LABEL_LIMIT, label_note, literal, literals, set_square_ticks
 from monoidlab.viz._common import pyplot as _plt
 from monoidlab.viz._common import trim as _trim
 
@@ -52,8 +52,7 @@ def coverage_heatmap(cov: Coverage, ax: Any = None, title: str | None = None,
         fig, ax = plt.subplots(figsize=(6.4, 5.2))
     sns.heatmap(np.where(mask, np.nan, data), mask=mask, ax=ax, cmap=cmap, vmin=vmin, vmax=vmax,
                 xticklabels=False, yticklabels=False, cbar_kws={"label": "log10 frequency"})
-    step = max(set_ec_ticks(ax, cov.monoid, cols, "x", limit),
-               set_ec_ticks(ax, cov.monoid, rows, "y", limit))
+    step = set_square_ticks(ax, cov.monoid, rows, cols, limit)
     ax.set_xlabel("right EC")
     ax.set_ylabel("left EC")
     lengths = cov.lengths
@@ -81,8 +80,7 @@ def ratio_heatmap(gap: CoverageGap, ax: Any = None, rows: np.ndarray | None = No
     sns.heatmap(data, mask=~np.isfinite(data), ax=ax, cmap="coolwarm", center=0, vmin=-lim,
                 vmax=lim, xticklabels=False, yticklabels=False,
                 cbar_kws={"label": "log10 test/train"})
-    step = max(set_ec_ticks(ax, gap.test.monoid, cols, "x", limit),
-               set_ec_ticks(ax, gap.test.monoid, rows, "y", limit))
+    step = set_square_ticks(ax, gap.test.monoid, rows, cols, limit)
     miss = gap.missing[np.ix_(rows, cols)]
     ys, xs = np.nonzero(miss)
     ax.scatter(xs + 0.5, ys + 0.5, marker="s", s=12, color="red", label="missing in training")
@@ -145,7 +143,7 @@ def missing_table(gap: CoverageGap, limit: int = 30) -> Figure:
     """The missing compositions as a table figure (most probable at test first)."""
     plt = _plt()
     rows = gap.missing_list()[:limit]
-    fig, ax = plt.subplots(figsize=(7, 0.3 * (len(rows) + 2)))
+    fig, ax = plt.subplots(figsize=(7, 0.3 * (len(rows) + 2) + 0.6))  # room for the title
     ax.axis("off")
     if rows:
         cells = [[literal(r["left_word"]), literal(r["right_word"]),
@@ -153,7 +151,9 @@ def missing_table(gap: CoverageGap, limit: int = 30) -> Figure:
         ax.table(cellText=cells, colLabels=["left EC", "right EC", "P(test)"], loc="center")
     else:
         ax.text(0.5, 0.5, "no missing compositions", ha="center", va="center")
-    ax.set_title(f"{len(gap.missing_list())} compositions needed at test, absent in training")
+    ax.set_title(f"{len(gap.missing_list())} compositions needed at test, absent in training",
+                 fontsize=10)
+    fig.tight_layout()
     return fig
 
 

@@ -47,8 +47,10 @@ if TYPE_CHECKING:
     from monoidlab.probing.clustering import ClusterAgreement
     from monoidlab.probing.embeddings import NodeEmbeddings
 
-__all__ = ["contingency_heatmap", "matched_order", "umap_coordinates", "ec_colour_groups",
-           "umap_figure", "associativity_histograms"]
+__all__ = ["contingency_heatmap", "matched_order", "nearest_neighbours", "umap_coordinates",
+           "ec_colour_groups", "umap_figure", "associativity_histograms", "LEGEND_FONT"]
+
+LEGEND_FONT = 10  # points: the UMAP legends (the figure is shown at about half size in a report)
 
 
 def matched_order(contingency: ArrayLike) -> tuple[np.ndarray, np.ndarray, int]:
@@ -137,10 +139,32 @@ def _name(agreement: ClusterAgreement) -> str:
     return c if isinstance(c, str) else type(c).__name__
 
 
+def nearest_neighbours(X: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` nearest neighbours of every row of ``X`` among the rows (itself included, at
+    distance 0), Euclidean and exact (scikit-learn): ``(indices, distances)``, nearest first.
+
+    >>> idx, dist = nearest_neighbours(np.array([[0.0], [1.0], [3.0]]), 2)
+    >>> idx.tolist(), dist.tolist()
+    ([[0, 1], [1, 0], [2, 1]], [[0.0, 1.0], [0.0, 1.0], [0.0, 2.0]])
+    """
+    from sklearn.neighbors import NearestNeighbors
+
+    X = np.asarray(X, dtype=np.float64)
+    idx = NearestNeighbors(n_neighbors=k).fit(X).kneighbors(X, return_distance=False)
+    # distances recomputed directly: scikit-learn's (|x|^2 + |y|^2 - 2xy) leaves a point ~1e-7
+    # from itself, which UMAP would take as its nearest non-zero distance
+    dist = np.sqrt(((X[:, None, :] - X[idx]) ** 2).sum(-1))
+    return idx.astype(np.int32), dist.astype(np.float32)
+
+
 def umap_coordinates(X: np.ndarray, seed: int = 0, n_neighbors: int = 15,
                      min_dist: float = 0.1) -> np.ndarray:
     """2-D UMAP coordinates of ``X`` (seeded; umap-learn is imported here). ``seed``: an
-    integer in 0 .. 2^32 - 1 (what umap's ``random_state`` takes)."""
+    integer in 0 .. 2^32 - 1 (what umap's ``random_state`` takes).
+
+    The exact nearest neighbours come from :func:`nearest_neighbours` (scikit-learn), handed to
+    UMAP as ``precomputed_knn``: umap-learn's own exact search is compiled by numba on its
+    first call in every process (about 12 s of the ~25 s a first UMAP took; docs/report.md)."""
     seed = _umap_seed(seed)
     n_neighbors = check_count(n_neighbors, "n_neighbors", minimum=2)
     try:
@@ -151,8 +175,9 @@ def umap_coordinates(X: np.ndarray, seed: int = 0, n_neighbors: int = 15,
 
     with warnings.catch_warnings():  # "n_jobs overridden by random_state" is expected
         warnings.simplefilter("ignore", UserWarning)
-        reducer = umap.UMAP(n_components=2, n_neighbors=min(n_neighbors, len(X) - 1),
-                            min_dist=min_dist, random_state=seed)
+        k = min(n_neighbors, len(X) - 1)
+        reducer = umap.UMAP(n_components=2, n_neighbors=k, min_dist=min_dist,
+                            random_state=seed, precomputed_knn=(*nearest_neighbours(X, k), None))
         return reducer.fit_transform(np.asarray(X, dtype=np.float32))
 
 
@@ -176,6 +201,13 @@ def ec_colour_groups(ecs: ArrayLike,
     vals, counts = np.unique(ecs, return_counts=True)
     kept = vals[np.lexsort((vals, -counts))][:max_colours]
     return np.where(np.isin(ecs, kept), ecs, -1), [int(e) for e in kept]
+
+
+def _class_order(emb: NodeEmbeddings, present: set) -> list:
+    """The classes present, in the language's own class order (not alphabetical: "zero, one,
+    two" stays so); classes the language does not name (none, normally) last, sorted."""
+    known = list(emb.monoid.automaton.classes) if emb.monoid is not None else []
+    return [c for c in known if c in present] + sorted(present - set(known), key=str)
 
 
 def umap_figure(emb: NodeEmbeddings, max_points: int | None = 2000, seed: int = 0,
@@ -203,10 +235,10 @@ def umap_figure(emb: NodeEmbeddings, max_points: int | None = 2000, seed: int = 
     grouped, kept = ec_colour_groups(meta["ec"].to_numpy(), max_colours)
     n_ecs = int(meta["ec"].nunique())
     classes = meta["class_name"].to_numpy()
-    class_names = list(dict.fromkeys(sorted(set(classes.tolist()), key=str)))
+    class_names = _class_order(emb, set(classes.tolist()))
     show_class = 2 <= len(class_names) <= 8
     panels = 3 if show_class else 2
-    fig, axes = plt.subplots(1, panels, figsize=(5.6 * panels, 6.2))
+    fig, axes = plt.subplots(1, panels, figsize=(6.0 * panels, 7.0))
     pal = plt.get_cmap("tab10" if len(kept) <= 10 else "tab20")
     names = ec_names(emb.monoid, kept)
     ax = axes[0]
@@ -243,9 +275,9 @@ def umap_figure(emb: NodeEmbeddings, max_points: int | None = 2000, seed: int = 
         ax.set_xticks([])
         ax.set_yticks([])
         handles = ax.get_legend_handles_labels()[0]
-        ax.legend(fontsize=7, markerscale=2, loc="upper center", bbox_to_anchor=(0.5, -0.01),
-                  ncol=2 if len(handles) > 4 else len(handles), frameon=False,
-                  handletextpad=0.2, columnspacing=0.8)
+        ax.legend(fontsize=LEGEND_FONT, markerscale=2.5, loc="upper center",
+                  bbox_to_anchor=(0.5, -0.01), ncol=2 if len(handles) > 4 else len(handles),
+                  frameon=False, handletextpad=0.2, columnspacing=0.8)
     fig.suptitle(literal(title or f"UMAP of {n} node embeddings (seed {seed})"), fontsize=10)
     fig.tight_layout()
     return fig
@@ -255,10 +287,14 @@ def associativity_histograms(trained: pandas.DataFrame, init: pandas.DataFrame |
                              title: str | None = None) -> Figure:
     """Histograms of the cosine distance and relative L2 between (x⊙y)⊙z and x⊙(y⊙z), and of
     the identity check (x⊙pad vs x) when present; ``trained`` / ``init`` are the frames of
-    :func:`monoidlab.probing.associativity`. Where the frames hold the distances between
-    unrelated roots (``cos_unrelated``, ``rel_l2_unrelated``), their median is a dashed line in
-    the model's colour: the scale a bracketing distance is read against."""
-    import pandas as pd
+    :func:`monoidlab.probing.associativity` (the column ``cos`` holds the cosine distance).
+
+    One row of panels per model (trained, then initialisation), sharing each column's x axis
+    so that the two are read on one scale, each with its own density axis: a trained model's
+    spike near 0 (density ~1000 on parity) would flatten the initial distribution on a shared
+    one. Where the frames hold the distances between unrelated roots (``cos_unrelated``,
+    ``rel_l2_unrelated``), their median is a dashed line: the scale a bracketing distance is
+    read against."""
     import seaborn as sns
 
     plt = _plt()
@@ -267,21 +303,25 @@ def associativity_histograms(trained: pandas.DataFrame, init: pandas.DataFrame |
             ("rel_l2", "relative L2, (x⊙y)⊙z vs x⊙(y⊙z)")]
     if "id_right_rel" in trained:
         cols.append(("id_right_rel", "relative L2, x⊙pad vs x"))
-    fig, axes = plt.subplots(1, len(cols), figsize=(5 * len(cols), 4))
-    long = pd.concat([pd.DataFrame({c: d[c] for c, _ in cols}).assign(model=k)
-                      for k, d in frames.items()], ignore_index=True)
+    fig, axes = plt.subplots(len(frames), len(cols), figsize=(5 * len(cols), 3.2 * len(frames)),
+                             sharex="col", squeeze=False)
     colours = dict(zip(frames, sns.color_palette(n_colors=len(frames))))
-    for ax, (c, label) in zip(np.atleast_1d(axes), cols):
-        sns.histplot(long, x=c, hue="model", ax=ax, bins=30, element="step", stat="density",
-                     common_norm=False, common_bins=False, palette=colours)
-        for k, d in frames.items():
+    names = {"trained": "trained", "init": "at initialisation"}
+    for r, (k, d) in enumerate(frames.items()):
+        for ax, (c, label) in zip(axes[r], cols):
+            if c not in d:
+                ax.axis("off")
+                continue
+            sns.histplot(x=np.asarray(d[c], dtype=float), ax=ax, bins=30, element="step",
+                         stat="density", color=colours[k])
             if f"{c}_unrelated" in d:
                 ax.axvline(float(np.median(d[f"{c}_unrelated"])), color=colours[k], ls="--",
                            lw=1.1)
-        ax.set_xlabel(label)
+            ax.set_title(f"{names[k]}: median {float(np.median(d[c])):.3g}", fontsize=9)
+            ax.set_xlabel(label if r == len(frames) - 1 else "")
     if any("cos_unrelated" in d for d in frames.values()):
-        axes[0].text(0.98, 0.98, "dashed: median distance\nbetween unrelated roots",
-                     transform=axes[0].transAxes, ha="right", va="top", fontsize=7)
+        axes[0, 0].text(0.98, 0.95, "dashed: median distance\nbetween unrelated roots",
+                        transform=axes[0, 0].transAxes, ha="right", va="top", fontsize=7)
     fig.suptitle(literal(title or f"associativity on {len(trained)} held-out triples"))
     fig.tight_layout()
     return fig

@@ -1,0 +1,131 @@
+"""monoidlab.training.diagnosis: a failed run is attributed to budget, data, depth or training,
+and a planted missing composition is found and named."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from monoidlab.compositions import composition_counts
+from monoidlab.evaluation import evaluate_kinds
+from monoidlab.training import RunConfig
+from monoidlab.training.diagnosis import depth_of, diagnose
+from monoidlab.training.problems import make_problem
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+
+class PlantedModel(torch.nn.Module):
+    """The language's own answer, except on strings of ``min_length`` or more whose tree has
+    the planted composition (level, x, y): there, the next class (a wrong answer). Shorter
+    strings (the training lengths) are always right, so the model fits them."""
+
+    def __init__(self, lang, planted, padding="identity", min_length=9):
+        super().__init__()
+        self.lang, self.planted, self.padding = lang, planted, padding
+        self.min_length = min_length
+        self.dummy = torch.nn.Parameter(torch.zeros(1))
+
+    def has(self, tokens, lengths):
+        lev, x, y = self.planted
+        m = self.lang.monoid()
+        out = np.zeros(len(lengths), bool)
+        for i in range(len(lengths)):
+            c = composition_counts(m, tokens[i:i + 1], lengths[i:i + 1], "balanced",
+                                   per_level=True, padding=self.padding)
+            out[i] = lengths[i] >= self.min_length and lev < len(c) and c[lev, x, y] > 0
+        return out
+
+    def forward(self, tokens, lengths):
+        t, n = tokens.numpy(), lengths.numpy()
+        cls = self.lang.classify(t, n)
+        cls = np.where(self.has(t, n), (cls + 1) % self.lang.n_classes, cls)
+        return torch.nn.functional.one_hot(torch.as_tensor(cls), self.lang.n_classes).float()
+
+
+def setup(lang_name="parity", train="1:8", test="9:16"):
+    cfg = RunConfig(language=lang_name, model="mlp-ldru", steps=1, train_lengths=train,
+                    test_lengths=test, test_samples=32,
+                    model_options={"d": 8, "padding": "identity"})
+    return cfg, make_problem(cfg)
+
+
+def test_depth_of_matches_the_balanced_tree():
+    for L in range(2, 300):
+        assert 2 ** (depth_of(L) - 1) < L <= 2 ** depth_of(L)
+
+
+def test_a_planted_unseen_composition_is_named_and_blamed_on_the_data():
+    """The run's sampled strings showed every composition but one at level 2 (planted zero);
+    the model errs exactly on the strings whose tree holds it: cause data, and it is named."""
+    cfg, problem = setup("tomita-3", "1:8", "9:16")
+    lang = problem.language
+    m = lang.monoid()
+    # a level-2 composition that the test strings meet
+    rng = np.random.default_rng(0)
+    b = problem.kind_batch(problem.eval_rng(0, "near_miss", 12), 12, 32, "near_miss")
+    c = composition_counts(m, b["tokens"], b["lengths"], "balanced", per_level=True,
+                           padding="identity")
+    lev = 2
+    xs, ys = np.nonzero(c[lev])
+    pick = int(rng.integers(len(xs)))
+    x, y = int(xs[pick]), int(ys[pick])
+    model = PlantedModel(lang, (lev, x, y))
+    ev = evaluate_kinds(model, problem, cfg.test_lengths, 32, 0, "all", 0.99, progress=False)
+    assert not ev.solved
+    sampled = np.full((4, m.size, m.size), 50)
+    sampled[lev, x, y] = 0  # the planted gap: shown by the layout, never by these strings
+    d = diagnose(model, cfg, problem, ev, seed=0, sampled=sampled, k=1)
+    assert d.cause == "data", d.text()
+    words = m.labels()
+    assert d.uncovered[0] == {"level": lev, "left": words[x], "right": words[y],
+                              "wrong_strings": d.wrong_strings}
+    assert d.wrong_with_uncovered == d.wrong_strings > 0 and d.right_with_uncovered == 0
+    assert f"level {lev}: {words[x]} · {words[y]}" in d.text()
+    # without the sampled counts the layout shows it: no longer the data's fault
+    d2 = diagnose(model, cfg, problem, ev, seed=0)
+    assert d2.cause != "data" and d2.wrong_with_uncovered == 0
+
+
+def test_a_model_that_does_not_fit_its_training_lengths_is_a_budget_problem():
+    cfg, problem = setup("parity", "1:8", "9:12")
+    torch.manual_seed(0)
+    from monoidlab.models import build_model
+
+    model = build_model("mlp-ldru", 2, 2, d=8, padding="identity")  # untrained
+    ev = evaluate_kinds(model, problem, cfg.test_lengths, 16, 0, "all", 0.99, progress=False)
+    d = diagnose(model, cfg, problem, ev, seed=0, fit_samples=8)
+    assert d.cause == "budget" and not d.fit["fits"]
+    assert "does NOT fit" in d.text()
+
+
+def test_a_solved_evaluation_needs_no_diagnosis():
+    cfg, problem = setup("parity", "1:8", "9:12")
+    lang = problem.language
+    model = PlantedModel(lang, (50, 0, 0))  # a level no string has: always right
+    ev = evaluate_kinds(model, problem, cfg.test_lengths, 16, 0, "all", 0.99, progress=False)
+    assert ev.solved and diagnose(model, cfg, problem, ev).cause == "solved"
+
+
+def test_evaluate_prints_the_diagnosis_of_a_failed_run(tmp_path, capsys):
+    """`monoidlab evaluate RUN` of a run that fails: the diagnosis before the table (the
+    verdict stays the last line), and in the JSON; `--no-diagnosis` leaves it out."""
+    import json
+
+    from monoidlab.cli import main
+
+    run = tmp_path / "run"
+    assert main(["train", "--language", "tomita-3", "--out", str(run), "--steps=20",
+                 "--train_lengths=1:8", "--test_lengths=9:12", "--test_samples=16",
+                 "--model_options={d = 4, padding = \"identity\"}", "--json"]) in (0, None)
+    capsys.readouterr()
+    main(["evaluate", str(run)])
+    out = capsys.readouterr().out
+    assert "diagnosis: " in out and out.strip().splitlines()[-1].startswith("not solved")
+    main(["evaluate", str(run), "--json"])
+    res = json.loads(capsys.readouterr().out)
+    assert res["diagnosis"]["cause"] in ("budget", "data", "depth", "training")
+    assert res["diagnosis"]["fit"]["lengths"] == "1:8"
+    main(["evaluate", str(run), "--json", "--no-diagnosis"])
+    assert "diagnosis" not in json.loads(capsys.readouterr().out)

@@ -147,8 +147,7 @@ def run_one(run: dict, recipe: dict, out: str, fresh_seeds: list[int]) -> dict:
     row.update(status="done", solved_own=bool(res["solved"]), verdict=res["verdict"],
                wrong=wrong, scored=scored, train_seconds=res["train_seconds"],
                min_accuracy=res["min_accuracy"],
-               baselines={r["kind"]: {"model": r.get("min_accuracy"), "majority": r["majority"],
-                                      "count_only": r["count_only"]}
+               baselines={r["kind"]: {"majority": r["majority"], "count_only": r["count_only"]}
                           for r in res["evaluation"]["summary"]})
     fresh = []
     if res["solved"]:
@@ -214,14 +213,15 @@ def results_table(ledger: dict[str, dict]) -> str:
         med = secs[len(secs) // 2] if secs else 0
         lines.append(f"| {recipe} | {half} | {solved}/{len(by_lang)} | "
                      f"{sum(r['solved'] for r in done)}/{len(done)} | {med:.0f} |")
-    lines += ["", "| run | solved | wrong / scored | min accuracy (model; majority; count-only) "
+    lines += ["", "| run | solved | wrong / scored | per kind: model min / majority mean / count-only mean "
               "| fresh sets | train s |", "|---|---|---|---|---|---|"]
     for r in sorted(ledger.values(), key=lambda r: r["id"]):
         if r["status"] != "done":
             lines.append(f"| {r['id']} | refused: {r['message'][:80]} | | | | |")
             continue
-        base = "; ".join(f"{k} {v['model'] if v['model'] is not None else '?'}/"
-                         f"{v['majority']:.2f}/{v['count_only']:.2f}"
+        mins = r["min_accuracy"] if isinstance(r["min_accuracy"], dict) else {}
+        base = "; ".join(f"{k} {mins[k]:.3f}/{v['majority']:.2f}/{v['count_only']:.2f}"
+                         if k in mins else f"{k} ?/{v['majority']:.2f}/{v['count_only']:.2f}"
                          for k, v in r["baselines"].items())
         fresh = ", ".join(f"{f['wrong']}/{f['scored']}" for f in r["fresh"]) or "-"
         lines.append(f"| {r['id']} | {'yes' if r['solved'] else 'no'} | {r['wrong']}/"

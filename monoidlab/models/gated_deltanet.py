@@ -353,3 +353,10 @@ class GatedDeltaNet(nn.Module):
     def forward(self, tokens: Tensor, lengths: Tensor) -> Tensor:
         """Logits ``(B, n_classes)`` read at position ``length - 1``."""
         return self.head(gather_last(self.prefix_states(tokens, lengths), lengths))
+
+    def eval_group(self, length: int) -> int:
+        """Test strings of every length may share one padded evaluation call
+        (:mod:`monoidlab.evaluation.packing`): the layer is causal (the short convolution and
+        the delta rule read only earlier positions), and each string is read at its own last
+        position."""
+        return 0

@@ -229,3 +229,31 @@ def test_a_one_output_deletang_task_is_read_at_the_end_of_its_tape(tmp_path):
                    tmp_path / "r", progress=False)
     assert set(result["accuracy"]) == {"task", "near_miss", "ec_stratified"}
     assert result["evaluation"]["summary"][0]["majority"] >= 0.5
+
+
+@pytest.mark.parametrize("name", ["bbt-grc", "rir-grc"])
+def test_ties_between_beams_never_depend_on_the_batch(name):
+    """A two-letter language gives many identical children, hence exactly tied pair scores:
+    each string gets the same logits alone, in its own length's batch and in a batch of many
+    lengths (float64, so that only the tie-breaking could differ)."""
+    import monoidlab as ml
+    from monoidlab.evaluation import to_device
+    from monoidlab.evaluation.packing import concat_batches
+    from monoidlab.models import build_model
+    from monoidlab.training.problems import LanguageProblem
+
+    p = LanguageProblem(ml.load_language("dyck-2"))
+    torch.manual_seed(0)
+    m = build_model(name, p.vocab_size, p.n_classes, d=8, dropout=0.0).eval().double()
+    batches = [b for L in range(3, 21)
+               for b in [p.kind_batch(p.eval_rng(0, "near_miss", L), L, 8, "near_miss")]
+               if len(b["lengths"])]
+    with torch.no_grad():
+        packed = to_device(concat_batches(batches), "cpu")
+        together = m(packed["tokens"], packed["lengths"])
+        per_length = torch.cat([m(torch.as_tensor(b["tokens"]), torch.as_tensor(b["lengths"]))
+                                for b in batches])
+        alone = torch.cat([m(packed["tokens"][i:i + 1, :int(n)], packed["lengths"][i:i + 1])
+                           for i, n in enumerate(packed["lengths"])])
+    torch.testing.assert_close(per_length, alone, rtol=0, atol=1e-12)
+    torch.testing.assert_close(together, alone, rtol=0, atol=1e-12)

@@ -160,7 +160,14 @@ class BeamTree(nn.Module):
             masked = logits.masked_fill(~(pair_ok | done[:, None])[:, None], float("-inf"))
             total = acc[:, :, None] + F.log_softmax(masked, -1)
             total = total.masked_fill(~(live[:, :, None] & pair_ok[:, None]), float("-inf"))
-            values, index = total.reshape(N, -1).topk(K, -1)  # (N, K), best first
+            # the K best, best first. Identical children give equal pair scores, equal up to
+            # the last bits of float arithmetic (which depend on the batch's shape): scores
+            # within ~1e-6 count as tied and go to the lowest (beam, pair), so that the choice
+            # never depends on the batch or its padding (topk's order of ties does)
+            flat_total = total.reshape(N, -1)
+            key = torch.round(flat_total * 2.0 ** 20)
+            index = key.sort(dim=-1, descending=True, stable=True).indices[:, :K]
+            values = flat_total.gather(1, index)
             beam, j = index // (S - 1), index % (S - 1)
             new_live = torch.isfinite(values)
             # a finished string keeps its beams as they are and drops its last (padding) slot

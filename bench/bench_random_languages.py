@@ -167,17 +167,9 @@ def run_one(run: dict, recipe: dict, out: str, fresh_seeds: list[int]) -> dict:
 
 
 # ------------------------------------------------------------------------------ the ledger
-def read_ledger(path: Path) -> dict[str, dict]:
-    if not path.is_file():
-        return {}
-    return {r["id"]: r for r in (json.loads(x) for x in path.read_text().splitlines() if x)}
-
-
-def write_ledger(path: Path, rows: dict[str, dict]) -> None:
-    from monoidlab._util import atomic_write_text
-
-    atomic_write_text(path, "".join(json.dumps(r, sort_keys=True) + "\n"
-                                    for r in sorted(rows.values(), key=lambda r: r["id"])))
+# one JSON line per finished run, written atomically: the threshold study's reader and writer
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_threshold import read_ledger, write_ledger  # noqa: E402
 
 
 def plan(bench: dict, recipe_name: str, half: str, split: dict, ledger: dict) -> list[dict]:

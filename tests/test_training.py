@@ -802,6 +802,25 @@ def test_sweep_errors(tmp_path):
         load_sweep(bad)
 
 
+def test_a_sweep_named_through_a_linked_configs_folder_may_write_the_repositorys_docs(
+        tmp_path, monkeypatch):
+    # the repository's layout: configs/ is a link to monoidlab/configs, results in docs/ (a
+    # checkout whose package is installed from another folder, e.g. a git worktree)
+    (tmp_path / "monoidlab" / "configs").mkdir(parents=True)
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "configs").symlink_to("monoidlab/configs")
+    (tmp_path / "monoidlab" / "configs" / "s.toml").write_text(
+        '[sweep]\nlanguages = ["parity"]\nmodels = ["mlp-ldru"]\nresults_md = "docs/results.md"'
+        '\n[base]\nsteps = 3\n')
+    monkeypatch.chdir(tmp_path)
+    assert load_sweep("configs/s.toml")["results_md"] == "docs/results.md"
+    elsewhere = tmp_path / "a" / "b"
+    elsewhere.mkdir(parents=True)
+    (elsewhere / "s.toml").write_text((tmp_path / "configs" / "s.toml").read_text())
+    with pytest.raises(ConfigError, match="must lie in"):  # a/docs is not the docs written
+        load_sweep(elsewhere / "s.toml")
+
+
 def test_sweep_ray_without_ray_is_a_clear_error(tmp_path, monkeypatch):
     import builtins
 

@@ -249,8 +249,10 @@ def _results_md(path: Path, sweep: dict, out: str) -> str | None:
         return None
     if not isinstance(md, str) or not md.endswith(".md"):
         raise ConfigError(f"{path}: [sweep] key 'results_md': a .md file, got {md!r}")
-    roots = [Path(out), path.resolve().parent.parent / "docs",
-             Path(__file__).resolve().parents[2] / "docs"]
+    # the repository's docs beside the folder the file was named in: configs/ is a link into
+    # monoidlab/configs, so the resolved file's grandparent is the package, not the repository
+    roots = [Path(out), path.absolute().parent.parent / "docs",
+             path.resolve().parent.parent / "docs", Path(__file__).resolve().parents[2] / "docs"]
     # a docs folder that is itself a link to elsewhere does not count as a docs folder
     if not any(is_within(md, r, follow_root=i == 0) for i, r in enumerate(roots)):
         raise ConfigError(f"{path}: [sweep] key 'results_md': {Path(md).resolve()} must lie in "

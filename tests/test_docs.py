@@ -147,3 +147,51 @@ def test_coverage_md_d6_output_is_what_the_command_prints(capsys):
     printed = capsys.readouterr().out.splitlines()
     assert len(shown) >= 8
     assert printed[:len(shown)] == shown
+
+
+def _render_module():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("render_notebooks",
+                                                  ROOT / "bench" / "render_notebooks.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "notebooks").glob("*.ipynb")),
+                         ids=lambda p: p.stem)
+def test_every_notebook_has_a_rendered_page_of_its_current_source(path):
+    """docs/notebooks/<name>.md shows the notebook with its outputs; it was rendered from the
+    notebook's present cells (else: python bench/render_notebooks.py NAME) and every figure it
+    shows is committed beside it."""
+    page = DOCS / "notebooks" / f"{path.stem}.md"
+    assert page.is_file(), f"{page.relative_to(ROOT)} missing: python bench/render_notebooks.py"
+    first = page.read_text(encoding="utf-8").splitlines()[0]
+    found = re.search(r"source sha256 ([0-9a-f]{64})", first)
+    assert found and found.group(1) == _render_module().source_hash(path), \
+        f"{page.relative_to(ROOT)} is older than {path.name}: python bench/render_notebooks.py {path.stem}"
+    text = page.read_text(encoding="utf-8")
+    images = re.findall(r"!\[[^\]]*\]\(([^)]+\.png)\)", text)
+    assert images, f"{page.name} shows no figure"
+    assert all((page.parent / x).is_file() for x in images), [x for x in images
+                                                              if not (page.parent / x).is_file()]
+    assert "Traceback (most recent call last)" not in text
+
+
+def test_the_source_hash_follows_the_cells_and_not_the_outputs(tmp_path):
+    import json
+
+    mod = _render_module()
+    nb = {"cells": [{"cell_type": "code", "source": ["x = 1\n", "x"], "outputs": [],
+                     "metadata": {}, "execution_count": None}],
+          "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    p = tmp_path / "n.ipynb"
+    p.write_text(json.dumps(nb))
+    h = mod.source_hash(p)
+    nb["cells"][0]["outputs"] = [{"output_type": "stream", "name": "stdout", "text": "1"}]
+    p.write_text(json.dumps(nb))
+    assert mod.source_hash(p) == h
+    nb["cells"][0]["source"] = ["x = 2\n", "x"]
+    p.write_text(json.dumps(nb))
+    assert mod.source_hash(p) != h

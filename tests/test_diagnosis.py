@@ -10,7 +10,7 @@ import torch
 from monoidlab.compositions import composition_counts
 from monoidlab.evaluation import evaluate_kinds
 from monoidlab.training import RunConfig
-from monoidlab.training.diagnosis import depth_of, diagnose
+from monoidlab.training.diagnosis import depth_of, diagnose, string_compositions, tally_sets
 from monoidlab.training.problems import make_problem
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -49,6 +49,89 @@ def setup(lang_name="parity", train="1:8", test="9:16"):
                     test_lengths=test, test_samples=32,
                     model_options={"d": 8, "padding": "identity"})
     return cfg, make_problem(cfg)
+
+
+def reference_tally(monoid, sets, shown, schedule="balanced", padding="learned"):
+    """The per-string loop that :func:`diagnose` ran before :func:`tally_sets` (kept as the
+    reference): one ``composition_counts`` call per string, a dict of wrong hits in the order
+    first met, sorted stably by count."""
+    shown_any = shown.any(axis=0)
+    wrong_hits: dict = {}
+    tally = dict.fromkeys(("wrong", "right", "wrong_level", "right_level", "wrong_free",
+                           "right_free"), 0)
+    for tokens, lengths, correct in sets:
+        for i in range(len(correct)):
+            c = composition_counts(monoid, tokens[i:i + 1], lengths[i:i + 1], schedule,
+                                   per_level=True, padding=padding) > 0
+            levels = min(len(c), len(shown))
+            missing = c[:levels] & ~shown[:levels]
+            free = c.any(axis=0) & ~shown_any
+            side = "right" if correct[i] else "wrong"
+            tally[side] += 1
+            tally[f"{side}_level"] += bool(missing.any())
+            tally[f"{side}_free"] += bool(free.any())
+            if not correct[i]:
+                for lev, x, y in np.argwhere(missing):
+                    key = (int(lev), int(x), int(y))
+                    wrong_hits[key] = wrong_hits.get(key, 0) + 1
+    return tally, sorted(wrong_hits.items(), key=lambda kv: -kv[1])
+
+
+def reference_compositions(monoid, tokens, lengths, padding, schedule="balanced"):
+    rows = []
+    for i in range(len(lengths)):
+        c = composition_counts(monoid, tokens[i:i + 1], lengths[i:i + 1], schedule,
+                               per_level=True, padding=padding)
+        rows += [(i, int(lev), int(x) * monoid.size + int(y)) for lev, x, y in np.argwhere(c)]
+    return np.array(rows, np.int64).reshape(-1, 3)
+
+
+@pytest.mark.parametrize("name", ["parity", "dyck-2", "tomita-3", "cycle-navigation", "dyck-4"])
+@pytest.mark.parametrize("padding", ["learned", "identity"])
+def test_the_batched_tally_equals_the_per_string_loop(name, padding):
+    """Sets of near-miss strings (one length per set, as diagnose draws them, and one set of
+    mixed lengths 1..20), random correctness and a random training layout with fewer levels
+    than the longest strings need: the same tally and the same ordered wrong hits."""
+    import monoidlab as ml
+
+    lang = ml.load_language(name)
+    m = lang.monoid()
+    rng = np.random.default_rng(7)
+    sets = []
+    for L in (1, 5, 8, 13):
+        b = ml.sample(lang, [L], 30, sampler="near_miss", seed=L)
+        sets.append((b.tokens, b.lengths, rng.random(len(b.lengths)) < 0.4))
+    b = ml.sample(lang, range(1, 21), 80, sampler="near_miss", seed=0)
+    sets.append((b.tokens, b.lengths, rng.random(len(b.lengths)) < 0.4))
+    shown = rng.random((4, m.size, m.size)) < 0.8  # levels 4..: never shown
+    shown[:, 0, 0] = False  # a composition unshown at every level
+    rows = string_compositions(m, b.tokens, b.lengths, padding=padding)
+    assert np.array_equal(rows, reference_compositions(m, b.tokens, b.lengths, padding))
+    tally, hits = tally_sets(m, sets, shown, padding=padding)
+    ref_tally, ref_hits = reference_tally(m, sets, shown, padding=padding)
+    assert tally == ref_tally and hits == ref_hits
+    assert tally["wrong"] + tally["right"] == sum(len(c) for _, _, c in sets)
+    assert hits and tally["wrong_level"] > 0  # the comparison saw missing compositions
+
+
+@pytest.mark.parametrize("schedule", ["chain", "scan"])
+def test_the_compositions_of_other_schedules_equal_the_per_string_counts(schedule):
+    import monoidlab as ml
+
+    lang = ml.load_language("tomita-3")
+    b = ml.sample(lang, range(1, 15), 60, sampler="near_miss", seed=3)
+    rows = string_compositions(lang.monoid(), b.tokens, b.lengths, schedule)
+    ref = reference_compositions(lang.monoid(), b.tokens, b.lengths, "learned", schedule)
+    assert len(rows) > 60 and np.array_equal(rows, ref)
+
+
+def test_the_tally_of_no_string_is_empty():
+    import monoidlab as ml
+
+    m = ml.load_language("parity").monoid()
+    empty = (np.zeros((0, 3), np.int64), np.zeros(0, np.int64), np.zeros(0, bool))
+    tally, hits = tally_sets(m, [empty], np.ones((2, 2, 2), bool))
+    assert hits == [] and set(tally.values()) == {0}
 
 
 def test_depth_of_matches_the_balanced_tree():

@@ -257,3 +257,88 @@ def test_ties_between_beams_never_depend_on_the_batch(name):
                            for i, n in enumerate(packed["lengths"])])
     torch.testing.assert_close(per_length, alone, rtol=0, atol=1e-12)
     torch.testing.assert_close(together, alone, rtol=0, atol=1e-12)
+
+
+# --------------------------------------------------------------------------- batched evaluation
+
+
+def _same(a, b) -> bool:
+    import json
+
+    return json.dumps(a.as_dict(), sort_keys=True) == json.dumps(b.as_dict(), sort_keys=True)
+
+
+def _problem(which):
+    import monoidlab as ml
+    from monoidlab.tasks import get_task
+    from monoidlab.training.problems import LanguageProblem, TapeProblem
+
+    if which in ("parity", "dyck-2"):
+        return LanguageProblem(ml.load_language(which))
+    return TapeProblem(get_task(which))
+
+
+@pytest.mark.parametrize("name", ["bbt-grc", "rir-grc"])
+@pytest.mark.parametrize("which, lengths", [("parity", range(2, 15)), ("listops", range(6, 19)),
+                                            ("parity_check", range(2, 12))])
+def test_the_batched_evaluation_equals_the_unbatched_one_exactly(name, which, lengths):
+    """float32, random weights with wide scores (beams differ): the test sets of every length
+    of the range, 10 strings each in chunks of 4 (which share a call with the other chunks and
+    kinds of their length; a tape of one output is read by the classifier), give the same
+    evaluation, number for number, as one call per chunk."""
+    from monoidlab.evaluation import evaluate_kinds
+
+    p = _problem(which)
+    torch.manual_seed(0)
+    m = build_model(name, p.vocab_size, p.n_classes, d=8, chunk=3, dropout=0.0).eval() \
+        if name == "rir-grc" else build_model(name, p.vocab_size, p.n_classes, d=8).eval()
+    with torch.no_grad():
+        for q in m.tree.score.parameters():
+            q.mul_(4.0)
+    fast = evaluate_kinds(m, p, lengths, 10, seed=1, batch_size=4)
+    slow = evaluate_kinds(m, p, lengths, 10, seed=1, batch_size=4, batched=False)
+    assert _same(fast, slow)
+    acc = fast.by_measure["pooled"]["task"] if which != "parity" else fast.accuracy["paper"]
+    assert len(acc) >= 8  # every length was scored
+
+
+@pytest.mark.parametrize("name", ["bbt-grc", "rir-grc"])
+def test_rows_of_one_length_get_the_same_bits_in_any_call(name):
+    """What eval_group relies on: the kinds of one length stacked in one float32 call give
+    each string the logits of its own kind's call and of its call alone up to float rounding
+    (the row count changes the matrix products' blocking: ~1e-7, not bit for bit), hence the
+    same beams and the same answer; another padded width would move them by up to 0.01."""
+    from monoidlab.evaluation import to_device
+    from monoidlab.evaluation.packing import concat_batches
+
+    p = _problem("dyck-2")
+    torch.manual_seed(2)
+    m = build_model(name, p.vocab_size, p.n_classes, d=8, dropout=0.0).eval()
+    with torch.no_grad():
+        for L in (6, 11, 16):
+            batches = [b for k in ("paper", "near_miss", "ec_stratified")
+                       for b in [p.kind_batch(p.eval_rng(0, k, L), L, 7, k)] if len(b["lengths"])]
+            packed = to_device(concat_batches(batches), "cpu")
+            together = m(packed["tokens"], packed["lengths"])
+            per_kind = torch.cat([m(torch.as_tensor(b["tokens"]), torch.as_tensor(b["lengths"]))
+                                  for b in batches])
+            alone = torch.cat([m(packed["tokens"][i:i + 1], packed["lengths"][i:i + 1])
+                               for i in range(len(packed["lengths"]))])
+            assert len(batches) >= 2
+            for other in (per_kind, alone):
+                torch.testing.assert_close(together, other, rtol=0, atol=1e-6)
+                assert torch.equal(together.argmax(-1), other.argmax(-1))
+
+
+def test_lengths_never_share_a_call_and_one_output_tapes_are_grouped():
+    """Different padded widths round the pair log-softmax differently (near-tied beams flip),
+    so each length is its own group; a tape of one output is read by the classifier, one of
+    several outputs (reverse_string) cannot be, and is never grouped."""
+    from monoidlab.evaluation.packing import length_group
+
+    m = build_model("bbt-grc", 4, 2, d=4)
+    lang, listops, reverse = _problem("parity"), _problem("listops"), _problem("reverse_string")
+    assert [length_group(m, lang, L) for L in (5, 6, 64)] == [5, 6, 64]
+    assert length_group(m, listops, 20) == 20
+    assert length_group(m, reverse, 20) is None
+    assert length_group(build_model("rnn", 4, 2, hidden=4), reverse, 20) is not None

@@ -68,18 +68,25 @@ def length_group(model: Any, problem: Any, length: int) -> Hashable | None:
     >>> [length_group(ldru, problem, L) for L in (41, 64, 65)]   # its balanced buffer
     [64, 64, 128]
     >>> length_group(build_model("rnn", 2, 2, hidden=8), problem, 41)
-    0
+    41
     >>> length_group(torch.nn.Linear(2, 2), problem, 41) is None   # not a monoidlab model
     True
     """
     readout = getattr(problem, "readout", None)
     if readout not in PACKED_READOUTS:
         return None
-    if readout == "tape" and not isinstance(model, PrefixModel | TapeModel):
-        return None  # a tape read by a Classifier needs the tape to end at its one output
+    if readout == "tape" and not isinstance(model, PrefixModel | TapeModel) and (
+            _outputs(problem, length) != 1):
+        return None  # a tape read by a Classifier (GRC) must end at its one output
     # a model says so (tests/test_batched_eval.py checks each that does); others may not read
     # each row at its own length
     return model.eval_group(int(length)) if isinstance(model, GroupedModel) else None
+
+
+def _outputs(problem: Any, length: int) -> int | None:
+    """Output tokens of a tape of input length ``length`` (None: the problem cannot say)."""
+    task = getattr(problem, "task", None)
+    return int(task.output_length(int(length))) if task is not None else None
 
 
 def token_budget(model: Any, max_tokens: int) -> int:
@@ -127,15 +134,22 @@ def tape_counts(model: Any, batch: dict) -> tuple[Any, Any]:
     right scored positions and scored positions, as
     :meth:`~monoidlab.training.problems.TapeProblem.eval_counts` gives each tape alone. Row b
     is read at positions out_start[b] + j; past its own outputs (j >= its m) the mask is False.
+    A model without per-position predictions (BBT-GRC, RIR-GRC) is stacked on tapes of one
+    output only (:func:`length_group`), and reads each row's class at its own length.
     """
     import torch
 
     tokens, lengths, start = batch["tokens"], batch["lengths"], batch["out_start"]
+    targets, mask = batch["targets"], batch["mask"]
+    if not isinstance(model, PrefixModel | TapeModel):
+        # a Classifier (the GRC models) on tapes of one output: each row's tape ends at its
+        # output, where the string's class is read (as TapeProblem.forward reads one tape)
+        pred = model(tokens, lengths).argmax(-1)[:, None]
+        return ((pred == targets) & mask).sum(1), mask.sum(1)
     if isinstance(model, TapeModel):  # Tape-RNN: its jumps move by each row's input length
         logits = model.forward_tape(tokens, lengths, start)
     else:
         logits = model.forward_all(tokens, lengths)
-    targets, mask = batch["targets"], batch["mask"]
     idx = (start[:, None] + torch.arange(targets.shape[1], device=start.device)).clamp(
         max=logits.shape[1] - 1)
     pred = logits.argmax(-1).gather(1, idx)

@@ -124,7 +124,7 @@ class DecoderLM(nn.Module):
         out = torch.full((B, max_new_tokens), pad_id, dtype=torch.long, device=device)
         done = torch.zeros(B, dtype=torch.bool, device=device)
         rows = torch.arange(B, device=device)
-        for step in range(max_new_tokens):
+        for step in range(max_new_tokens if B else 0):  # an empty batch: nothing to decode
             hi = int(cur.max())
             logits = self.forward(buf[:, :hi], positions=positions[:, :hi])  # (B, hi, V)
             nxt = logits[rows, cur - 1].argmax(-1)  # (B,)

@@ -342,6 +342,8 @@ class GatedDeltaNet(nn.Module):
         # stands after a string's end never reaches its positions
         pad = ~length_mask(lengths, tokens.shape[1])
         h = self.embedding(tokens.masked_fill(pad, 0))
+        if not h.numel():  # an empty batch: the convolution and the chunking need a position
+            return h
         for block in self.blocks:
             h = block(h)
         return self.norm(h)

@@ -142,6 +142,8 @@ class BeamTree(nn.Module):
     def forward(self, h: Tensor, lengths: Tensor) -> Tensor:
         N, T, D = h.shape
         K = self.beam
+        if N == 0:  # no string: no merge step to take (the flat views below need a row)
+            return h.new_zeros(0, D)
         h = h[:, None].expand(N, K, T, D)  # (N, K, S, D): every beam slot starts as the leaves
         # every pair's score is computed once: a merge at j changes only the pairs j - 1 and j,
         # the others shift (the same values as scoring all pairs at each step). The chosen
@@ -234,9 +236,21 @@ class _GRCClassifier(nn.Module):
     def reduce(self, h: Tensor, lengths: Tensor) -> Tensor:
         raise NotImplementedError
 
+    def eval_group(self, length: int) -> int:
+        """Test strings of one length (every kind, every chunk) share one evaluation call
+        (:mod:`monoidlab.evaluation.packing`), strings of different lengths never. The beams'
+        hard choices compare scores: at another padded width the log-softmax over the pairs
+        (and RIR's chunk width) rounds differently, which flips near-tied beams (logits moved
+        by up to 0.01); at one width only the batch's row count changes, which moves logits by
+        float32 rounding (~1e-7) and, in every test, no choice and no answer
+        (docs/models.md#bbt-grc-and-rir-grc, tests/test_grc.py)."""
+        return int(length)
+
     def root(self, tokens: Tensor, lengths: Tensor | None = None) -> Tensor:
         """Each string's vector ``(B, d)``, before the head."""
         tokens, lengths = check_inputs(tokens, lengths)
+        if not len(lengths):  # a kind with no string at a length: an empty batch, any width
+            return self.embed.weight.new_zeros(0, self.options.d)
         return self.reduce(self.leaves(tokens, lengths), lengths)
 
     def forward(self, tokens: Tensor, lengths: Tensor | None = None) -> Tensor:

@@ -353,6 +353,8 @@ class MLPLDRU(nn.Module):
 
     def _roots(self, tokens: Tensor, lengths: Tensor | None, offsets: Tensor | None) -> Tensor:
         tokens, lengths, longest = read_inputs(tokens, lengths)
+        if not len(lengths):  # an empty batch (any width): no tree to read a root from
+            return self.embedding.new_zeros(0, self.d)
         levels, top, _, _ = self._tree(tokens, lengths, longest, offsets)
         root = levels[0].column0()  # strings of length 1 (no offset) are their own root
         for k, level in enumerate(levels[1:], start=1):

@@ -66,6 +66,8 @@ class _RecurrentClassifier(nn.Module):
         # padding ids may be anything (even out of vocabulary); they come after every real
         # position, so replacing them cannot change a real state
         x = F.one_hot(tokens.masked_fill(pad, 0), self.vocab_size).to(self.head.weight.dtype)
+        if not x.shape[1]:  # an empty batch of width 0: torch's RNN refuses a 0-step sequence
+            return x.new_zeros(x.shape[0], 0, self.hidden)
         states, _ = self.core(x)  # (B, T, hidden)
         return states
 
@@ -81,6 +83,7 @@ class _RecurrentClassifier(nn.Module):
 class RNNClassifier(_RecurrentClassifier):
     """Elman RNN, ``h_t = tanh(W_x x_t + W_h h_{t-1} + b)``; PyTorch's default init.
 
+    >>> import torch
     >>> RNNClassifier(3, 5, hidden=4)(torch.zeros(2, 6, dtype=torch.long), torch.tensor([6, 1])).shape
     torch.Size([2, 5])
     """
@@ -92,6 +95,7 @@ class RNNClassifier(_RecurrentClassifier):
 class LSTMClassifier(_RecurrentClassifier):
     """LSTM (``nn.LSTM``, one layer); PyTorch's default init (forget-gate bias 0).
 
+    >>> import torch
     >>> LSTMClassifier(3, 5, hidden=4).forward_all(torch.zeros(2, 6, dtype=torch.long),
     ...                                            torch.tensor([6, 1])).shape
     torch.Size([2, 6, 5])

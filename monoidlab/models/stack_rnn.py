@@ -143,7 +143,8 @@ class StackRNN(nn.Module):
         for t in range(T):
             h, stack = self.step(x[:, t], h, stack)
             states.append(h)
-        return torch.stack(states, dim=1)
+        # no step at width 0 (an empty batch): no state to stack
+        return torch.stack(states, dim=1) if states else h.new_zeros(B, 0, self.hidden)
 
     def forward_all(self, tokens: Tensor, lengths: Tensor | None = None) -> Tensor:
         """Logits ``(B, T, n_classes)`` at every position."""

@@ -125,7 +125,8 @@ class TapeRNN(nn.Module):
         a = torch.softmax(self.actions(h), dim=-1)  # (B, 5)
         B, M, C = written.shape
         # moved[b, k, i] = written[b, moves[b, k, i]]: the tape after action k
-        moved = written.gather(1, moves.reshape(B, -1, 1).expand(-1, -1, C)).view(B, 5, M, C)
+        # sizes spelled out: -1 is ambiguous when the batch is empty (B = 0)
+        moved = written.gather(1, moves.reshape(B, 5 * M, 1).expand(-1, -1, C)).view(B, 5, M, C)
         return h, torch.einsum("bk,bkmc->bmc", a, moved)
 
     def prefix_states(self, tokens: Tensor, lengths: Tensor | None = None,
@@ -144,7 +145,8 @@ class TapeRNN(nn.Module):
         for t in range(T):
             h, tape = self.step(x[:, t], h, tape, moves)
             states.append(h)
-        return torch.stack(states, dim=1)
+        # no step at width 0 (an empty batch): no state to stack
+        return torch.stack(states, dim=1) if states else h.new_zeros(B, 0, self.hidden)
 
     def forward_tape(self, tokens: Tensor, lengths: Tensor, input_lengths: Tensor) -> Tensor:
         """Logits ``(B, T, n_classes)`` on Delétang's tape whose input part has

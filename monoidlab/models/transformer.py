@@ -397,4 +397,6 @@ class TransformerClassifier(nn.Module):
             sub_positions = positions[:, : t + 1 + int(self.bos)]
             h = self._states(tokens[:, : t + 1], sub_lengths, sub_positions)
             out.append(gather_last(h, sub_lengths))
+        if not out:  # width 0 (an empty batch): no prefix
+            return self.head.weight.new_zeros(B, 0, self.head.in_features)
         return torch.stack(out, dim=1)

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from monoidlab.evaluation.result import Evaluation
     from monoidlab.training.config import RunConfig
 
-__all__ = ["Diagnosis", "diagnose", "depth_of"]
+__all__ = ["Diagnosis", "diagnose", "depth_of", "string_compositions", "tally_sets"]
 
 #: At most this many failing (kind, length) sets are re-drawn, the worst first.
 MAX_SETS = 24
@@ -99,7 +99,6 @@ def diagnose(model: Any, cfg: RunConfig, problem: Any, ev: Evaluation, *, seed: 
     ``sampled``: per-level composition counts ``(levels, |M|, |M|)`` of the run's training
     strings (:func:`~monoidlab.training.data_coverage.training_coverage` draws them); with it,
     a composition seen fewer than ``k`` times at its level counts as missing too."""
-    from monoidlab.compositions import composition_counts
     from monoidlab.evaluation import evaluate_kinds
     from monoidlab.level_coverage import level_coverage
     from monoidlab.models import model_spec
@@ -132,42 +131,23 @@ def diagnose(model: Any, cfg: RunConfig, problem: Any, ev: Evaluation, *, seed: 
         m = min(len(counts), len(sampled))
         counts[:m] = np.asarray(sampled)[:m]
         shown = shown & (counts >= k)
-    shown_any = shown.any(axis=0)
     import torch
 
     from monoidlab.evaluation import to_device
 
-    wrong_hits: dict[tuple[int, int, int], int] = {}
-    tally = {"wrong": 0, "right": 0, "wrong_level": 0, "right_level": 0, "wrong_free": 0,
-             "right_free": 0}
+    sets = []
     for kind, L, _ in failing:
         batch = problem.kind_batch(problem.eval_rng(seed, kind, L), L, ev.n_per_length, kind)
         if not len(batch["lengths"]):
             continue
         with torch.no_grad():
             correct = problem.eval_correct(model, to_device(batch, device or "cpu"))
-        correct = np.asarray(correct.cpu(), bool)
-        for i in range(len(correct)):
-            c = composition_counts(monoid, batch["tokens"][i:i + 1], batch["lengths"][i:i + 1],
-                                   schedule, per_level=True, padding=cfg.padding) > 0
-            levels = min(len(c), len(shown))
-            # per level: needed at a level the training strings reach, never shown there
-            missing = c[:levels] & ~shown[:levels]
-            # level-free (the paper's coverage): needed somewhere, shown at no level
-            free = c.any(axis=0) & ~shown_any
-            side = "right" if correct[i] else "wrong"
-            tally[side] += 1
-            tally[f"{side}_level"] += bool(missing.any())
-            tally[f"{side}_free"] += bool(free.any())
-            if not correct[i]:
-                for lev, x, y in np.argwhere(missing):
-                    key = (int(lev), int(x), int(y))
-                    wrong_hits[key] = wrong_hits.get(key, 0) + 1
+        sets.append((batch["tokens"], batch["lengths"], np.asarray(correct.cpu(), bool)))
+    tally, hits = tally_sets(monoid, sets, shown, schedule, cfg.padding)
     n_wrong, n_right = tally["wrong"], tally["right"]
     n_wrong_unc = tally["wrong_level"]
-    top = sorted(wrong_hits.items(), key=lambda kv: -kv[1])[:5]
     uncovered = [{"level": lev, "left": words[x], "right": words[y], "wrong_strings": n}
-                 for (lev, x, y), n in top]
+                 for (lev, x, y), n in hits[:5]]
     share_wrong = n_wrong_unc / n_wrong if n_wrong else 0.0
     share_right = tally["right_level"] / n_right if n_right else 0.0
     deepest = lc.max_train_level
@@ -200,6 +180,135 @@ def diagnose(model: Any, cfg: RunConfig, problem: Any, ev: Evaluation, *, seed: 
                        "strings (probe it: monoidlab probe RUN --extract monoid)")
     return Diagnosis(cause, reasons, fit, depth, uncovered, n_wrong, n_wrong_unc,
                      round(share_right, 4), deepest, tally["wrong_free"])
+
+
+def string_compositions(monoid: Any, tokens: np.ndarray, lengths: np.ndarray,
+                        schedule: str = "balanced", padding: Any = "learned") -> np.ndarray:
+    """``(n, 3)`` int64 rows ``(string, level, code)``: every composition ``code = x·|M| + y``
+    that string's tree needs at that level, once per string, sorted; the nodes that
+    :func:`~monoidlab.compositions.composition_counts` counts, for the whole batch at once.
+
+    >>> import monoidlab as ml
+    >>> lang = ml.load_language("parity")
+    >>> t, n = lang.encode(["1101", "1"])
+    >>> string_compositions(lang.monoid(), t, n).tolist()  # "1" alone composes nothing
+    [[0, 1, 1], [0, 1, 3], [0, 2, 1]]
+    """
+    M = int(monoid.size)
+    if schedule == "balanced":
+        string, level, code = _balanced_nodes(monoid, tokens, lengths, padding)
+    else:  # any other schedule: its node labels (one group of strings per length)
+        from monoidlab.compositions import node_labels
+
+        lab = node_labels(monoid, tokens, lengths, schedule)
+        keep = lab.composes(padding)
+        string, level = lab.string[keep], lab.level[keep]
+        code = lab.left[keep] * M + lab.right[keep]
+    levels = int(level.max(initial=0)) + 1
+    # one int64 key per (string, level, code), sorted and deduped (a plain sort: numpy's
+    # np.unique hashes first, several times slower on these int keys)
+    key = np.sort((string * levels + level) * (M * M) + code)
+    key = key[np.r_[True, key[1:] != key[:-1]]] if len(key) else key
+    rest = key // (M * M)
+    return np.stack([rest // levels, rest % levels, key % (M * M)], axis=1).astype(np.int64)
+
+
+def _balanced_nodes(monoid: Any, tokens: np.ndarray, lengths: np.ndarray, padding: Any
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(string, level, code)`` of every composing node of the balanced trees at offset 0:
+    the buffer of the whole batch halved level by level with strided views (the nodes
+    ``composition_counts`` counts, without summing them over the strings)."""
+    from monoidlab._util import check_batch, length_mask
+    from monoidlab.geometry import Padding, buffer_size
+
+    tokens, lengths = check_batch(tokens, lengths, monoid.n_symbols, monoid.automaton.name,
+                                  min_length=1)
+    both = Padding.parse(padding) is Padding.IDENTITY
+    M = int(monoid.size)
+    table = np.asarray(monoid.table, np.int64)
+    T = int(lengths.max(initial=1))
+    vals = np.zeros((len(lengths), buffer_size(T)), np.int64)  # padding: the identity 0
+    vals[:, :T] = np.where(length_mask(lengths, T), monoid.letters[tokens[:, :T]], 0)
+    # a string's own tree has ceil(log2 L) levels; above them a wider buffer only pairs its
+    # root with padding, which its own tree never does
+    height = np.ceil(np.log2(lengths))
+    parts = []
+    level, width = 0, 1
+    while vals.shape[1] > 1:
+        level += 1
+        left, right = vals[:, 0::2], vals[:, 1::2]
+        start = np.arange(left.shape[1]) * 2 * width
+        has = start[None, :] < lengths[:, None]  # the left child holds string
+        if both:  # identity padding: the right child must hold string too
+            has &= (start + width)[None, :] < lengths[:, None]
+        has &= level <= height[:, None]
+        string, col = np.nonzero(has)
+        parts.append((string, np.full(len(string), level), left[string, col] * M
+                      + right[string, col]))
+        vals = table[left, right]
+        width *= 2
+    if not parts:
+        z = np.zeros(0, np.int64)
+        return z, z, z
+    return tuple(np.concatenate(p) for p in zip(*parts))  # type: ignore[return-value]
+
+
+def tally_sets(monoid: Any, sets: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
+               shown: np.ndarray, schedule: str = "balanced", padding: Any = "learned"
+               ) -> tuple[dict[str, int], list[tuple[tuple[int, int, int], int]]]:
+    """What the test sets' strings need that the training data does not show.
+
+    ``sets``: ``(tokens, lengths, correct)`` per re-drawn test set; ``shown``: ``(levels,
+    |M|, |M|)`` bool, the compositions the training data shows at each level. Returns the
+    tally (``wrong``/``right`` strings, those needing a composition unshown at its level
+    (``*_level``) or at every level (``*_free``)) and, for the wrong strings, each missing
+    ``(level, x, y)`` with the number of wrong strings that need it, most first (ties in the
+    order the strings first need them).
+
+    >>> import monoidlab as ml
+    >>> lang = ml.load_language("parity")
+    >>> t, n = lang.encode(["1101", "11"])
+    >>> shown = np.zeros((3, 2, 2), bool)
+    >>> tally, hits = tally_sets(lang.monoid(), [(t, n, np.array([False, True]))], shown)
+    >>> tally["wrong_level"], tally["right_level"], hits
+    (1, 1, [((1, 0, 1), 1), ((1, 1, 1), 1), ((2, 0, 1), 1)])
+    """
+    shown = np.asarray(shown, bool)
+    M = int(monoid.size)
+    flat = shown.reshape(len(shown), M * M)
+    unseen_anywhere = ~np.asarray(flat.any(axis=0), bool)
+    tally = dict.fromkeys(("wrong", "right", "wrong_level", "right_level", "wrong_free",
+                           "right_free"), 0)
+    wrong_keys, offset = [], 0
+    for tokens, lengths, correct in sets:
+        correct = np.asarray(correct, bool)
+        B = len(correct)
+        if not B:
+            continue
+        s, lev, code = string_compositions(monoid, tokens, lengths, schedule, padding).T
+        # at a level the training strings reach, never shown there
+        missing: np.ndarray = lev < len(flat)
+        missing[missing] = ~flat[lev[missing], code[missing]]
+        level_any = np.bincount(s[missing], minlength=B) > 0
+        free_any = np.bincount(s[unseen_anywhere[code]], minlength=B) > 0
+        for side, rows in (("right", correct), ("wrong", ~correct)):
+            tally[side] += int(rows.sum())
+            tally[f"{side}_level"] += int((level_any & rows).sum())
+            tally[f"{side}_free"] += int((free_any & rows).sum())
+        w = missing & ~correct[s]
+        # strings numbered across the sets, so that first needs keep the sets' order
+        wrong_keys.append(((offset + s[w]) * len(flat) + lev[w]) * (M * M) + code[w])
+        offset += B
+    if not wrong_keys:
+        return tally, []
+    keys = np.concatenate(wrong_keys)  # sorted by (string, level, code), each once
+    pair = keys % (len(flat) * M * M)
+    pairs, first, n = np.unique(pair, return_index=True, return_counts=True)
+    order = np.lexsort((first, -n))
+    lev, code = pairs[order] // (M * M), pairs[order] % (M * M)
+    hits = [((int(a), int(c // M), int(c % M)), int(k))
+            for a, c, k in zip(lev, code, n[order])]
+    return tally, hits
 
 
 def _fit_line(fit: dict[str, Any]) -> str:

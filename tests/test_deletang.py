@@ -24,6 +24,7 @@ from monoidlab.models import build_model
 from monoidlab.tasks import (
     DELETANG_TASKS,
     TASKS,
+    TextTask,
     evaluate_brackets,
     evaluate_listops,
     generate_bracket_expression,
@@ -34,7 +35,8 @@ from monoidlab.training.problems import TapeProblem, make_problem
 from monoidlab.training.splits import evaluate_splits, splits_for
 from monoidlab.training.trainer import build_for
 
-TAPE_TASKS = sorted(n for n, cls in TASKS.items() if cls.readout == "tape")
+TAPE_TASKS = sorted(n for n, cls in TASKS.items()
+                    if cls.readout == "tape" and not issubclass(cls, TextTask))
 MODELS = ["rnn", "lstm", "stack-rnn", "tape-rnn", "transformer", "pr-lstm", "mlp-ldru"]
 # position t sees tokens 0..t only
 PREFIX_MODELS = ["pr-lstm", "lstm", "rnn", "stack-rnn", "tape-rnn", "mlp-ldru"]
@@ -834,6 +836,7 @@ def test_summarise_sets_the_paper_beside_and_names_disagreements(tmp_path):
 
 
 @pytest.mark.parametrize("module", ["monoidlab.models.stack_rnn", "monoidlab.models.tape_rnn",
+                                    "monoidlab.models.recurrent", "monoidlab.evaluation.packing",
                                     "monoidlab.training.problems", "monoidlab.evaluation",
                                     "monoidlab.tasks.cs", "monoidlab.tasks.dcf"])
 def test_doctests(module):

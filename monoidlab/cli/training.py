@@ -53,6 +53,8 @@ def _config(args: argparse.Namespace, extra: list[str]) -> RunConfig:
         keys.update(language=args.language, task=None)
     if args.task:
         keys.update(task=args.task, language=None)
+    if getattr(args, "data", None):  # a text task's folder (task_options.data)
+        keys["task_options"] = {**keys.get("task_options", {}), "data": args.data}
     if args.model:
         keys["model"] = args.model
     if args.steps is not None:  # --steps 0 must fail validation, not fall back silently
@@ -129,7 +131,12 @@ def _configure_train(p: argparse.ArgumentParser) -> None:
     p.formatter_class = argparse.RawDescriptionHelpFormatter  # the epilog is laid out already
     p.epilog = config_keys_help()
     p.add_argument("--language", default=None, help="suite name or TOML spec")
-    p.add_argument("--task", default=None, help="a Delétang task name, 'listops' or 'addition'")
+    p.add_argument("--task", default=None, help="a Delétang task name, 'listops', 'addition' or a "
+                                                  "text task (ag_news, dbpedia, sst2)")
+    p.add_argument("--data", default=None, metavar="DIR",
+                   help="text tasks (ag_news, dbpedia, sst2): the folder of the data set's files "
+                        "(task_options.data; default data/ag_news_csv, data/dbpedia_csv, "
+                        "data/SST-2; docs/text.md)")
     p.add_argument("--model", default=None, help=f"one of {', '.join(REGISTRY)}")
     p.add_argument("--steps", type=int, default=None, help="the config key steps")
     p.add_argument("--seed", type=int, default=None, help="the config key seed")

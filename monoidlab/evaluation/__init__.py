@@ -12,7 +12,7 @@ with its strict verdict, the evaluation loop and its text.
 
 >>> from monoidlab.evaluation import KINDS, BASELINES
 >>> KINDS, [b.name for b in BASELINES]
-(('paper', 'near_miss', 'ec_stratified'), ['majority', 'count_only'])
+(('paper', 'near_miss', 'ec_stratified'), ['majority', 'count_only', 'length_only'])
 """
 
 from monoidlab.evaluation.baselines import BASELINES, Baseline, count_baseline, majority_baseline

@@ -10,13 +10,17 @@ table, the report and the accuracy figure show it as a column, a row or a dashed
 * ``count_only``: the best model that sees only the symbol counts (strings with equal counts
   and length get the majority label of their group): an upper bound for that family, computed
   where strings have one label and the problem has an automaton (small alphabets).
+* ``length_only``: the best model that sees only each text's length in tokens (texts of equal
+  length get the majority label of their group): an upper bound for that family, computed for
+  text classification (:class:`~monoidlab.training.problems.TextProblem`), whose texts differ
+  in length inside one reading window.
 
 Example
 -------
 >>> import numpy as np
 >>> s = TestSet(tokens=np.array([[0, 1], [1, 0], [1, 1]]), lengths=np.array([2, 2, 2]),
 ...             labels=np.array([1, 0, 1]), n_symbols=2)
->>> {b.name: round(b.compute(s), 3) for b in BASELINES}
+>>> {b.name: round(b.compute(s), 3) for b in BASELINES if b.compute(s) is not None}
 {'majority': 0.667, 'count_only': 0.667}
 """
 
@@ -31,7 +35,7 @@ from monoidlab._util import length_mask
 from monoidlab.evaluation.measures import pooled_accuracy
 
 __all__ = ["TestSet", "Baseline", "BASELINES", "majority_baseline", "count_baseline",
-           "position_majority"]
+           "position_majority", "length_baseline"]
 
 
 @dataclass
@@ -41,7 +45,8 @@ class TestSet:
     ``labels``: one class per string (None when the outputs are sequences); ``targets`` /
     ``mask``: a tape task's output positions and which of them are scored; ``pooled``: a tape
     task scored by the reference's pooled token accuracy; ``counts``: whether the count-only
-    bound applies (an automaton, a small alphabet)."""
+    bound applies (an automaton, a small alphabet); ``text_lengths``: each text's length in
+    tokens (text classification, where the length-only bound applies)."""
 
     tokens: np.ndarray
     lengths: np.ndarray
@@ -51,6 +56,7 @@ class TestSet:
     mask: np.ndarray | None = None
     pooled: bool = False
     counts: bool = True
+    text_lengths: np.ndarray | None = None
 
 
 def majority_baseline(labels: np.ndarray) -> float:
@@ -86,6 +92,22 @@ def count_baseline(tokens: np.ndarray, lengths: np.ndarray, labels: np.ndarray,
     return float(table.max(axis=1).sum() / len(labels))
 
 
+def length_baseline(lengths: np.ndarray, labels: np.ndarray) -> float:
+    """Accuracy of the best *length-only* model on this test set: strings of equal length get
+    the majority label of their group (an upper bound for models that see only the length).
+
+    >>> length_baseline(np.array([3, 3, 5, 5]), np.array([0, 1, 1, 1]))
+    0.75
+    """
+    lengths, labels = np.asarray(lengths), np.asarray(labels)
+    if not len(labels):
+        return float("nan")
+    _, group = np.unique(lengths, return_inverse=True)
+    table = np.zeros((group.max() + 1, labels.max() + 1), np.int64)
+    np.add.at(table, (group.ravel(), labels), 1)
+    return float(table.max(axis=1).sum() / len(labels))
+
+
 def position_majority(targets: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """Per string, the scored positions that the *position majority* gets right: a model that
     answers, at each output position, the most frequent scored target there (for a
@@ -113,6 +135,12 @@ def _count_only(s: TestSet) -> float | None:
     return count_baseline(s.tokens, s.lengths, s.labels, s.n_symbols)
 
 
+def _length_only(s: TestSet) -> float | None:
+    if s.labels is None or s.text_lengths is None:
+        return None
+    return length_baseline(s.text_lengths, s.labels)
+
+
 @dataclass(frozen=True)
 class Baseline:
     """A trivial model's accuracy on a test set (None where it does not apply)."""
@@ -120,10 +148,14 @@ class Baseline:
     name: str
     meaning: str
     compute: Callable[[TestSet], float | None]
+    #: shown in text tables only where it applies (a column of "nan" for every other problem)
+    optional: bool = False
 
 
 BASELINES: tuple[Baseline, ...] = (
     Baseline("majority", "always the most frequent class of the test set (a tape: the most "
                          "frequent symbol at each output position)", _majority),
     Baseline("count_only", "the best model that sees only the symbol counts", _count_only),
+    Baseline("length_only", "the best model that sees only each text's length in tokens",
+             _length_only, optional=True),
 )

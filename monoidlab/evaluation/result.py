@@ -146,6 +146,11 @@ class Evaluation:
                              f"({len(bad)}/{len(self.accuracy[k])} lengths below)")
         return f"not solved at threshold {self.threshold:g}: " + "; ".join(worst) + other
 
+    def shown_baselines(self) -> list:
+        """The baselines of this evaluation: every one, less the optional ones it has not
+        computed (``length_only`` outside text classification)."""
+        return [b for b in BASELINES if not b.optional or b.name in self.baselines]
+
     def summary_rows(self) -> list[dict]:
         """One row per kind: scored lengths, min and mean accuracy, each baseline's mean."""
         rows = []
@@ -154,7 +159,7 @@ class Evaluation:
             row = {"kind": k, "scored_lengths": len(acc),
                    "single_class_lengths": len(self.single_class.get(k, {})),
                    "min": self.min_accuracy(k), "mean": self.mean_accuracy(k)}
-            for b in BASELINES:
+            for b in self.shown_baselines():
                 per = self.baselines.get(b.name, {}).get(k, {})
                 row[b.name] = _mean({L: v for L, v in per.items() if L in acc})
             rows.append(row)
@@ -169,7 +174,7 @@ class Evaluation:
                 "min_accuracy": {k: self.min_accuracy(k) for k in self.kinds},
                 "summary": self.summary_rows(), "accuracy": self.accuracy,
                 "single_class": self.single_class, "unavailable": self.unavailable,
-                **{b.name: self.baselines.get(b.name, {}) for b in BASELINES},
+                **{b.name: self.baselines.get(b.name, {}) for b in self.shown_baselines()},
                 "class_mix": self.class_mix, "measure": self.measure,
                 "by_measure": self.by_measure,
                 "solved_by": {m: self.solved_by(m) for m in self.by_measure}}
@@ -187,7 +192,8 @@ class Evaluation:
                    ints(data["single_class"]),
                    {_OLD_KINDS.get(k, k): [int(x) for x in v]
                     for k, v in data["unavailable"].items()},
-                   {b.name: ints(data.get(b.name, {})) for b in BASELINES},
+                   {b.name: ints(data.get(b.name, {})) for b in BASELINES
+                    if not b.optional or b.name in data},
                    ints(data["class_mix"]), data.get("measure", "per_string"),
                    {m: ints(per) for m, per in data.get("by_measure", {}).items()})
 
@@ -232,4 +238,6 @@ def min_beside_baselines(evaluation: dict, kind: str) -> str:
     def fmt(v: float | None) -> str:
         return "–" if v is None or v != v else f"{v:.2f}"
 
-    return f"{row['min']:.3f} ({' / '.join(fmt(row.get(b.name)) for b in BASELINES)})"
+    shown = [b for b in BASELINES  # an optional baseline only where it applies
+             if not b.optional or fmt(row.get(b.name)) != "–"]
+    return f"{row['min']:.3f} ({' / '.join(fmt(row.get(b.name)) for b in shown)})"

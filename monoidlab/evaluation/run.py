@@ -102,7 +102,8 @@ def evaluate_kinds(model: Any, problem: Any, lengths: Any, n_per_length: int = 6
         for d in (ev.accuracy, ev.single_class, ev.class_mix):
             d[k] = {}
         for b in BASELINES:
-            ev.baselines.setdefault(b.name, {})[k] = {}
+            if not b.optional:  # an optional one appears where it applies (the recorder)
+                ev.baselines.setdefault(b.name, {})[k] = {}
         ev.unavailable[k] = []
     record = _Recorder(ev, problem, single_class_lengths(problem, lens), tokens_scored)
     budget = token_budget(model, max_tokens)
@@ -240,6 +241,7 @@ class _Recorder:
             ev.unavailable[kind].append(L)
             return
         correct, labels, toks, lns, hits, scored, targets = [], [], [], [], [], [], []
+        text_lengths = []  # text classification: the length-only baseline reads them
         for chunk in test.chunks:
             b = chunk.batch
             if self.tokens_scored:
@@ -258,10 +260,13 @@ class _Recorder:
                 labels.append(y)
             toks.append(b["tokens"])
             lns.append(b["lengths"])
+            if "text_lengths" in b:
+                text_lengths.append(b["text_lengths"])
         acc = float(torch.cat(correct).mean())
         test_set = TestSet(_stack(toks), np.concatenate(lns),
                            np.concatenate(labels) if labels else None, problem.vocab_size,
-                           counts=self.counts)
+                           counts=self.counts,
+                           text_lengths=np.concatenate(text_lengths) if text_lengths else None)
         if self.tokens_scored:
             h, n = np.concatenate(hits), np.concatenate(scored)
             both = {"per_string": acc, "pooled": pooled_accuracy(h, n)}
@@ -276,7 +281,7 @@ class _Recorder:
         for base in BASELINES:
             value = base.compute(test_set)
             if value is not None:
-                ev.baselines[base.name][kind][L] = value
+                ev.baselines.setdefault(base.name, {}).setdefault(kind, {})[L] = value
         if test_set.labels is not None:
             labels_ = test_set.labels
             shares = np.bincount(labels_, minlength=problem.n_classes) / len(labels_)

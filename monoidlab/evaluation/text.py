@@ -44,8 +44,8 @@ def evaluation_text(ev: Evaluation, lengths: bool = True, max_rows: int = 24) ->
     summary = [{**r, "scored": r["scored_lengths"]} for r in ev.summary_rows()]
     parts.append(f"{ev.problem}: accuracy per kind over the scored lengths, beside trivial "
                  f"baselines on the same strings ({ev.n_per_length} strings per length and kind)")
-    parts.append(format_table(summary, ["kind", "scored", "min", "mean",
-                                        *[b.name for b in BASELINES]]))
+    shown = [b.name for b in BASELINES if not b.optional or b.name in ev.baselines]
+    parts.append(format_table(summary, ["kind", "scored", "min", "mean", *shown]))
     for m, per in ev.by_measure.items():  # tape tasks: both accuracy definitions
         mins = ", ".join(f"{k} {min(v.values()):.3f}" for k, v in per.items() if v)
         parts.append(f"{m} accuracy{' (decides)' if m == ev.measure else ''}: min {mins}; "

@@ -195,7 +195,6 @@ def min_length_section(rep: Report) -> list[str]:
 
 def model_section(rep: Report) -> list[str]:
     from monoidlab import viz
-    from monoidlab.evaluation import BASELINES
     from monoidlab.training import evaluate_kinds
 
     assert rep.loaded is not None
@@ -242,7 +241,7 @@ def model_section(rep: Report) -> list[str]:
               "a single class are shown but never scored. The papers' score (mean over lengths "
               f"of the {ev.kinds[0]} kind): {ev.paper_score:.3f}.</p>",
               table(ev.summary_rows(), ["kind", "scored_lengths", "single_class_lengths", "min",
-                                        "mean", *[b.name for b in BASELINES]])]
+                                        "mean", *[b.name for b in ev.shown_baselines()]])]
     rep.doing("drawing accuracy by length")
     parts.append(img(viz.kind_accuracy_figure(ev), "accuracy by length, one panel per test "
                      "kind (dashed grey: majority-class baseline, dash-dotted black: count-only "

@@ -1,14 +1,16 @@
-"""Sequence tasks: the 15 Delétang et al. (2023) tasks, ListOps and decimal addition.
+"""Sequence tasks: the 15 Delétang et al. (2023) tasks, ListOps, decimal addition and text
+classification on local files.
 
 Modules by level: :mod:`~monoidlab.tasks.regular` (R), :mod:`~monoidlab.tasks.dcf`,
 :mod:`~monoidlab.tasks.cs`, :mod:`~monoidlab.tasks.listops`, :mod:`~monoidlab.tasks.addition`
-(next-token prediction). Every task is a :class:`Task` registered in ``TASKS``.
+(next-token prediction), :mod:`~monoidlab.tasks.text` (AG's News, DBPedia, SST-2). Every task
+is a :class:`Task` registered in ``TASKS``.
 
 Examples:
     >>> import numpy as np
     >>> from monoidlab.tasks import get_task, TASKS
     >>> len(TASKS), get_task("addition").readout
-    (17, 'next_token')
+    (20, 'next_token')
     >>> get_task("odds_first").label(np.array([0, 1, 0, 1, 1]))[0].tolist()
     [[0, 0, 1, 1, 1]]
 """
@@ -41,6 +43,7 @@ from .listops import (
     listops_splits,
 )
 from .regular import CycleNavigation, EvenPairs, ModularArithmetic, ParityCheck
+from .text import SST2, AGNews, DBPedia, TextTask
 
 #: The 15 task names in the order of the paper's table (R, DCF, CS).
 DELETANG_TASKS = (
@@ -65,12 +68,14 @@ __all__ = [
     "DELETANG_TASKS",
     "LISTOPS_VOCAB",
     "TASKS",
+    "AGNews",
     "AdditionTask",
     "BinaryAddition",
     "BinaryMultiplication",
     "BucketSort",
     "ComputeSqrt",
     "CycleNavigation",
+    "DBPedia",
     "DuplicateString",
     "EvenPairs",
     "ListOps",
@@ -81,11 +86,13 @@ __all__ = [
     "OddsFirst",
     "ParityCheck",
     "RandomStream",
+    "SST2",
     "ReverseString",
     "SolveEquation",
     "StackManipulation",
     "Task",
     "TaskBatch",
+    "TextTask",
     "as_generator",
     "evaluate_brackets",
     "evaluate_listops",

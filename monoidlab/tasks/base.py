@@ -45,7 +45,7 @@ __all__ = [
     "register_task",
 ]
 
-LEVELS = ("R", "DCF", "CS", "listops", "LM")
+LEVELS = ("R", "DCF", "CS", "listops", "LM", "text")
 READOUTS = ("tape", "next_token")  # how the trainer reads a task's outputs (training/problems.py)
 
 

@@ -177,6 +177,7 @@ class Session:
     train_lengths: np.ndarray | None = None
     fwd: Any = None
     language_record: dict | None = None  # the run's copy of its spec, saved in checkpoints
+    data_sha256: dict | None = None  # a text task's data files, saved in checkpoints
 
     @classmethod
     def start(cls, cfg: RunConfig, problem: Problem, device: torch.device, attempt: int = 0,
@@ -208,7 +209,8 @@ class Session:
             "config": self.cfg.as_dict(), "early_stop": self.watch.state(),
             "problem": {"name": self.problem.name, "vocab_size": self.problem.vocab_size,
                         "n_classes": self.problem.n_classes},
-            **({RECORD_KEY: self.language_record} if self.language_record else {})},
+            **({RECORD_KEY: self.language_record} if self.language_record else {}),
+            **({"data_sha256": self.data_sha256} if self.data_sha256 else {})},
             self.out / "checkpoint.pt")
 
     def validate(self, step: int) -> bool:

@@ -9,6 +9,8 @@ its methods:
   empty tokens; predictions read from the last m positions).
 * :class:`~monoidlab.training.next_token.NextTokenProblem`: prompt → answer tasks (decimal
   addition) as next-token prediction, scored by exact match under greedy decoding.
+* :class:`TextProblem`: text classification on local files (a tape with one output), scored
+  on the test file and a held-out slice of the training file.
 
 Example
 -------
@@ -34,7 +36,8 @@ from monoidlab.sublanguage import Within, resolve_within
 if TYPE_CHECKING:
     from monoidlab.automaton import Automaton
 
-__all__ = ["Problem", "LanguageProblem", "TapeProblem", "make_problem", "READOUTS"]
+__all__ = ["Problem", "LanguageProblem", "TapeProblem", "TextProblem", "make_problem",
+           "READOUTS"]
 
 #: How a problem's outputs are read: one class per ``string`` (a language), a ``tape``
 #: (Delétang's tasks), ``next_token`` answers (decimal addition). A task declares its own
@@ -364,6 +367,114 @@ class TapeProblem(TaskKinds):
         return hits.float() / counts.clamp(min=1).float()
 
 
+class _Order(np.random.Generator):
+    """The generator of one test set: a seeded order of a split's rows and how far it has
+    been read, so that the evaluation's successive batches never repeat a row."""
+
+    def __init__(self, seed: list[int], n_rows: int) -> None:
+        super().__init__(np.random.PCG64(seed))
+        self.order = self.permutation(n_rows)
+        self.pos = 0
+
+    def take(self, n: int) -> np.ndarray:
+        out = self.order[self.pos:self.pos + n]
+        self.pos += len(out)
+        return out
+
+
+class TextProblem(TapeProblem):
+    """Text classification (:mod:`monoidlab.tasks.text`) on the tape: trained on rows of the
+    training file, scored on fixed rows of the test file and of the held-out validation slice.
+    The files are checked when the problem is made (before any training), the vocabulary is
+    fitted then.
+
+    **Test kinds.** ``test`` (the test file) and ``validation`` (the held-out rows of the
+    training file; absent when ``validation = 0``). A kind's test set at length L is the first
+    ``n`` rows of a seeded order of its split (the whole split when ``n`` is at least its
+    size), the same rows at every length: accuracies at different lengths compare the same
+    texts read through wider windows. Every batch carries ``text_lengths`` (tokens in the
+    window before padding) for the ``length_only`` baseline.
+
+    Example
+    -------
+    >>> import tempfile
+    >>> from monoidlab.tasks import get_task
+    >>> from monoidlab.tasks.text_sample import write_sample
+    >>> folder = write_sample(tempfile.mkdtemp(), "sst2", rows=60)
+    >>> problem = TextProblem(get_task("sst2", data=folder))
+    >>> problem.kinds, problem.n_classes
+    (('test', 'validation'), 2)
+    >>> b = problem.kind_batch(problem.eval_rng(0, "test", 12), 12, 8, "test")
+    >>> b["tokens"].shape, bool(b["text_lengths"].max() <= 12)
+    ((8, 13), True)
+    """
+
+    def __init__(self, task: Any, protocol: str = "monoidlab") -> None:
+        from monoidlab.tasks.text import SPLITS
+
+        task.check_files()
+        super().__init__(task, protocol)
+        self.kinds = ("test", "validation") if task.validation else ("test",)
+        self._split_index = {k: SPLITS.index(k) for k in self.kinds}
+
+    def eval_rng(self, seed: int, kind: str, length: int) -> np.random.Generator:
+        # the order depends on (seed, kind), not on the length: every length reads the same rows
+        return _Order([seed, 7_777_777, self._split_index[kind]], len(self.task.split(kind)))
+
+    def kind_batch(self, rng: np.random.Generator, length: int, n: int, kind: str) -> dict:
+        n_rows = len(self.task.split(kind))
+        index = rng.take(n) if isinstance(rng, _Order) else rng.choice(
+            n_rows, min(int(n), n_rows), replace=False)  # a plain generator: n distinct rows
+        if not len(index):
+            return {**self._empty(int(length)), "text_lengths": np.zeros(0, np.int64)}
+        return self.tape_batch(self.task.rows(kind, index, int(length)))
+
+    def batch(self, rng: np.random.Generator, length: int, batch_size: int,
+              train: bool, step: int = 0) -> dict:
+        return self.tape_batch(self.task.sample(rng, batch_size, int(length)))
+
+    def tape_batch(self, tb: Any, task: Any = None) -> dict:
+        out = super().tape_batch(tb, task)
+        out["text_lengths"] = (tb.inputs != self.task.tokenizer.pad_id).sum(1)
+        return out
+
+    def data_fingerprint(self) -> dict[str, str]:
+        """``{file name: sha256}`` of the training and test files, kept in every checkpoint:
+        the vocabulary, the splits and the rows scored are functions of these bytes, so a
+        changed file must stop a resume or a load instead of silently remapping the weights."""
+        import hashlib
+
+        out = {}
+        for path in (self.task.train_path, self.task.test_path):
+            h = hashlib.sha256()
+            with open(path, "rb") as f:
+                for block in iter(lambda: f.read(1 << 20), b""):
+                    h.update(block)
+            out[path.name] = h.hexdigest()
+        return out
+
+
+def check_data_fingerprint(problem: Any, ckpt: dict, source: Any) -> None:
+    """Refuse a checkpoint whose data files (text tasks) are not the bytes it was trained on.
+
+    A checkpoint without a fingerprint (older runs, problems without data files) passes.
+    """
+    from monoidlab.errors import CheckpointError
+
+    saved = ckpt.get("data_sha256")
+    if not saved or not hasattr(problem, "data_fingerprint"):
+        return
+    now = problem.data_fingerprint()
+    folder = problem.task.folder
+    for name, digest in saved.items():
+        if now.get(name) != digest:
+            raise CheckpointError(
+                f"{source}: {folder / name} is not the file this run was trained on (sha256 "
+                f"{digest[:12]}..., now {str(now.get(name))[:12]}...): the vocabulary and the "
+                "splits would change under the weights; put the original file back, or train "
+                "a new run")
+
+
 def make_problem(cfg: Any, language: Automaton | None = None) -> Problem:
     """The problem a :class:`~monoidlab.training.config.RunConfig` describes; a task's
     readout is the one the task declares (``Task.readout``). The config has already checked
@@ -393,6 +504,8 @@ def make_problem(cfg: Any, language: Automaton | None = None) -> Problem:
             from monoidlab.training.next_token import NextTokenProblem
 
             problem = NextTokenProblem(task)
+        elif getattr(task, "layout", None) is not None:  # text classification: local files
+            problem = TextProblem(task, protocol=cfg.protocol)
         else:
             problem = TapeProblem(task, protocol=cfg.protocol)
     return problem

@@ -76,7 +76,7 @@ def load_checkpoint(path: str | os.PathLike, device: torch.device | str = "cpu"
     when early stopping kept one (``ckpt["step"]`` is then its step, ``ckpt["last_step"]``
     the checkpoint's), else ``checkpoint.pt``. A file path loads exactly that file.
     """
-    from monoidlab.training.problems import make_problem
+    from monoidlab.training.problems import check_data_fingerprint, make_problem
 
     path = Path(path)
     best = None
@@ -91,6 +91,7 @@ def load_checkpoint(path: str | os.PathLike, device: torch.device | str = "cpu"
         ckpt = {**ckpt, "model": kept["model"], "step": kept["step"], "last_step": ckpt["step"]}
     cfg = saved_config(ckpt, str(path))
     problem = make_problem(cfg, _run_language(cfg, ckpt, path))
+    check_data_fingerprint(problem, ckpt, path)
     model = build_for(cfg, problem).to(device)
     try:
         model.load_state_dict(ckpt["model"])
@@ -138,7 +139,7 @@ def _train(cfg: RunConfig, out: Path | None, resume: bool, progress: bool,
     import torch
 
     from monoidlab.training.loop import MetricsLog
-    from monoidlab.training.problems import make_problem
+    from monoidlab.training.problems import check_data_fingerprint, make_problem
 
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
@@ -161,8 +162,11 @@ def _train(cfg: RunConfig, out: Path | None, resume: bool, progress: bool,
     attempt = min(step0 // cfg.steps, cfg.restarts)
     if watch.stopped:  # stopped by the validation at step0: its weights are the attempt before
         attempt = weights_attempt(cfg, step0)
+    if ckpt is not None:
+        check_data_fingerprint(problem, ckpt, out / "checkpoint.pt" if out else "checkpoint")
     s = Session.start(cfg, problem, device, attempt, out, watch)
     s.language_record = record
+    s.data_sha256 = problem.data_fingerprint() if hasattr(problem, "data_fingerprint") else None
     if ckpt is not None:
         s.model.load_state_dict(ckpt["model"])
         s.opt.load_state_dict(ckpt["optimizer"])

@@ -290,6 +290,28 @@ def test_a_tiny_trained_mlp_ldru(parity_run):
     assert r.true_size == 2
 
 
+def test_a_tiny_trained_pr_lstm_and_its_untrained_twin(tmp_path):
+    """PR-LSTM's binary cell is an operator too (not associative by construction): trained on
+    parity it extracts to Z2 with an exact table; the same model untrained does not."""
+    from monoidlab.models import build_model
+    from monoidlab.training import RunConfig, train
+
+    cfg = RunConfig(language="parity", model="pr-lstm", model_options={"hidden": 16},
+                    steps=400, batch_size=32, train_lengths="1:16", test_lengths="41:42",
+                    test_samples=4, seed=0, lr=3e-3, device="cpu", threads=1)
+    train(cfg, tmp_path / "run", progress=False, evaluate_at_end=False)
+    r = extract_monoid(tmp_path / "run", n_strings=500)
+    assert r.closed and r.k == 2 and r.comparison.isomorphic and r.true_size == 2
+    assert r.associativity["failing"] == 0 and r.associativity["triples"] == 8
+    a = extract_automaton(tmp_path / "run", max_length=120, n_per_length=4)
+    assert a.comparison.isomorphic
+    torch.manual_seed(0)
+    lang = ml.load_language("parity")
+    untrained = build_model("pr-lstm", 2, 2, hidden=16)
+    u = extract_monoid(untrained, lang, lengths=range(1, 17), n_strings=500)
+    assert not u.comparison.isomorphic
+
+
 def test_cli_probe_extract(parity_run, tmp_path, capsys):
     from monoidlab.cli import main
 

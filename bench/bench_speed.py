@@ -7,8 +7,11 @@
    lengths 512, 513 (just above a power of two) and 4096, parity inputs (V = 2), eval mode,
    no_grad; "shared" = distinct subtrees computed once (the default), "unshared" =
    ``memo_limit = 0`` (what a large alphabet gets). PR-LSTM's every-prefix ``forward_all``
-   too. Training steps (forward, backward, clip, optimiser) at length 40 against the previous
-   step. Labelling: ``element_of`` against automata-lib's ``DFA.accepts_input`` per symbol.
+   too. The same PR-LSTM size at the authors' settings (num_layers 2, haiku init, the
+   parity_check tape of L bits + the empty token, issue 35): ``forward_all`` and ``forward``,
+   shared and unshared, against the previous ``forward_all`` (their JAX code:
+   bench/bench_prlstm_authors.py). Training steps (forward, backward, clip, optimiser) at
+   length 40 against the previous step. Labelling: ``element_of`` against automata-lib's ``DFA.accepts_input`` per symbol.
 1. Forward time and peak memory against length: MLP-LDRU, PR-LSTM, LSTM (torch ``nn.LSTM``)
    and the Transformer encoder at equal hidden size (64), batch 64, parity inputs, lengths
    1, 4, 16, ..., 4096. A model is not run at longer lengths once one call takes more than
@@ -144,14 +147,58 @@ def ratio_table(device, batch: int, lengths: list[int], rounds: int, quick: bool
         rows.append(row)
         print(f"  L={L}: " + ", ".join(f"{k} {v:.0f} ms" for k, v in row.items()
                                        if k != "length"), file=sys.stderr, flush=True)
+    tape = tape_rows(device, batch, lengths, rounds, old_scan_forward_all)
     train = train_step_ratios(device, rounds, old_mlp_ldru_forward, old_scan_forward)
     label = labelling_ratios(2_000 if quick else 20_000)
-    return {"forward": rows, "train": train, "labelling": label}
+    return {"forward": rows, "tape": tape, "train": train, "labelling": label}
+
+
+def tape_rows(device, batch: int, lengths: list[int], rounds: int, old_all) -> list[dict]:
+    """PR-LSTM at the authors' settings (issue 35): H 256, num_layers 2, haiku init, on
+    Delétang's parity_check tape (L bits, then the empty token; V = 3), every position
+    (``forward_all``, what the tape problem reads) and the last position (``forward``), shared
+    and unshared, against the previous implementation. The authors' JAX code itself:
+    bench/bench_prlstm_authors.py."""
+    from monoidlab.models.pr_lstm import PRLSTM
+    from monoidlab.tasks import get_task
+
+    task = get_task("parity_check")
+    torch.manual_seed(0)
+    pr = PRLSTM(task.empty_token + 1, task.n_classes, hidden=256, num_layers=2,
+                init="haiku").to(device).eval()
+
+    def run(method, limit, t):
+        pr.memo_limit = limit
+        return method(t)
+
+    rows = []
+    for L in lengths:
+        tb = task.sample(np.random.default_rng(L), batch=batch, length=L)
+        tokens = torch.from_numpy(task.tape(tb)[0]).to(device)
+        variants = {
+            "forward_all": lambda t=tokens: run(pr.forward_all, 4096, t),
+            "forward_all unshared": lambda t=tokens: run(pr.forward_all, 0, t),
+            "forward_all previous": lambda t=tokens: old_all(pr, t),
+            "forward": lambda t=tokens: run(pr, 4096, t),
+            "forward unshared": lambda t=tokens: run(pr, 0, t),
+        }
+        with torch.no_grad():
+            ref = variants["forward_all previous"]()
+            for k in ("forward_all", "forward_all unshared"):
+                err = float((variants[k]() - ref).abs().max())
+                assert err < 1e-5, (L, k, err)
+            best = round_robin(variants, 1 if L > 1024 else rounds, device)
+        pr.memo_limit = 4096
+        rows.append({"length": L, "tape": L + 1, **{k: 1e3 * v for k, v in best.items()}})
+        print(f"  tape L={L}: " + ", ".join(f"{k} {1e3 * v:.0f} ms" for k, v in best.items()),
+              file=sys.stderr, flush=True)
+    return rows
 
 
 def labelling_only(quick: bool) -> str:
     rows = labelling_ratios(2_000 if quick else 20_000)
-    return ratio_markdown("labelling only", {"forward": [], "train": [], "labelling": rows}, 0)
+    return ratio_markdown("labelling only", {"forward": [], "tape": [], "train": [],
+                                             "labelling": rows}, 0)
 
 
 def train_step_ratios(device, rounds: int, old_ldru, old_scan) -> list[dict]:
@@ -275,6 +322,17 @@ def ratio_markdown(info: str, table: dict, batch: int) -> str:
             f"({rat('mlp-ldru unshared', 'mlp-ldru previous')}) | "
             f"{rat('pr-lstm forward_all', 'pr-lstm forward_all previous')} "
             f"({rat('pr-lstm forward_all unshared', 'pr-lstm forward_all previous')}) |")
+    if table.get("tape"):
+        out += ["", "PR-LSTM at the authors' settings (H 256, num_layers 2, haiku init) on the "
+                "parity_check tape (L bits + the empty token), ms per call:", "",
+                "| length (tape) | forward_all | unshared | previous | forward (last position) "
+                "| unshared | forward_all / previous (unshared) |", "|---:|" + "---:|" * 6]
+        for r in table["tape"]:
+            out.append(f"| {r['length']} ({r['tape']}) | {r['forward_all']:.0f} | "
+                       f"{r['forward_all unshared']:.0f} | {r['forward_all previous']:.0f} | "
+                       f"{r['forward']:.0f} | {r['forward unshared']:.0f} | "
+                       f"{r['forward_all'] / r['forward_all previous']:.2f} "
+                       f"({r['forward_all unshared'] / r['forward_all previous']:.2f}) |")
     out += ["", "Training step at length 40 (forward, backward, clip, optimiser step):", "",
             "| model | new (ms) | previous (ms) | new / previous |", "|---|---:|---:|---:|"]
     for r in table["train"]:

@@ -343,6 +343,16 @@ def old_scan_forward_all(model, tokens, lengths=None):
     return model.head(torch.relu(h))
 
 
+def general_scan_forward_all(model, tokens, lengths=None):
+    """PR-LSTM's :meth:`forward_all` before issue 35 (item 10): the general scan
+    (``_PrefixScanModel._scan``: level by level, then the recursion's interleave), which
+    gradients still take; it is the reference of the no-gradient row path
+    (``monoidlab.models.pr_lstm_rows``). Detached."""
+    tokens, lengths = check_inputs(tokens, lengths)
+    with torch.enable_grad():
+        return model.head(torch.relu(model._scan(tokens)[0])).detach()
+
+
 def _old_operate(model, x, y):
     if model.operator == "sum":
         return x + y

@@ -33,9 +33,7 @@ TINY = {"hidden": 8, "d": 8, "d_model": 16, "n_layers": 1, "n_heads": 2, "stack_
 #: models whose empty batches still crash in a module this change does not own (pr_lstm.py,
 #: decoder.py: their patches are pending, and pr_lstm.py is being edited meanwhile, so a test
 #: may already pass): remove an entry once its module handles B = 0
-PENDING = {"pr-lstm": "pr_lstm.py: x.view(B, m, -1) is ambiguous at B = 0",
-           "pr-rnn": "pr_lstm.py: x.view(B, m, -1) is ambiguous at B = 0",
-           "decoder-lm": "decoder.py: generate reads int(cur.max()) of an empty batch"}
+PENDING: dict[str, str] = {}  # model name -> why it cannot take an empty batch yet (xfail)
 
 
 def tiny(name: str, vocab: int, n_classes: int) -> torch.nn.Module:

@@ -6,6 +6,10 @@
 * MLP-LDRU: outputs and gradients (relative to each gradient's scale) of the new step (input block on V + 1 rows, pair view, one
   V_x/V_y linear, constant padding subtrees, shared blocks) against the previous step, in
   training mode (same dropout masks from the same seed) and in eval mode, with offsets.
+* PR-LSTM without gradients (issue 35): ``forward_all`` through the row path
+  (``monoidlab.models.pr_lstm_rows``) against the general scan that gradients take
+  (tests/references.py), float64 to 1e-12, with blocks small enough that every kind of block
+  occurs; gradients through the changed level reduction against the previous code.
 * ``SyntacticMonoid.element_of``: the compiled labeller against the numpy lock-step path, on
   mixed lengths and several token dtypes, serial and parallel; bad ids still raise.
 """
@@ -14,6 +18,7 @@ import numpy as np
 import pytest
 import torch
 from references import (
+    general_scan_forward_all,
     old_mlp_ldru_forward,
     old_scan_forward,
     old_scan_forward_all,
@@ -21,6 +26,7 @@ from references import (
 
 import monoidlab as ml
 from monoidlab.errors import InputError
+from monoidlab.models import pr_lstm_rows
 from monoidlab.models.mlp_ldru import MLPLDRU
 from monoidlab.models.pr_lstm import PRLSTM, PRRNN
 
@@ -261,3 +267,86 @@ def test_pr_lstm_shares_repeated_blocks_exactly():
         mask = torch.arange(300) < lengths[:, None]
         torch.testing.assert_close(model.forward_all(tokens, lengths)[mask],
                                    old_scan_forward_all(model, tokens, lengths)[mask], **TOL)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: PRLSTM(3, 4, hidden=8),
+    lambda: PRLSTM(2, 3, hidden=8, num_layers=3, init="haiku"),
+    lambda: PRLSTM(5, 2, hidden=8, num_layers=1),
+], ids=["1R", "2R-haiku", "0R"])
+@pytest.mark.parametrize("rows", [8, 256])
+def test_pr_lstm_row_path_equals_general_scan(make, rows, monkeypatch):
+    """Every prefix's logits of the no-gradient row path equal the general scan's (float64,
+    within 1e-12), shared (all pairs, pairs present) and unshared; ``rows`` 8 splits every
+    level into many blocks of one string and of several strings."""
+    torch.manual_seed(0)
+    model = perturbed(make()).double().eval()
+    monkeypatch.setattr(pr_lstm_rows, "ROWS", rows)
+    calls = []
+    fast = pr_lstm_rows.prefix_h
+    monkeypatch.setattr(pr_lstm_rows, "prefix_h", lambda *a: calls.append(1) or fast(*a))
+    for i, T in enumerate([1, 2, 3, 4, 5, 8, 9, 16, 17, 33, 64, 100, 129, 257, 600]):
+        tokens, lengths = batch(model.vocab_size, 5, T, seed=i)
+        ref = general_scan_forward_all(model, tokens)
+        for memo in (4096, 1, 0):
+            model.memo_limit = memo
+            with torch.no_grad():
+                got = model.forward_all(tokens, lengths)
+            torch.testing.assert_close(got, ref, atol=1e-12, rtol=1e-12)
+        with torch.no_grad():  # forward (its levels take the row path too)
+            last = ref[torch.arange(5), lengths - 1]
+            torch.testing.assert_close(model(tokens, lengths), last, atol=1e-12, rtol=1e-12)
+    assert len(calls) == 15 * 3  # the row path did run
+
+
+@pytest.mark.parametrize("memo", [4096, 0])
+def test_pr_lstm_gradients_through_table_pairs_equal_previous(memo):
+    """Levels built from a table (the leaves, unshared) in training: forward and forward_all
+    gradients equal the previous code's (float64, within 1e-10)."""
+    torch.manual_seed(0)
+    model = perturbed(PRLSTM(3, 4, hidden=8)).double().train()
+    model.memo_limit = memo
+    for T in (2, 7, 40, 129):
+        tokens, lengths = batch(3, 6, T, seed=T)
+        for new, old in [(model, lambda t, n: old_scan_forward(model, t, n)),
+                         (lambda t, n: model.forward_all(t, n)[:, -1],
+                          lambda t, n: old_scan_forward_all(model, t, n)[:, -1])]:
+            a = step_of(model, new, tokens, lengths)
+            b = step_of(model, old, tokens, lengths)
+            torch.testing.assert_close(a[0], b[0], atol=1e-10, rtol=1e-10)
+            for ga, gb in zip(a[1], b[1]):
+                torch.testing.assert_close(ga, gb, atol=1e-10, rtol=1e-10)
+
+
+def test_pr_lstm_inference_weights_follow_parameter_changes():
+    """The permuted weights kept between no-gradient calls are rebuilt when a parameter
+    changes: in place (an optimiser step), by ``load_state_dict`` and by ``.double()``."""
+    torch.manual_seed(0)
+    model = PRLSTM(3, 2, hidden=8).eval()
+    tokens, lengths = batch(3, 4, 21, seed=0)
+
+    def check():
+        with torch.no_grad():
+            got = model.forward_all(tokens, lengths)
+        torch.testing.assert_close(got, general_scan_forward_all(model, tokens), **TOL)
+        return got
+
+    before = check()
+    opt = torch.optim.SGD(model.parameters(), lr=0.5)
+    step_loss(model(tokens, lengths)).backward()
+    opt.step()
+    assert not torch.allclose(check(), before)
+    model.load_state_dict(perturbed(PRLSTM(3, 2, hidden=8)).state_dict())
+    check()
+    model.double()
+    assert check().dtype == torch.float64
+
+
+def test_pr_lstm_modules_doctests():
+    import doctest
+
+    from monoidlab.models import pr_lstm
+
+    for mod in (pr_lstm_rows, pr_lstm):
+        result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS)
+        assert result.attempted > 0 and result.failed == 0, mod.__name__

@@ -20,6 +20,9 @@ the previous implementation):
   trees of the aligned power-of-two blocks of the length's binary expansion: it reduces the
   blocks level by level (T − 1 nodes instead of the scan's ≈ 2T) and folds each string's
   blocks. :meth:`forward_all` runs the scan.
+* on the CPU without gradients, PR-LSTM's scan and its levels built from a table run in row
+  blocks into one buffer of every prefix (:mod:`monoidlab.models.pr_lstm_rows`; its reference,
+  the general scan that gradients take, is in tests/references.py).
 
 Example
 -------
@@ -42,6 +45,7 @@ import torch
 from torch import Tensor, nn
 
 from monoidlab import schedules
+from monoidlab.models import pr_lstm_rows
 from monoidlab.models.common import (
     INITS,
     NodeStates,
@@ -167,6 +171,10 @@ class _PrefixScanModel(nn.Module):
         """Combine two states; ``zb`` (optional) = W₂h₂ of ``b``, already computed."""
         raise NotImplementedError
 
+    def _table_pairs(self, W: dict, table: State, left: Tensor, right: Tensor) -> State:
+        """Combine table rows ``left`` with rows ``right`` ((N,) ids): N states."""
+        return self._pairs(W, tuple(torch.cat([t[left], t[right]], dim=-1) for t in table))
+
     # ------------------------------------------------------------------ building blocks
     def leaf(self, tokens: Tensor) -> State:
         """Leaf states (tensors (B, T, H)) of a (B, T) token tensor."""
@@ -206,9 +214,15 @@ class _PrefixScanModel(nn.Module):
                     level = _Level(self._pairs(W, pairs), ids=ids)
                     levels.append(level)
                     continue
-            x = level.values()
-            pairs = tuple(_rows(t[:, : 2 * n].reshape(B, n, 2 * t.shape[-1])) for t in x)
-            level = _Level(tuple(t.view(B, n, -1) for t in self._pairs(W, pairs)))
+            if level.ids is not None:  # a table (the leaves): pairs of its rows
+                ids = level.ids
+                out = self._table_pairs(W, level.state, ids[:, 0: 2 * n: 2].reshape(-1),
+                                        ids[:, 1: 2 * n: 2].reshape(-1))
+            else:
+                x = level.state
+                out = self._pairs(W, tuple(_rows(t[:, : 2 * n].reshape(B, n, 2 * t.shape[-1]))
+                                           for t in x))
+            level = _Level(tuple(t.view(B, n, t.shape[-1]) for t in out))
             levels.append(level)
         if dense:
             levels[0] = _Level(levels[0].values())
@@ -237,7 +251,7 @@ class _PrefixScanModel(nn.Module):
             if m:
                 even = self._combine_right(W, tuple(_rows(o[:, :m]) for o in odd), lv,
                                            slice(2, 2 * m + 1, 2))
-                even = tuple(x.view(B, m, -1) for x in even)
+                even = tuple(x.view(B, m, x.shape[-1]) for x in even)
                 if record is not None:
                     record.append(even)
             out = []
@@ -317,7 +331,7 @@ class _PrefixScanModel(nn.Module):
         h = [s[0] for s in record]
         all_nodes = (torch.cat(h, dim=1) if h else
                      tokens.new_zeros((B, 0, self.hidden), dtype=self.head.weight.dtype))
-        return collect_nodes(all_nodes, schedules.schedule("scan", T), "scan", lengths)
+        return collect_nodes(all_nodes, schedules.schedule("scan", max(T, 1)), "scan", lengths)
 
     # ------------------------------------------------------------------ OperatorModel
     # A state is the cell's tuple concatenated on the last axis ([h; c] for PR-LSTM).
@@ -366,6 +380,12 @@ def _lstm_tail(z: Tensor, cells: list[Tensor], H: int) -> tuple[Tensor, Tensor]:
     return torch.tanh(c).mul_(s[:, H: 2 * H]), c
 
 
+def _rows_path(x: Tensor) -> bool:
+    """Whether PR-LSTM takes :mod:`~monoidlab.models.pr_lstm_rows`: no gradient is recorded
+    and ``x`` is on the CPU (on an accelerator whole-level kernels beat many small blocks)."""
+    return not torch.is_grad_enabled() and x.device.type == "cpu"
+
+
 def _addmm(bias: Tensor, x: Tensor, wt: Tensor) -> Tensor:
     return torch.addmm(bias, x, wt)
 
@@ -407,6 +427,18 @@ class PRLSTM(_PrefixScanModel):
             self.register_buffer(name, _g_last(n, hidden), persistent=False)
 
     def _weights(self) -> dict:
+        """The permuted weights; without gradients kept until a parameter changes (its
+        version or storage), which saves the copies on every call of a small batch."""
+        if torch.is_grad_enabled():
+            return self._permuted_weights()
+        key = tuple((id(p), p.data_ptr(), p._version, p.dtype) for p in self.parameters())
+        cached = self.__dict__.get("_weights_cache")
+        if cached is None or cached[0] != key:
+            cached = (key, self._permuted_weights())
+            self.__dict__["_weights_cache"] = cached
+        return cached[1]
+
+    def _permuted_weights(self) -> dict:
         H = self.hidden
         wb = self.binary.weight[self._perm5]  # (5H, 2H), rows [i, o, f1, f2, g]
         return {
@@ -424,8 +456,23 @@ class PRLSTM(_PrefixScanModel):
             h, c = _lstm_tail(_addmm(b, h, wt), [c], self.hidden)
         return h, c
 
+    def forward_all(self, tokens: Tensor, lengths: Tensor | None = None) -> Tensor:
+        if not _rows_path(tokens):
+            return super().forward_all(tokens, lengths)
+        tokens, lengths, _ = read_inputs(tokens, lengths)
+        return self.head(pr_lstm_rows.prefix_h(self, self._weights(), tokens).relu_())
+
+    forward_all.__doc__ = _PrefixScanModel.forward_all.__doc__
+
+    def _table_pairs(self, W: dict, table: State, left: Tensor, right: Tensor) -> State:
+        if not _rows_path(left):
+            return super()._table_pairs(W, table, left, right)
+        return pr_lstm_rows.table_pairs(W, self.hidden, (table[0], table[1]), left, right)
+
     def _pairs(self, W: dict, state: State) -> State:
         (h12, c12), H = state, self.hidden  # [h1 h2], [c1 c2]: (N, 2H)
+        if _rows_path(h12) and h12.shape[0] > pr_lstm_rows.ROWS:
+            return pr_lstm_rows.pairs(W, H, h12, c12)
         w, _, _, b = W["binary"]
         h, c = _lstm_tail(_addmm(b, h12, w), [c12[:, :H], c12[:, H:]], H)
         return self._refine(W, h, c)

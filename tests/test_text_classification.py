@@ -318,6 +318,11 @@ def test_evaluate_kinds_scores_text_beside_majority_and_length_only(ag_folder):
         assert ev.baselines["length_only"]["test"][L] == pytest.approx(
             length_baseline(np.minimum(lens, L), labels))
     assert ev.baselines["length_only"]["test"][30] > ev.majority["test"][30]
+    # a text has no symbol counts: no count_only column of "nan" in the tables
+    assert [b.name for b in ev.shown_baselines()] == ["majority", "length_only"]
+    from monoidlab.evaluation.text import evaluation_text
+
+    assert "count_only" not in evaluation_text(ev) and "nan" not in evaluation_text(ev)
 
 
 def _keyword_rule(layout: str, texts: list[str]) -> np.ndarray:

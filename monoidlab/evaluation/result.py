@@ -148,8 +148,17 @@ class Evaluation:
 
     def shown_baselines(self) -> list:
         """The baselines of this evaluation: every one, less the optional ones it has not
-        computed (``length_only`` outside text classification)."""
-        return [b for b in BASELINES if not b.optional or b.name in self.baselines]
+        computed (``length_only`` outside text classification) and those that apply to none
+        of its test sets (``count_only`` of a text: no symbol counts), which would be a column
+        of "nan"."""
+        import math
+
+        def applies(name: str) -> bool:
+            return any(v is not None and not (isinstance(v, float) and math.isnan(v))
+                       for per in self.baselines.get(name, {}).values() for v in per.values())
+
+        return [b for b in BASELINES if (not b.optional or b.name in self.baselines)
+                and (applies(b.name) or not self.baselines)]
 
     def summary_rows(self) -> list[dict]:
         """One row per kind: scored lengths, min and mean accuracy, each baseline's mean."""

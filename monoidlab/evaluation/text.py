@@ -12,7 +12,6 @@ solved (accuracy >= 0.99 at every scored length of: paper)
 from __future__ import annotations
 
 from monoidlab._util import format_table
-from monoidlab.evaluation.baselines import BASELINES
 from monoidlab.evaluation.result import Evaluation
 from monoidlab.geometry import range_text
 
@@ -44,7 +43,7 @@ def evaluation_text(ev: Evaluation, lengths: bool = True, max_rows: int = 24) ->
     summary = [{**r, "scored": r["scored_lengths"]} for r in ev.summary_rows()]
     parts.append(f"{ev.problem}: accuracy per kind over the scored lengths, beside trivial "
                  f"baselines on the same strings ({ev.n_per_length} strings per length and kind)")
-    shown = [b.name for b in BASELINES if not b.optional or b.name in ev.baselines]
+    shown = [b.name for b in ev.shown_baselines()]
     parts.append(format_table(summary, ["kind", "scored", "min", "mean", *shown]))
     for m, per in ev.by_measure.items():  # tape tasks: both accuracy definitions
         mins = ", ".join(f"{k} {min(v.values()):.3f}" for k, v in per.items() if v)

@@ -1,5 +1,6 @@
 """The study drivers on tiny budgets: bench/bench_threshold.py (the ledger, resuming, L*, the
-table) and bench/bench_long.py (pauses, snapshots, the pair rule, the fresh-set re-check)."""
+table), bench/bench_long.py (pauses, snapshots, the pair rule, the fresh-set re-check) and
+bench/bench_listops.py (the cells, the baselines, the ledger and the table)."""
 
 from __future__ import annotations
 
@@ -109,3 +110,64 @@ model_options = {{ d = 8 }}
     assert set(fresh) == {"own", "1000", "1001"}
     segments = [json.loads(x) for x in (won / "segments.jsonl").read_text().splitlines()]
     assert [s["target"] for s in segments] == [4, 8, 12]
+
+
+def _tiny_listops_config(tmp_path: Path) -> Path:
+    text = (ROOT / "configs" / "listops-table.toml").read_text()
+    for a, b in (("steps = 3000", "steps = 3"), ("per_length = 16", "per_length = 3"),
+                 ("baseline_strings = 20000", "baseline_strings = 300"),
+                 ('ledger = "docs/data/listops-table.jsonl"',
+                  f'ledger = "{(tmp_path / "ledger.jsonl").as_posix()}"'),
+                 ('out = "runs/listops-table"', f'out = "{(tmp_path / "runs").as_posix()}"')):
+        assert a in text, a
+        text = text.replace(a, b)
+    path = tmp_path / "listops.toml"
+    path.write_text(text)
+    return path
+
+
+def test_listops_table_scores_fixed_cells_resumes_and_tabulates(bench_script, tmp_path, capsys):
+    import numpy as np
+
+    from monoidlab.tasks import ListOps, listops_depth
+
+    mod = bench_script("bench_listops")
+    cfg = _tiny_listops_config(tmp_path)
+    import tomllib
+
+    table = tomllib.loads(cfg.read_text())["table"]
+    cells = mod.test_cells(table)
+    again = mod.test_cells(table)  # the same strings every time (every model sees them)
+    assert [c["name"] for c in cells] == [c["name"] for c in again]
+    for c, d in zip(cells, again):
+        lo, hi = c["depth"]
+        for b, b2 in zip(c["batches"], d["batches"]):
+            assert np.array_equal(b.inputs, b2.inputs)
+            n = b.inputs.shape[1]
+            assert c["bucket"][0] <= n <= c["bucket"][1]
+            assert all(lo <= listops_depth(row) <= hi for row in b.inputs)
+    # depth <= 3 with <= 5 arguments cannot reach 201 tokens: those cells are left out
+    assert "L 201-300, depth 1-3" not in [c["name"] for c in cells]
+    assert not ListOps(min_depth=1, max_depth=3).feasible_depths(201)
+    counts = mod.token_counts(np.array([[0, 1, 1], [2, 2, 2]]), 4)
+    assert counts.tolist() == [[1, 2, 0, 0], [0, 0, 3, 0]]
+    assert mod.main(["--config", str(cfg), "--only", "lstm,rir-grc"]) == 0
+    ledger = mod.read_ledger(tmp_path / "ledger.jsonl")
+    assert sorted(ledger) == ["_baselines", "lstm", "rir-grc"]
+    for name in ("lstm", "rir-grc"):
+        assert set(ledger[name]["accuracy"]) == {c["name"] for c in cells}
+        assert all(0 <= v <= 1 for v in ledger[name]["accuracy"].values())
+    for c in cells:  # the best constant on a cell's own strings
+        labels = np.concatenate([b.targets[:, 0] for b in c["batches"]])
+        assert ledger["_baselines"]["cells"][c["name"]]["constant"] == pytest.approx(
+            np.bincount(labels).max() / len(labels))
+    before = (tmp_path / "runs" / "lstm" / "results.json").stat().st_mtime_ns
+    assert mod.main(["--config", str(cfg), "--only", "lstm"]) == 0  # in the ledger: skipped
+    assert (tmp_path / "runs" / "lstm" / "results.json").stat().st_mtime_ns == before
+    capsys.readouterr()
+    assert mod.main(["--config", str(cfg), "--table"]) == 0
+    out = capsys.readouterr().out
+    assert "| lstm |" in out and "| rir-grc |" in out and "best constant" in out
+    assert "| mlp-ldru |" not in out  # not trained: no row
+    with pytest.raises(SystemExit):
+        mod.main(["--config", str(cfg), "--only", "no-such-model"])

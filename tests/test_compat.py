@@ -37,7 +37,7 @@ def test_an_old_run_folder_loads_and_evaluates_to_its_own_results(name, tmp_path
     assert json.loads(json.dumps(ev.accuracy)) == saved["accuracy"]
 
 
-def test_an_old_interrupted_run_resumes_bit_for_bit(tmp_path):
+def test_an_old_interrupted_run_resumes_to_its_finished_twin(tmp_path):
     run = _copy("parity-ldru-interrupted", tmp_path)
     cfg = config_from_dict(json.loads((run / "config.json").read_text()), "config.json",
                            saved=True)
@@ -49,8 +49,13 @@ def test_an_old_interrupted_run_resumes_bit_for_bit(tmp_path):
     a = torch.load(OLD / "parity-ldru-finished" / "checkpoint.pt", weights_only=True)
     b = torch.load(run / "checkpoint.pt", weights_only=True)
     assert a["step"] == b["step"] == 12
+    # The committed checkpoints were written on another CPU: float32 kernels there and here may
+    # round the last bits differently (1.5e-7 at most, measured on an Intel Xeon against the
+    # machine that wrote them), so the weights match bit for bit only on a machine like that
+    # one; anywhere else within 1e-6, far below what a resume fault (other batches, another
+    # schedule step, a lost optimizer state) moves them.
     for k in a["model"]:
-        assert torch.equal(a["model"][k], b["model"][k]), k
+        torch.testing.assert_close(b["model"][k], a["model"][k], rtol=0, atol=1e-6, msg=k)
 
 
 def test_the_command_line_evaluates_and_resumes_an_old_run_folder(tmp_path, capsys):

@@ -153,6 +153,12 @@ def test_bundled_configs_load(path, bench_script):
             for spec in specs[:3]:
                 cfg = from_dict({**keys, "language": str(spec), "seed": 0}, name)
                 assert cfg.language == str(spec) and cfg.model == "mlp-ldru"
+    elif "table" in data:  # the ListOps table (bench/bench_listops.py): every entry's config
+        from monoidlab.training.parse import config_from_dict as from_dict
+
+        for name, entry in data["models"].items():
+            cfg = from_dict({**data["base"], **entry, "seed": data["table"]["seed"]}, name)
+            assert (cfg.task, cfg.model) == ("listops", entry["model"])
     elif "sweep" in data:
         sweep = load_sweep(path)
         assert sweep["runs"]

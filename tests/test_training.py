@@ -733,6 +733,28 @@ def test_sweep_writes_results_and_skips_finished_runs(tmp_path, monkeypatch):
     assert (out / "summary.md").read_text() == md
 
 
+def test_sweep_table_tabulates_the_finished_runs_and_trains_nothing(tmp_path, monkeypatch):
+    from monoidlab.cli import main
+
+    f = _sweep_file(tmp_path)
+    with pytest.raises(ConfigError, match="no finished run"):
+        run_sweep(f, table_only=True)
+    full = run_sweep(f, progress=False)
+    shutil.rmtree(tmp_path / "sweep" / "parity__mlp-ldru__s1")  # as if still to run
+
+    def no_training(*a, **k):
+        raise AssertionError("--table trained a run")
+
+    monkeypatch.setattr(trainer_mod, "train", no_training)
+    part = run_sweep(f, table_only=True)
+    assert [r["id"] for r in part["rows"]] == ["parity__mlp-ldru__s0"]
+    assert part["rows"][0] == full["rows"][0]
+    assert part["summary_md"].startswith("# tiny sweep (partial: 1 of 2 runs finished)")
+    assert "| parity | 0/1:" in part["summary_md"]
+    assert not (tmp_path / "sweep" / "parity__mlp-ldru__s1").exists()
+    assert main(["sweep", str(f), "--table", "--json"]) == 0
+
+
 def test_sweep_refuses_to_reuse_a_run_trained_with_other_settings(tmp_path, monkeypatch):
     f = _sweep_file(tmp_path)
     run_sweep(f, progress=False)

@@ -261,7 +261,7 @@ def cmd_sweep(args: argparse.Namespace) -> None:
     if args.workers is not None and args.workers < 1:
         raise UsageError(f"--workers must be >= 1, got {args.workers}")
     res = run_sweep(resolve_config(args.file), ray_address=args.ray, progress=not args.json,
-                    workers=args.workers, write_docs=args.write_docs)
+                    workers=args.workers, write_docs=args.write_docs, table_only=args.table)
     emit(args, {k: v for k, v in res.items() if k != "summary_md"},
          res["summary_md"] + f"\nwrote {res['out']}/results.csv and summary.md")
 
@@ -275,6 +275,9 @@ cmd_sweep.configure = lambda p: (
     p.add_argument("--workers", type=int, default=None,
                    help="local runs side by side, one torch thread each (default: the sweep "
                         "file's workers, else 1)"),
+    p.add_argument("--table", action="store_true",
+                   help="train nothing: the table of the runs finished so far (its title says "
+                        "how many), with --write-docs into results_md too"),
     p.add_argument("--json", action="store_true"))
 
 

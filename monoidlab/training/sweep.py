@@ -367,14 +367,18 @@ def _reevaluate(cfg: RunConfig, out: Path, res: dict[str, Any],
 
 
 def run_sweep(path: str | os.PathLike, ray_address: str | None = None, progress: bool = True,
-              workers: int | None = None, write_docs: bool = False) -> dict[str, Any]:
+              workers: int | None = None, write_docs: bool = False,
+              table_only: bool = False) -> dict[str, Any]:
     """Run every run of the sweep (skipping finished ones); returns the summary dict.
 
     ``workers`` local processes run side by side (default: the sweep file's ``workers``, else
     1), each on one torch thread unless its config sets ``threads``: on a CPU, one thread per
-    run and one run per core is the fastest layout.
+    run and one run per core is the fastest layout. ``table_only`` trains nothing: the table
+    of the runs finished so far (a long sweep's partial result; its title says how many).
     """
     sweep = load_sweep(path)
+    if table_only:
+        return _finished_table(sweep, write_docs)
     out = Path(sweep["out"])
     out.mkdir(parents=True, exist_ok=True)
     workers = int(workers or sweep.get("workers") or 1)
@@ -392,6 +396,17 @@ def run_sweep(path: str | os.PathLike, ray_address: str | None = None, progress:
         with ProcessPoolExecutor(workers) as pool:  # rows come back in the sweep's order
             rows = list(pool.map(_run_one, runs, [str(out)] * len(runs), [False] * len(runs)))
     return summarise(sweep, rows, write_docs)
+
+
+def _finished_table(sweep: dict[str, Any], write_docs: bool) -> dict[str, Any]:
+    out = Path(sweep["out"])
+    finished = [r for r in sweep["runs"] if (out / r["id"] / "results.json").is_file()]
+    if not finished:
+        raise ConfigError(f"{out}: no finished run of this sweep yet (no <run>/results.json)")
+    rows = [_run_one(r, str(out), False) for r in finished]  # reads, checks: trains nothing
+    n, k = len(sweep["runs"]), len(finished)
+    title = sweep["title"] if k == n else f"{sweep['title']} (partial: {k} of {n} runs finished)"
+    return summarise({**sweep, "title": title}, rows, write_docs)
 
 
 # A local Ray instance binds every server to the machine's network address and writes an auth

@@ -123,8 +123,7 @@ def run_one(name: str, entry: dict, base: dict, table: dict, cells: list[dict]) 
     from monoidlab.training.parse import config_from_dict
 
     torch.set_num_threads(1)
-    folder = ROOT / table["out"] / name if not Path(table["out"]).is_absolute() \
-        else Path(table["out"]) / name
+    folder = ROOT / table["out"] / name  # an absolute out replaces ROOT (pathlib's join)
     keys = {**base, **entry, "seed": table["seed"]}
     cfg = config_from_dict(keys, name)
     if (folder / "results.json").is_file():
@@ -178,8 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     cfg = tomllib.loads(Path(args.config).read_text())
     table, base = cfg["table"], cfg["base"]
-    ledger_path = ROOT / table["ledger"] if not Path(table["ledger"]).is_absolute() \
-        else Path(table["ledger"])
+    ledger_path = ROOT / table["ledger"]  # relative to the repository, or absolute
     ledger = read_ledger(ledger_path)
     if args.table:
         from monoidlab._util import write_section

@@ -223,8 +223,7 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     data = tomllib.loads(Path(args.config).read_text())
     study, base = data["study"], data["base"]
-    ledger_path = ROOT / study["ledger"] if not Path(study["ledger"]).is_absolute() \
-        else Path(study["ledger"])
+    ledger_path = ROOT / study["ledger"]  # relative to the repository, or absolute
     ledger = read_ledger(ledger_path)
     if args.table:
         infos = {n: support_lengths(n) for n in study["languages"]}

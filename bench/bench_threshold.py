@@ -211,6 +211,70 @@ def table(ledger: dict[str, dict], study: dict, infos: dict[str, dict]) -> str:
     return text
 
 
+def rule_rows(ledger: dict[str, dict], study: dict) -> list[dict]:
+    """One row per finished (language, sampler): s and the lengths solved by 2 of 3 seeds
+    (from the ledger alone: every row keeps the s it was planned around)."""
+    out = []
+    for name in study["languages"]:
+        mine = [r for r in ledger.values() if r["language"] == name]
+        if not mine:
+            continue
+        s = mine[0]["s"]
+        grid = {x for x in {s + d for d in study["offsets_from_support"]}
+                | {s * m for m in study["multiples_of_support"]} | set(study["also"]) if x >= 1}
+        for sampler in study["samplers"]:
+            rows = [r for r in ledger.values() if r["language"] == name
+                    and r["sampler"] == sampler and r["status"] in ("done", "refused")]
+            if len(rows) < len(study["seeds"]) * len(grid):
+                continue  # unfinished: no verdict on any rule yet
+            by: dict[int, int] = {}
+            for r in rows:
+                by[r["max_length"]] = by.get(r["max_length"], 0) + bool(r.get("solved"))
+            out.append({"language": name, "sampler": sampler, "s": s,
+                        "solved_lengths": sorted(L for L, k in by.items() if k >= 2)})
+    return out
+
+
+def level_text(ledger: dict[str, dict]) -> str:
+    """Does level-resolved coverage tell solved from unsolved where the level-free support is
+    already met (L >= s)? Runs split by whether their sampled per-level coverage left any
+    needed (level, EC, EC) unseen."""
+    c: dict[tuple[str, bool], list[int]] = {}
+    for r in ledger.values():
+        if r["status"] != "done" or r["max_length"] < r["s"] or not r.get("coverage"):
+            continue
+        unseen = sum(x["below_k"] for x in r["coverage"]["sampled"] if x["level"] != "any")
+        c.setdefault((r["sampler"], unseen == 0), [0, 0])
+        c[(r["sampler"], unseen == 0)][0] += bool(r.get("solved"))
+        c[(r["sampler"], unseen == 0)][1] += 1
+    lines = ["| sampler | per-level coverage of the run's strings | runs at L >= s | solved |",
+             "|---|---|---|---|"]
+    for (sampler, full), (k, n) in sorted(c.items()):
+        lines.append(f"| {sampler} | {'every needed composition seen at every level' if full else 'some unseen at a level'} "
+                     f"| {n} | {k} ({k / n:.0%}) |")
+    return "\n".join(lines) + "\n"
+
+
+def rules_text(fitted: dict[str, dict], rec: dict) -> str:
+    """The candidate rules' hits per sampler, fit and held-out languages apart."""
+    lines = ["| sampler | rule | hits on the fit languages | hits on the held-out languages "
+             "| chosen |", "|---|---|---|---|---|"]
+    for sampler, e in fitted.items():
+        for rule, c in e["candidates"].items():
+            lines.append(f"| {sampler} | L = {rule} | {c['fit_hits']} / {e['fit']['of']} | "
+                         f"{c['held_out_hits']} / {e['held_out']['of']} | "
+                         f"{'yes' if rule == e['rule'] else ''} |")
+    held = sorted({x for e in fitted.values() for x in e["held_out"]["languages"]})
+    return ("\n".join(lines) + "\n\nFit languages (the rule is chosen on these only; they and "
+            "the choice were fixed in the config before the held-out languages had "
+            f"finished): {', '.join(rec['fit_languages'])}. Held-out languages finished so "
+            f"far: {', '.join(held) or 'none'}. A hit: the study solved the language (2 of 3 "
+            "seeds, every test set) at the length the rule names.\n"
+            + "".join(f"\nFor the {sampler} sampler no rule beats the support length itself "
+                      f"(L = s: {e['fit']['hits']} of {e['fit']['of']}).\n"
+                      for sampler, e in fitted.items() if e["rule"] == "s"))
+
+
 def main(argv=None) -> int:
     import tomllib
 
@@ -228,13 +292,33 @@ def main(argv=None) -> int:
     if args.table:
         infos = {n: support_lengths(n) for n in study["languages"]}
         text = table(ledger, study, infos)
+        rec = data.get("recommend")
+        fitted = None
+        if rec:
+            from monoidlab.length_rules import fit_rules
+
+            fitted = fit_rules(rule_rows(ledger, study), rec["fit_languages"],
+                               rec["rules"])
+            text += ("\n### Which rule names the length to train at\n\n"
+                     + rules_text(fitted, rec))
+        text += ("\n### Level-resolved coverage against the verdict\n\n" + level_text(ledger)
+                 + "\nEvery run here meets the level-free support (L >= s). The per-level "
+                 "coverage is sampled from the run's own strings (k = 1).\n")
         print(text)
         if args.write_docs:
-            from monoidlab._util import write_section
+            from monoidlab._util import atomic_write_text, write_section
+            from monoidlab.length_rules import RULES_FILE
 
             write_section(ROOT / "docs" / "results.md", "threshold study",
                           "## The threshold study: L* against the support length\n\n" + text,
                           title="Results")
+            if fitted is not None:
+                RULES_FILE.parent.mkdir(exist_ok=True)
+                atomic_write_text(RULES_FILE, json.dumps(
+                    {"source": "bench/bench_threshold.py --table --write-docs",
+                     "ledger": study["ledger"], "fit_languages": rec["fit_languages"],
+                     "samples": base["steps"] * base["batch_size"], "samplers": fitted},
+                    indent=1, sort_keys=True) + "\n")
         return 0
     languages = args.languages.split(",") if args.languages else None
     runs = [r for r in study_runs(study, base, languages) if r["id"] not in ledger]

@@ -24,6 +24,7 @@ import numpy as np
 from monoidlab._checks import check_count, check_probability
 from monoidlab._util import check_limits_flag, limit_error, longest_length
 from monoidlab.coverage import (
+    EXACT_SAMPLERS,
     MAX_EXACT_WORK,
     Coverage,
     check_exact_layouts,
@@ -44,7 +45,8 @@ from monoidlab.geometry import (
     range_text,
 )
 from monoidlab.languages import as_language
-from monoidlab.sampling import DEFAULT_SAMPLER, check_sampler
+from monoidlab.length_rules import recommend
+from monoidlab.sampling import DEFAULT_SAMPLER, TRAINING_SAMPLERS, check_sampler
 from monoidlab.schedules import check_schedule
 from monoidlab.sublanguage import Within, resolve_within
 
@@ -73,6 +75,10 @@ class MinLength:
     uncovered_at_limit: int
     samples_needed: dict[str, float] = field(default_factory=dict)  # train range -> N for 1 - delta
     sampler: str = DEFAULT_SAMPLER  # the training strings the sample sizes are for
+    # the threshold study's length for this sampler (monoidlab.length_rules); None: no rule
+    recommended_length: int | None = None
+    recommended_samples: int | None = None  # strings per run the rule was measured with
+    recommendation: str = ""  # its basis, or why there is none
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -90,10 +96,12 @@ class MinLength:
             head = f"support length {self.support_length}"
         sizes = "; ".join(f"train {r}: N = {n:,.0f}" if n == n and n != float("inf")
                           else f"train {r}: N = {n}" for r, n in self.samples_needed.items())
+        rec = (f"; recommended length {self.recommended_length} for {self.sampler} strings"
+               if self.recommended_length is not None else "")
         return (f"MinLength({self.name}: {head} for test lengths {self.test_lengths}, "
                 f"{self.schedule} schedule; {self.needed} compositions needed"
                 + (f"; samples needed ({self.sampler} strings): {sizes}" if sizes else "")
-                + ")")
+                + rec + ")")
 
 
 def _support_at(lang: Automaton, L: int, schedule: str, offsets: OffsetsLike, R: np.ndarray,
@@ -138,6 +146,12 @@ def min_training_length(lang: Automaton | str, test_lengths: LengthsLike, *,
     lengths, a search range ``train_min..max_search`` or sample ranges beyond the work limits
     of :func:`~monoidlab.coverage.exact_coverage`; ``limits=False`` lifts them.
 
+    ``sampler`` may be any training sampler (``near_miss``, ``covering``, ...); sample sizes
+    need an exact string law (uniform or balanced). The result's ``recommended_length`` is the
+    threshold study's rule for that sampler applied to the support length (identity padding,
+    no offsets, lengths from 1; see :mod:`monoidlab.length_rules`), ``recommendation`` its basis
+    or why there is none.
+
     >>> min_training_length("parity", [64]).support_length
     2
     """
@@ -151,7 +165,12 @@ def min_training_length(lang: Automaton | str, test_lengths: LengthsLike, *,
         max_search = check_count(max_search, "max_search")
     train_min = check_count(train_min, "train_min", minimum=0)
     check_schedule(schedule)
-    check_sampler(sampler)
+    if sampler not in TRAINING_SAMPLERS:
+        check_sampler(sampler)  # names the samplers
+    if sample_ranges and sampler not in EXACT_SAMPLERS:
+        raise InputError(f"sampler {sampler!r}: sample-size estimates need an exact string law "
+                         f"({', '.join(EXACT_SAMPLERS)}); the recommendation alone takes any "
+                         "training sampler")
     padding = Padding.parse(padding)
     offsets = Offsets.parse(offsets)
     if isinstance(sample_ranges, str | Lengths | range):  # one range, not a list of them
@@ -189,8 +208,13 @@ def min_training_length(lang: Automaton | str, test_lengths: LengthsLike, *,
         if not (needed & ~have).any():
             found = L
             break
+    rec = recommend(found, sampler, padding=padding.value, schedule=schedule,
+                    offsets=offsets.mode != "none",
+                    train_min=max(train_min, 1))
     out = MinLength(lang.name, schedule, range_text(length_array(test_lengths)), int(needed.sum()),
-                    found, int((needed & ~have).sum()), sampler=sampler)
+                    found, int((needed & ~have).sum()), sampler=sampler,
+                    recommended_length=rec.length, recommended_samples=rec.samples,
+                    recommendation=rec.basis)
     if delta is not None:
         for rng_ in sample_ranges:
             cov = exact_coverage(lang, rng_, schedule=schedule, within=within, offsets=offsets,

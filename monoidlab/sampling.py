@@ -65,6 +65,8 @@ __all__ = ["Batch", "sample", "length_batches", "path_counts", "SAMPLERS", "DEFA
            "check_sampler", "check_mix", "DEFAULT_MIX", "check_batch_language"]
 
 SAMPLERS = ("uniform", "balanced", "ec_stratified", "ldru", "near_miss")
+#: What the trainer draws: every sampler above, and the covering sampler (monoidlab.covering).
+TRAINING_SAMPLERS = (*SAMPLERS, "covering")
 #: The one default sampler of monoidlab: :func:`sample`, exact and sampled coverage, the
 #: minimum training length, the trainer and the command line (every class equally often:
 #: uniform strings of a Dyck language are nearly all rejected).

@@ -138,7 +138,14 @@ def test_the_box_shows_the_runs_support_length_and_names_the_sampler(run, page):
     assert "balanced sampler" in cells["sample size"]
     assert "the run drew near_miss strings" in cells["sample size"]
     assert cells["monoid"] == f"{lang.monoid().size} elements"
-    assert cells["recommended length"].startswith("none given")
+    # the run's layout (identity padding, lengths from 1, near_miss): the study's rule for it
+    from monoidlab.length_rules import recommend
+
+    rec = recommend(support, "near_miss", padding="identity")
+    assert rec.length is not None
+    assert cells["recommended length"].startswith(f"{rec.length} (near_miss sampler, ")
+    assert rec.basis in cells["recommended length"]
+    assert key["recommendation"]["length"] == rec.length
 
 
 def test_the_coverage_uses_the_runs_training_lengths(page):

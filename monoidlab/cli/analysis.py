@@ -18,7 +18,7 @@ from monoidlab.cli._common import (
 from monoidlab.coverage import EXACT_SAMPLERS
 from monoidlab.errors import InputError
 from monoidlab.geometry import Offsets, Padding
-from monoidlab.sampling import DEFAULT_SAMPLER
+from monoidlab.sampling import DEFAULT_SAMPLER, TRAINING_SAMPLERS
 
 __all__ = ["COMMANDS"]
 
@@ -174,6 +174,10 @@ def cmd_min_length(args: argparse.Namespace) -> None:
                          "needs both the training lengths and the failure probability")
     if args.delta is not None and not 0 < args.delta < 1:
         raise UsageError(f"--delta is a failure probability in (0, 1), got {args.delta}")
+    if args.sample_lengths is not None and args.sampler not in EXACT_SAMPLERS:
+        raise UsageError(f"--sampler {args.sampler}: the sample-size estimate (--delta, "
+                         f"--sample-lengths) needs {' or '.join(EXACT_SAMPLERS)} strings; the "
+                         "recommended length alone takes any training sampler")
     positive(args.r, "--r")
     positive(args.max_search, "--max-search")
     names = ml.suite(args.suite) if args.suite else [args.language]
@@ -200,14 +204,19 @@ def cmd_min_length(args: argparse.Namespace) -> None:
             n = res.samples_needed[next(iter(res.samples_needed))]
             row["samples_needed"] = n if n != float("inf") else None
         rows.append(row)
-    cols = ["name", "needed", "support_length", "uncovered_at_limit"]
+    cols = ["name", "needed", "support_length", "uncovered_at_limit", "recommended_length"]
     if train_range:
         cols.append("samples_needed")
+    # the basis is the same for every language of one call unless a language has no support
+    bases = sorted({r["recommendation"] for r in rows})
     emit(args, rows if args.suite else rows[0],
          f"schedule {args.schedule}, test {args.test}, training offsets {offsets}, "
-         f"padding {args.padding}"
+         f"padding {args.padding}, recommended length for {args.sampler} strings"
          + (f", sample sizes for {args.sampler} strings" if train_range else "") + "\n"
-         + format_table([{**r, "support_length": r["support_length"] or "never"} for r in rows], cols))
+         + format_table([{**r, "support_length": r["support_length"] or "never",
+                          "recommended_length": r["recommended_length"] or "none"}
+                         for r in rows], cols)
+         + "".join(f"\nrecommendation: {b}" for b in bases))
 
 
 cmd_min_length.configure = lambda p: (
@@ -223,9 +232,10 @@ cmd_min_length.configure = lambda p: (
                         "--sample-lengths)"),
     p.add_argument("--sample-lengths", dest="sample_lengths", default=None,
                    help="training lengths A:B of the sample-size estimate (with --delta)"),
-    p.add_argument("--sampler", default=DEFAULT_SAMPLER, choices=list(EXACT_SAMPLERS),
-                   help=f"the training strings of the sample-size estimate (default "
-                        f"{DEFAULT_SAMPLER}, as training's)"),
+    p.add_argument("--sampler", default=DEFAULT_SAMPLER, choices=list(TRAINING_SAMPLERS),
+                   help=f"the training strings (default {DEFAULT_SAMPLER}, as training's): of "
+                        f"the recommended length, and of the sample-size estimate (that one "
+                        f"for {' or '.join(EXACT_SAMPLERS)} only)"),
     p.add_argument("--r", type=int, default=1, help="each composition seen at least r times"),
     p.add_argument("--max-search", type=int, default=None,
                    help="largest training length tried (default: the largest test length)"),

@@ -183,6 +183,9 @@ def min_length_section(rep: Report) -> list[str]:
             rep.key["sample_size"] = {"n": "unreachable" if n == float("inf") else int(n),
                                       "sampler": r.sampler, "train_lengths": _rng(train),
                                       "delta": DELTA}
+            # what the study recommends for the sampler it found best (a run overrides it)
+            rep.key.setdefault("recommendation", _recommendation(
+                r.support_length, "covering", rep.padding, None, min(train)))
         rows.append({"training offsets": off or "0", "needed": r.needed,
                      "support length": r.support_length or "never (search limit)",
                      f"samples for P(all seen) ≥ {1 - DELTA:g} at {_rng(train)} ({r.sampler} "
@@ -286,7 +289,21 @@ def _run_estimates(rep: Report) -> tuple[int | None, dict[str, Any]]:
         sample["n"] = "unreachable" if n == float("inf") else int(n)
     except InputError:  # the training layout is beyond exact coverage's work limits
         r = min_training_length(lang, rep.test_lengths, **kw)
+    rep.key["recommendation"] = _recommendation(r.support_length, cfg.sampler, cfg.padding,
+                                                cfg.offsets, min(cfg.train_lengths))
     return r.support_length, sample
+
+
+def _recommendation(support: int | None, sampler: str, padding: Any, offsets: Any,
+                    train_min: int) -> dict[str, Any]:
+    """The threshold study's recommended length for this layout and sampler, as the key."""
+    from monoidlab.geometry import Offsets
+    from monoidlab.length_rules import recommend
+
+    mode = Offsets.parse(offsets).mode
+    rec = recommend(support, sampler, padding=str(padding), offsets=mode != "none",
+                    train_min=max(int(train_min), 1))
+    return rec.as_dict()
 
 
 def _kind_rows(ev: Evaluation) -> list[dict[str, Any]]:

@@ -63,13 +63,16 @@ def summary_box(key: dict[str, Any], recommended_length: int | None = None,
                                        f"{cov.get('test_lengths', '?')})"))
         if key.get("sample_size"):
             rows.append(("sample size", sample_text(key["sample_size"])))
+    rec = key.get("recommendation") or {}
     if recommended_length is not None:
         rows.append(("recommended length", f"{recommended_length}"
                      + (f" ({recommended_sampler} sampler)" if recommended_sampler else "")))
+    elif rec.get("length") is not None:
+        rows.append(("recommended length", f"{rec['length']} ({rec['sampler']} sampler, "
+                                           f"{rec['samples']:,} strings): {rec['basis']}"))
     else:
-        rows.append(("recommended length", "none given: monoidlab makes no recommendation yet "
-                                           "(the support length is the least training must "
-                                           "reach)"))
+        rows.append(("recommended length", "none: " + (rec.get("basis") or "no rule given")
+                     + " (the support length is the least training must reach)"))
     facts = "".join(f"<tr><th>{e(a)}</th><td>{e(b)}</td></tr>" for a, b in rows)
     left = f"<div><table>{facts}</table></div>"
     return (f'<section id="summary" class="summary">{left}'

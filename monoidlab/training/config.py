@@ -40,7 +40,7 @@ from monoidlab._suggest import did_you_mean, known_choices
 from monoidlab._util import check_workload
 from monoidlab.errors import ConfigError, InputError
 from monoidlab.geometry import Lengths, Offsets, Padding
-from monoidlab.sampling import DEFAULT_SAMPLER
+from monoidlab.sampling import DEFAULT_SAMPLER, TRAINING_SAMPLERS
 
 __all__ = ["RunConfig", "FrozenDict", "config_keys", "config_table_markdown", "OPTIMIZERS",
            "RECIPES", "PROTOCOLS", "SECTIONS", "MAX_STEP_SYMBOLS", "run_padding",
@@ -54,7 +54,6 @@ LR_SCHEDULES = ("constant", "cosine")
 SECTIONS = ("problem", "model", "data", "optimisation", "evaluation", "run")
 #: the samplers a run can train on: every sampler of :mod:`monoidlab.sampling`, and
 #: ``covering`` (:mod:`monoidlab.covering`), which lays strings out along the model's tree
-TRAINING_SAMPLERS = ("uniform", "balanced", "ec_stratified", "ldru", "near_miss", "covering")
 MAX_SEED = 2**63 - 1
 
 

@@ -1,0 +1,147 @@
+"""A recommended training length, from the threshold study's measured L* (docs/results.md).
+
+The support length s says which training lengths can *show* every composition the test lengths
+need; the threshold study (``bench/bench_threshold.py``) measured the length L* at which
+MLP-LDRU is actually solved. A *rule* maps s to a length ("s", "s+1", "s+2", "2s", all on the
+study's grid); it *hits* a language when the study solved that language at the length it names
+(at least 2 of 3 seeds, every test set): measured, not inferred from L*, because being solved
+is not monotone in the length (tomita-5: solved at 4..6, not at 8 or 40). The rule per training sampler is chosen on the
+languages fixed in the study config's ``[recommend] fit_languages`` (most hits, ties to the
+shorter length), and scored apart on the other, held-out languages. ``fit_rules`` does this
+from the study's table; ``bench_threshold.py --table --write-docs`` writes the result to
+``monoidlab/data/length-rules.json``, which :func:`recommend` reads.
+
+What a recommendation rests on: MLP-LDRU, identity padding, the balanced schedule without
+offsets, training lengths 1..L, the study's recipe and budget (its ``samples`` strings) and
+test lengths 41..500. Outside that, :func:`recommend` names no length and says why.
+
+>>> RULES["2s"](6)
+12
+>>> fit_rules([{"language": "a", "sampler": "near_miss", "s": 4, "solved_lengths": [8, 40]}],
+...           ["a"], ["s", "2s"])["near_miss"]["rule"]
+'2s'
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from monoidlab.errors import InputError
+
+#: The candidate rules, each a function of the support length s.
+RULES: dict[str, Callable[[int], int]] = {
+    "s": lambda s: s,
+    "s+1": lambda s: s + 1,
+    "s+2": lambda s: s + 2,
+    "2s": lambda s: 2 * s,
+}
+RULES_FILE = Path(__file__).with_name("data") / "length-rules.json"
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    """A recommended maximum training length (``None``: no supported rule) and its basis."""
+
+    length: int | None
+    sampler: str
+    rule: str | None
+    samples: int | None  # the strings per run the rule was measured with
+    basis: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def _hits(rows: list[dict], rule: str) -> tuple[int, list[str]]:
+    hit = [r["language"] for r in rows if RULES[rule](r["s"]) in r["solved_lengths"]]
+    return len(hit), hit
+
+
+def fit_rules(rows: Iterable[dict], fit_languages: Iterable[str],
+              rules: Iterable[str] = tuple(RULES)) -> dict[str, dict]:
+    """Per sampler: the rule with the most hits on ``fit_languages`` (ties: the shorter length
+    summed over them), its hits there and on the other languages, and every candidate's.
+
+    ``rows``: one per finished (language, sampler) of the study, with ``s`` (identity padding)
+    and ``solved_lengths`` (the maximum training lengths at which 2 of 3 seeds are solved).
+    """
+    rules = list(rules)
+    unknown = [r for r in rules if r not in RULES]
+    if unknown:
+        raise InputError(f"[recommend] rules: unknown {unknown}; choose from {list(RULES)}")
+    fit = set(fit_languages)
+    out: dict[str, dict] = {}
+    by: dict[str, list[dict]] = {}
+    for r in rows:
+        by.setdefault(r["sampler"], []).append(r)
+    for sampler, got in sorted(by.items()):
+        on = [r for r in got if r["language"] in fit]
+        off = [r for r in got if r["language"] not in fit]
+        if not on:
+            continue
+        cand = {rule: {"fit_hits": _hits(on, rule)[0], "held_out_hits": _hits(off, rule)[0]}
+                for rule in rules}
+        best = min(rules, key=lambda rule: (-cand[rule]["fit_hits"],
+                                            sum(RULES[rule](r["s"]) for r in on)))
+        out[sampler] = {
+            "rule": best,
+            "fit": {"hits": cand[best]["fit_hits"], "of": len(on),
+                    "languages": sorted(r["language"] for r in on)},
+            "held_out": {"hits": cand[best]["held_out_hits"], "of": len(off),
+                         "languages": sorted(r["language"] for r in off)},
+            "candidates": cand,
+        }
+    return out
+
+
+def load_rules(path: Path | str = RULES_FILE) -> dict[str, Any]:
+    """The study's fitted rules (``{"samplers": {...}, "samples": N, ...}``); empty if none."""
+    path = Path(path)
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}: not valid JSON ({exc})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("samplers"), dict):
+        raise InputError(f"{path}: expected an object with a 'samplers' table")
+    return data
+
+
+def recommend(support_length: int | None, sampler: str, *, padding: str = "identity",
+              schedule: str = "balanced", offsets: bool = False, train_min: int = 1,
+              rules: dict[str, Any] | None = None) -> Recommendation:
+    """The study's recommended maximum training length for ``sampler``, or none, with why.
+
+    >>> recommend(4, "uniform", rules={"samplers": {}}).length is None
+    True
+    """
+    data = load_rules() if rules is None else rules
+    samplers = data.get("samplers", {})
+
+    def none(why: str) -> Recommendation:
+        return Recommendation(None, sampler, None, None, why)
+
+    if support_length is None:
+        return none("no support length: no training length up to the search limit shows every "
+                    "needed composition, so no rule applies")
+    if (padding, schedule, offsets, train_min) != ("identity", "balanced", False, 1):
+        return none("the threshold study trained with identity padding, the balanced schedule, "
+                    "no offsets and lengths from 1; no rule is measured for this layout")
+    if sampler not in samplers:
+        have = ", ".join(sorted(samplers)) or "none yet"
+        return none(f"the threshold study has no fitted rule for the {sampler} sampler "
+                    f"(fitted: {have})")
+    e = samplers[sampler]
+    rule = e["rule"]
+    fit, held = e["fit"], e["held_out"]
+    basis = (f"rule L = {rule}, chosen on {fit['of']} languages of the threshold study "
+             f"({fit['hits']} of {fit['of']} solved at that length); held out: "
+             + (f"{held['hits']} of {held['of']}" if held["of"] else "none finished yet")
+             + f". MLP-LDRU, {data.get('samples', 0):,} training strings per run, identity "
+               "padding, test lengths 41..500 (docs/results.md, the threshold study)")
+    return Recommendation(RULES[rule](support_length), sampler, rule, data.get("samples"), basis)

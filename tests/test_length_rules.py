@@ -1,0 +1,161 @@
+"""The recommended training length (monoidlab.length_rules): the rule is chosen on the fit
+languages only, scored apart on the held-out ones, read back from the committed rules file
+(which must equal what the committed ledger gives), and reaches min_training_length, the
+command line and the report."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+
+import pytest
+
+import monoidlab as ml
+from monoidlab.cli import main as cli_main
+from monoidlab.errors import InputError
+from monoidlab.length_rules import RULES, RULES_FILE, fit_rules, load_rules, recommend
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _row(lang, s, solved, sampler="near_miss"):
+    return {"language": lang, "sampler": sampler, "s": s, "solved_lengths": solved}
+
+
+def test_the_rule_with_most_hits_on_the_fit_languages_wins_ties_to_the_shorter():
+    rows = [_row("a", 4, [6, 8]), _row("b", 2, [4]), _row("c", 3, [3, 40]),
+            _row("h", 5, [5])]  # h is held out: it must not change the choice
+    fitted = fit_rules(rows, ["a", "b", "c"])["near_miss"]
+    # s: c | s+1: none | s+2: a, b | 2s: a, b  -> s+2 and 2s tie at 2 hits; s+2 is shorter
+    assert {r: c["fit_hits"] for r, c in fitted["candidates"].items()} == {
+        "s": 1, "s+1": 0, "s+2": 2, "2s": 2}
+    assert fitted["rule"] == "s+2"
+    assert fitted["fit"] == {"hits": 2, "of": 3, "languages": ["a", "b", "c"]}
+    assert fitted["held_out"] == {"hits": 0, "of": 1, "languages": ["h"]}
+    assert fitted["candidates"]["s"]["held_out_hits"] == 1
+    # a held-out language that favours another rule does not move the choice
+    more = rows + [_row(f"h{i}", 2, [2]) for i in range(5)]
+    assert fit_rules(more, ["a", "b", "c"])["near_miss"]["rule"] == "s+2"
+
+
+def test_a_length_solved_beyond_the_rule_is_not_a_hit():
+    # solved at 40 only: being solved is measured at the rule's length, not inferred from L*
+    fitted = fit_rules([_row("a", 4, [40])], ["a"])["near_miss"]
+    assert all(c["fit_hits"] == 0 for c in fitted["candidates"].values())
+    assert fitted["rule"] == "s"  # all tie at 0: the shortest
+
+
+def test_samplers_are_fitted_apart_and_unknown_rules_are_refused():
+    rows = [_row("a", 4, [4]), _row("a", 4, [8], sampler="covering")]
+    fitted = fit_rules(rows, ["a"])
+    assert fitted["near_miss"]["rule"] == "s" and fitted["covering"]["rule"] == "2s"
+    with pytest.raises(InputError, match=r"unknown \['3s'\]"):
+        fit_rules(rows, ["a"], ["s", "3s"])
+
+
+def test_recommend_applies_the_rule_or_says_why_not():
+    data = {"samples": 256000, "samplers": fit_rules([_row("a", 4, [6])], ["a"])}
+    rec = recommend(7, "near_miss", rules=data)
+    assert (rec.length, rec.rule, rec.samples) == (9, "s+2", 256000)
+    assert "1 of 1" in rec.basis and "held out: none finished yet" in rec.basis
+    assert "256,000 training strings" in rec.basis
+    for kw, why in (({"padding": "learned"}, "identity padding"),
+                    ({"offsets": True}, "no offsets"), ({"train_min": 3}, "lengths from 1")):
+        r = recommend(7, "near_miss", rules=data, **kw)
+        assert r.length is None and why in r.basis
+    r = recommend(7, "balanced", rules=data)
+    assert r.length is None and "no fitted rule for the balanced sampler" in r.basis
+    assert "fitted: near_miss" in r.basis
+    assert recommend(None, "near_miss", rules=data).length is None
+
+
+def test_a_broken_rules_file_names_itself(tmp_path):
+    bad = tmp_path / "rules.json"
+    bad.write_text("{not json")
+    with pytest.raises(InputError, match="rules.json: not valid JSON"):
+        load_rules(bad)
+    bad.write_text("[]")
+    with pytest.raises(InputError, match="'samplers' table"):
+        load_rules(bad)
+    assert load_rules(tmp_path / "absent.json") == {}
+
+
+def test_the_committed_rules_file_is_what_the_committed_ledger_gives(bench_script):
+    """Not hand-written: refit from docs/data/threshold-study.jsonl and the config."""
+    mod = bench_script("bench_threshold")
+    data = tomllib.loads((ROOT / "configs" / "threshold-study.toml").read_text())
+    study, rec = data["study"], data["recommend"]
+    ledger = mod.read_ledger(ROOT / study["ledger"])
+    committed = json.loads(RULES_FILE.read_text())
+    assert committed["fit_languages"] == rec["fit_languages"]
+    assert committed["samples"] == data["base"]["steps"] * data["base"]["batch_size"]
+    assert committed["samplers"] == fit_rules(mod.rule_rows(ledger, study),
+                                              rec["fit_languages"], rec["rules"])
+    assert set(committed["samplers"]) == set(study["samplers"])
+
+
+def test_rule_rows_count_only_finished_languages_and_two_of_three_seeds(bench_script):
+    mod = bench_script("bench_threshold")
+    study = {"languages": ["x"], "offsets_from_support": [0], "multiples_of_support": [2],
+             "also": [], "seeds": [0, 1, 2], "samplers": ["near_miss"]}
+
+    def r(L, seed, ok):
+        return {"id": f"x{L}{seed}", "language": "x", "sampler": "near_miss", "s": 3,
+                "max_length": L, "seed": seed, "status": "done", "solved": ok}
+
+    rows = {x["id"]: x for x in [r(3, 0, True), r(3, 1, True), r(3, 2, False),
+                                 r(6, 0, True), r(6, 1, False)]}
+    assert mod.rule_rows(rows, study) == []  # L 6 seed 2 missing: not finished
+    rows["x62"] = r(6, 2, False)
+    assert mod.rule_rows(rows, study) == [
+        {"language": "x", "sampler": "near_miss", "s": 3, "solved_lengths": [3]}]
+
+
+def test_min_training_length_carries_the_recommendation_for_the_named_sampler():
+    rules = load_rules()
+    for lang in ("tomita-5", "dyck-2"):
+        for sampler in ("near_miss", "covering"):
+            res = ml.min_training_length(lang, range(41, 501), padding="identity",
+                                         sampler=sampler)
+            rule = rules["samplers"][sampler]["rule"]
+            assert res.recommended_length == RULES[rule](res.support_length)
+            assert res.recommended_samples == rules["samples"]
+            assert f"rule L = {rule}" in res.recommendation
+            assert f"recommended length {res.recommended_length} for {sampler}" in repr(res)
+    learned = ml.min_training_length("tomita-5", range(41, 501), sampler="covering")
+    assert learned.recommended_length is None and "identity padding" in learned.recommendation
+    with pytest.raises(InputError, match="sample-size estimates need an exact string law"):
+        ml.min_training_length("parity", [64], sampler="near_miss", delta=0.01,
+                               sample_ranges=[range(1, 5)])
+    with pytest.raises(ml.errors.UnknownName, match="unknown sampler 'nearmiss'"):
+        ml.min_training_length("parity", [64], sampler="nearmiss")
+
+
+def test_the_min_length_command_prints_the_recommendation_with_the_sampler(capsys):
+    rule = load_rules()["samplers"]["covering"]["rule"]
+    assert cli_main(["min-length", "tomita-5", "--padding", "identity",
+                     "--sampler", "covering"]) in (0, None)
+    out = capsys.readouterr().out
+    assert "recommended length for covering strings" in out
+    assert f"recommendation: rule L = {rule}" in out
+    line = next(x for x in out.splitlines() if x.startswith("tomita-5"))
+    assert line.split()[-1] == str(RULES[rule](4))
+    assert cli_main(["min-length", "parity", "--sampler", "near_miss", "--delta", "0.01",
+                     "--sample-lengths", "1:4"]) not in (0, None)
+    assert "--sampler near_miss: the sample-size estimate" in capsys.readouterr().err
+
+
+def test_level_text_splits_runs_at_or_above_s_by_per_level_coverage(bench_script):
+    mod = bench_script("bench_threshold")
+
+    def r(i, L, unseen, ok):
+        return {"id": str(i), "status": "done", "s": 4, "max_length": L, "sampler": "near_miss",
+                "solved": ok, "coverage": {"sampled": [{"level": 1, "below_k": unseen},
+                                                       {"level": "any", "below_k": 9}]}}
+
+    rows = {x["id"]: x for x in [r(0, 4, 0, True), r(1, 5, 0, False), r(2, 8, 2, False),
+                                 r(3, 3, 0, True)]}  # 3: below s, left out
+    text = mod.level_text(rows)
+    assert "| near_miss | every needed composition seen at every level | 2 | 1 (50%) |" in text
+    assert "| near_miss | some unseen at a level | 1 | 0 (0%) |" in text

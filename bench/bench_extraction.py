@@ -12,7 +12,8 @@ membership queries, the oracle's strings, forward passes and both comparisons.
 sweep's runs/ldru21-cpu) and prints, for the strictly solved ones, how many extract to the true
 automaton and how many operator tables are isomorphic to the syntactic monoid.
 
-Usage: python bench/bench_extraction.py [--runs DIR] [--json OUT.json]
+Usage: python bench/bench_extraction.py [--runs DIR [--solved-only] [--also NAME,..]]
+       [--json OUT.json]
 """
 
 from __future__ import annotations
@@ -93,14 +94,36 @@ HEADER = ("| model | strictly solved | states (extracted / true) | automaton iso
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", default=None, help="extract from every run folder under DIR")
-    ap.add_argument("--json", default=None, help="write every result to this file")
+    ap.add_argument("--json", default=None, help="write every result to this file (with "
+                    "--runs: after each run, and the runs already in it are not extracted "
+                    "again)")
+    ap.add_argument("--solved-only", action="store_true",
+                    help="with --runs: only the strictly solved runs, and those named by --also")
+    ap.add_argument("--also", default="", help="with --solved-only: comma list of run folder "
+                    "names to extract even when unsolved")
     args = ap.parse_args()
     results = []
     if args.runs:
+        from monoidlab._util import atomic_write_text
+
+        done = {}
+        if args.json and Path(args.json).is_file():
+            done = {r["name"]: r for r in json.loads(Path(args.json).read_text())}
+        also = {x for x in args.also.split(",") if x}
         runs = sorted(p.parent for p in Path(args.runs).glob("*/results.json"))
         for run in runs:
             solved = bool(json.loads((run / "results.json").read_text())["solved"])
-            results.append((run.name, solved, extract(run)))
+            if args.solved_only and not solved and run.name not in also:
+                continue
+            if run.name in done:
+                r = {k: v for k, v in done[run.name].items() if k not in ("name", "solved")}
+            else:
+                print(f"  extracting {run.name}", flush=True)
+                r = extract(run)
+            results.append((run.name, solved, r))
+            if args.json:
+                atomic_write_text(Path(args.json), json.dumps(
+                    [{"name": n, "solved": s, **x} for n, s, x in results], indent=2))
     else:
         for name, keys in MODELS.items():
             run, solved = trained(name, keys)

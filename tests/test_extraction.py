@@ -263,6 +263,32 @@ def test_an_exact_operator_model_extracts_to_its_monoid():
         np.testing.assert_array_equal(r.table, again.table)
 
 
+def test_a_table_right_only_consistent_is_not_called_closed():
+    """An operator that is exact when its right argument is a letter (so every wa lands where
+    the table says) but ignores a left letter (a·y = y): right extensions alone would accept
+    this table at k = |M|; the left extensions aw expose it."""
+    from monoidlab.probing.extract_monoid import _MonoidModel
+
+    lang = ml.load_language("tomita-5")
+    m = lang.monoid()
+    model = _MonoidModel(lang)
+    tab = torch.as_tensor(np.array(m.table))
+    letters = torch.as_tensor(np.array(m.letters))
+
+    def skewed(a, b):
+        x, y = a.argmax(-1), b.argmax(-1)
+        left_letter = (x[:, None] == letters).any(-1) & ~(y[:, None] == letters).any(-1)
+        return model._hot(torch.where(left_letter, y, tab[x, y]))
+
+    model.apply_operator = skewed
+    r = extract_monoid(model, lang, n_strings=300, seed=1)
+    assert not r.closed
+    assert all(s["consistency"] < 0.98 for s in r.k_scan if s["purity"] == 1.0
+               and s["closure"] == 1.0)
+    exact = extract_monoid(_MonoidModel(lang), lang, n_strings=300, seed=1)
+    assert exact.closed and exact.comparison.isomorphic
+
+
 # --------------------------------------------------------------------------- a trained model
 
 

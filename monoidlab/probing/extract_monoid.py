@@ -291,7 +291,9 @@ def extract_monoid(model_or_run: Any, language: Any = None, *, n_strings: int = 
     (where 99% of the cluster's own states lie, at least ``tol`` · the states' RMS distance to
     their mean), (ii) purity: the head decodes every state of a cluster alike, and (iii)
     consistency: for at least 1 − ``tol`` of the one-letter extensions wa of the probed
-    strings, the cluster of wa's root is the table's product of the clusters of w and a. If
+    strings, the cluster of wa's root is the table's product of the clusters of w and a, and
+    likewise for aw (right extensions alone admit the coarser right congruence: the
+    automaton's states, not the monoid). If
     no k qualifies: among the class-pure k the one with the best min(closure, consistency)
     (else the purest), ``closed`` False.
 
@@ -349,6 +351,10 @@ def extract_monoid(model_or_run: Any, language: Any = None, *, n_strings: int = 
 
     X_ext = root_states(model, *concat((tokens[ext_w], lens[ext_w]),
                                        (tokens[ext_a, :1], lens[ext_a])))
+    # and aw: right extensions alone pin down only the right congruence (the automaton's
+    # states); the syntactic monoid is the coarsest congruence on both sides
+    X_left = root_states(model, *concat((tokens[ext_a, :1], lens[ext_a]),
+                                        (tokens[ext_w], lens[ext_w])))
     scan, best = [], None
     for k in range(1, min(k_max, distinct) + 1):
         km = KMeans(k, n_init=4, random_state=seed).fit(X)
@@ -366,7 +372,9 @@ def extract_monoid(model_or_run: Any, language: Any = None, *, n_strings: int = 
         closure = float((far <= reach[table.ravel()]).mean())
         pure = float(np.mean(heads == heads[reps][labels]))
         ext_lab, _ = _nearest(X_ext, centres)
-        consistent = float(np.mean(ext_lab == table[labels[ext_w], labels[ext_a]]))
+        left_lab, _ = _nearest(X_left, centres)
+        consistent = min(float(np.mean(ext_lab == table[labels[ext_w], labels[ext_a]])),
+                         float(np.mean(left_lab == table[labels[ext_a], labels[ext_w]])))
         scan.append({"k": k, "closure": round(closure, 4), "purity": round(pure, 4),
                      "consistency": round(consistent, 4),
                      "spread": round(float(np.quantile(own, 0.99)) / scale, 4)})

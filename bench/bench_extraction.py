@@ -13,7 +13,7 @@ sweep's runs/ldru21-cpu) and prints, for the strictly solved ones, how many extr
 automaton and how many operator tables are isomorphic to the syntactic monoid.
 
 Usage: python bench/bench_extraction.py [--runs DIR [--solved-only] [--also NAME,..]]
-       [--json OUT.json]
+       [--max-states N] [--json OUT.json]
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ def trained(name: str, keys: dict) -> tuple[Path, bool]:
     return out, bool(res["solved"])
 
 
-def extract(run: Path) -> dict:
+def extract(run: Path, max_states: int = 64) -> dict:
     import torch
 
     from monoidlab.probing.extract_automaton import extract_automaton
@@ -66,7 +66,7 @@ def extract(run: Path) -> dict:
 
     torch.set_num_threads(1)
     t0 = time.perf_counter()
-    a = extract_automaton(run)
+    a = extract_automaton(run, max_states=max_states)
     ta = time.perf_counter() - t0
     t0 = time.perf_counter()
     m = extract_monoid(run)
@@ -97,6 +97,9 @@ def main() -> None:
     ap.add_argument("--json", default=None, help="write every result to this file (with "
                     "--runs: after each run, and the runs already in it are not extracted "
                     "again)")
+    ap.add_argument("--max-states", type=int, default=64,
+                    help="L*'s budget on hypothesis states (the library's default: 64; "
+                    "prefix-4-4's minimal automaton has 341)")
     ap.add_argument("--solved-only", action="store_true",
                     help="with --runs: only the strictly solved runs, and those named by --also")
     ap.add_argument("--also", default="", help="with --solved-only: comma list of run folder "
@@ -119,7 +122,7 @@ def main() -> None:
                 r = {k: v for k, v in done[run.name].items() if k not in ("name", "solved")}
             else:
                 print(f"  extracting {run.name}", flush=True)
-                r = extract(run)
+                r = extract(run, args.max_states)
             results.append((run.name, solved, r))
             if args.json:
                 atomic_write_text(Path(args.json), json.dumps(
@@ -127,7 +130,7 @@ def main() -> None:
     else:
         for name, keys in MODELS.items():
             run, solved = trained(name, keys)
-            results.append((name, solved, extract(run)))
+            results.append((name, solved, extract(run, args.max_states)))
     print(HEADER)
     for name, solved, r in results:
         print(row(name, solved, r))

@@ -29,6 +29,7 @@ LAYERS: dict[str, int] = {
     "sampling": 4, "schedules": 4, "near_miss": 4,
     # 5: compositions and coverage; 6: minimum training length; the public API on top
     "compositions": 5, "coverage": 5, "min_length": 6, "level_coverage": 6, "covering": 6,
+    "length_rules": 6,
     "": 6,
     # 7: models and evaluation (which only calls the model it is given); 8: training;
     # 9: probing; 10: the report

@@ -386,3 +386,33 @@ def test_doctests(name):
     mod = importlib.import_module(f"monoidlab.probing.{name}")
     res = doctest.testmod(mod, optionflags=doctest.ELLIPSIS)
     assert res.attempted > 0 and res.failed == 0
+
+
+# --------------------------------------------------------------------------- every classifier
+
+def _registry_classifiers() -> list[str]:
+    from monoidlab.models import REGISTRY
+    from monoidlab.models.protocols import Classifier
+
+    return sorted(n for n, s in REGISTRY.items() if s.can(Classifier))
+
+
+@pytest.mark.parametrize("name", _registry_classifiers())
+def test_every_classifier_of_the_registry_extracts(name):
+    """An untrained tiny model of each family: L* runs to a verdict, every answer it used is
+    the model's own (one forward of the oracle strings agrees with the cache), and the
+    agreement figures are what a direct forward gives."""
+    from tests.test_empty_batch import tiny
+
+    lang = ml.load_language("parity")
+    model = tiny(name, lang.n_symbols, 2)
+    r = extract_automaton(model, lang, max_states=6, max_length=24, n_per_length=2)
+    assert r.status in ("converged", "max_states", "max_queries", "max_rounds")
+    assert r.oracle_strings > 0 and r.forwards >= 1
+    tokens, lengths, _ = oracle_strings(lang, 24, 2, 0)
+    with torch.no_grad():
+        direct = np.array([int(model(torch.as_tensor(tokens[i:i + 1, :L]),
+                                     torch.as_tensor([L])).argmax(-1))
+                           for i, L in enumerate(lengths.tolist())])
+    agree = float((direct == lang.classify(tokens, lengths)).mean())
+    assert r.agreement["all"]["model_language"] == pytest.approx(agree)

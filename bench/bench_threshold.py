@@ -211,6 +211,47 @@ def table(ledger: dict[str, dict], study: dict, infos: dict[str, dict]) -> str:
     return text
 
 
+def summary_text(ledger: dict[str, dict], study: dict) -> str:
+    """L* against s per sampler over the finished languages (equal, above by how much, below,
+    never), the languages where covering at s is enough (2 of 3 seeds solved at L = s), and
+    the study's wall and CPU time so far: the figures a closing note quotes."""
+    finished = {(r["language"], r["sampler"]): r for r in rule_rows(ledger, study)}
+    lines = ["| sampler | languages finished | L* = s | L* > s (L* − s) | L* < s | never |",
+             "|---|---|---|---|---|---|"]
+    enough = []
+    for sampler in study["samplers"]:
+        eq, above, below, never = [], [], [], []
+        for name in study["languages"]:
+            r = finished.get((name, sampler))
+            if r is None:
+                continue
+            s, solved = r["s"], r["solved_lengths"]
+            lstar = min(solved) if solved else None
+            if lstar is None:
+                never.append(name)
+            elif lstar == s:
+                eq.append(name)
+            elif lstar > s:
+                above.append(f"{name} (+{lstar - s})")
+            else:
+                below.append(f"{name} (−{s - lstar})")
+            if sampler == "covering" and s in solved:
+                enough.append(name)
+        n = len(eq) + len(above) + len(below) + len(never)
+        lines.append(f"| {sampler} | {n} | {len(eq)}: {', '.join(eq) or '–'} | {len(above)}: "
+                     f"{', '.join(above) or '–'} | {len(below)}: {', '.join(below) or '–'} | "
+                     f"{len(never)}: {', '.join(never) or '–'} |")
+    done = [r for r in ledger.values() if r["status"] == "done"]
+    wall = sum(r.get("wall_s") or 0 for r in done) / 3600
+    cpu = sum(r.get("cpu_s") or 0 for r in done) / 3600
+    return ("\n".join(lines) + "\n\nL* = the smallest maximum training length at which 2 of 3 "
+            "seeds are solved on every test set; 'never': at no length of the grid (40 "
+            "included). Covering at s is enough (2 of 3 seeds solved at L = s with the covering "
+            f"sampler) for: {', '.join(enough) or 'no finished language'}.\n\n"
+            f"{len(done)} runs finished so far: {wall:.1f} h wall, {cpu:.1f} h CPU in all (one "
+            "torch thread a run, from the ledger's per-run times).\n")
+
+
 def rule_rows(ledger: dict[str, dict], study: dict) -> list[dict]:
     """One row per finished (language, sampler): s and the lengths solved by 2 of 3 seeds
     (from the ledger alone: every row keeps the s it was planned around)."""
@@ -292,6 +333,7 @@ def main(argv=None) -> int:
     if args.table:
         infos = {n: support_lengths(n) for n in study["languages"]}
         text = table(ledger, study, infos)
+        text += "\n### L* against s\n\n" + summary_text(ledger, study)
         rec = data.get("recommend")
         fitted = None
         if rec:

@@ -63,6 +63,32 @@ def test_l_star_needs_two_of_three_seeds_at_one_length(bench_script):
     assert mod.l_star([{"max_length": 4, "solved": False}]) is None
 
 
+def test_the_summary_sorts_each_finished_language_by_l_star_against_s(bench_script):
+    mod = bench_script("bench_threshold")
+    study = {"languages": ["a", "b", "c", "d", "e"], "offsets_from_support": [-1, 0],
+             "multiples_of_support": [2], "also": [], "seeds": [0, 1, 2],
+             "samplers": ["near_miss", "covering"]}
+
+    def runs(lang, s, sampler, solved_at, n_seeds=3):  # solved_at: {L: seeds solved}
+        return [{"id": f"{lang}{L}{sampler}{k}", "language": lang, "sampler": sampler, "s": s,
+                 "max_length": L, "seed": k, "status": "done",
+                 "solved": k < solved_at.get(L, 0), "wall_s": 3600.0, "cpu_s": 1800.0}
+                for L in (s - 1, s, 2 * s) for k in range(n_seeds)]
+
+    rows = (runs("a", 3, "near_miss", {3: 2}) + runs("a", 3, "covering", {3: 3})
+            + runs("b", 2, "near_miss", {4: 2}) + runs("b", 2, "covering", {})
+            + runs("c", 4, "near_miss", {4: 1, 8: 1})  # never: one seed each
+            + runs("d", 5, "near_miss", {5: 3}, n_seeds=2)  # unfinished: left out
+            + runs("e", 3, "near_miss", {2: 2, 3: 3}))  # solved below s
+    text = mod.summary_text({r["id"]: r for r in rows}, study)
+    assert "| near_miss | 4 | 1: a | 1: b (+2) | 1: e (−1) | 1: c |" in text
+    assert "| covering | 2 | 1: a | 0: – | 0: – | 1: b |" in text
+    assert "Covering at s is enough (2 of 3 seeds solved at L = s with the covering sampler) " \
+           "for: a." in text
+    assert f"{len(rows)} runs finished so far: {len(rows):.1f} h wall, {len(rows) / 2:.1f} h CPU" \
+        in text
+
+
 def test_long_runs_pause_snapshot_and_continue_the_favoured_recipe(bench_script, tmp_path):
     mod = bench_script("bench_long")
     cfg = tmp_path / "long.toml"

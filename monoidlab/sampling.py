@@ -71,7 +71,9 @@ TRAINING_SAMPLERS = (*SAMPLERS, "covering")
 #: minimum training length, the trainer and the command line (every class equally often:
 #: uniform strings of a Dyck language are nearly all rejected).
 DEFAULT_SAMPLER = "balanced"
-MIX_PARTS = ("members", "near_miss", "uniform")
+#: The ``near_miss`` sampler's parts. ``ec_stratified`` is last so that a mix without it draws
+#: exactly the strings it drew before the part existed (same seed, same strings).
+MIX_PARTS = ("members", "near_miss", "uniform", "ec_stratified")
 DEFAULT_MIX = {"members": 0.5, "near_miss": 0.25, "uniform": 0.25}
 
 
@@ -272,8 +274,8 @@ def sample(lang: Automaton | str, lengths: LengthsLike, n: int, *,
         among these, e.g. ``"auto"`` for well-formed ``modular-arithmetic`` expressions.
     classes : for ``balanced``, the classes to balance (default: every class that has strings at
         the drawn length). A requested class with no string of some drawn length is an error.
-    mix : for ``near_miss``, the proportions of ``members``, ``near_miss`` and ``uniform``
-        strings (default ``DEFAULT_MIX``).
+    mix : for ``near_miss``, the proportions of ``members``, ``near_miss``, ``uniform`` and
+        ``ec_stratified`` strings (default ``DEFAULT_MIX``: no ``ec_stratified``).
     limits : ``True`` (the default) refuses, before any work, lengths above
         ``MAX_LENGTH`` (100,000), more than ``MAX_STRINGS`` (10^7) strings, more than
         ``MAX_BATCH_SYMBOLS`` (2^27) symbols or length tables of more than
@@ -379,8 +381,8 @@ def _near_miss_mix(rng: np.random.Generator, lang: Automaton, lens: np.ndarray, 
                 t = near_misses(rng, lang, int(L), len(idx), keep, limits=limits).tokens
             else:
                 classes = None
-                if name == "uniform":
-                    fallback = "uniform"
+                if name in ("uniform", "ec_stratified"):
+                    fallback = name
                 elif name == "members" and accept and keep[1] and _has_class(lang, int(L), 1, keep):
                     classes = ["accept"]
                 t = sample(lang, [int(L)], len(idx), sampler=fallback, seed=rng, within=within,

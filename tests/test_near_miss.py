@@ -153,6 +153,29 @@ def test_near_miss_training_sampler_mix():
         ml.sample(lang, [20], 5, sampler="near_miss", mix={"members": 0})
 
 
+def test_the_ec_stratified_part_of_the_mix_reaches_every_ec_and_leaves_old_mixes_alone():
+    lang = ml.load_language("tomita-3")
+    monoid = lang.monoid()
+    L = 30
+    def ecs(b):
+        return monoid.element_of(b.tokens, b.lengths)
+
+    reachable = {int(e) for e in ecs(ml.sample(lang, [L], 20000, sampler="ec_stratified",
+                                                seed=1))}
+    strat = ml.sample(lang, [L], 2000, sampler="near_miss", seed=0, mix={"ec_stratified": 1})
+    seen = np.bincount(ecs(strat), minlength=monoid.size)
+    # every EC reachable at L, about equally often (uniform strings at L hit a few ECs)
+    assert {int(e) for e in np.flatnonzero(seen)} == reachable
+    assert seen[sorted(reachable)].min() >= 2000 / len(reachable) / 3
+    uni = ml.sample(lang, [L], 2000, sampler="near_miss", seed=0, mix={"uniform": 1})
+    assert len(np.unique(ecs(uni))) < len(reachable)
+    # an explicit zero share of the new part draws the strings of the mix without it
+    a = ml.sample(lang, range(1, 41), 300, sampler="near_miss", seed=4)
+    b = ml.sample(lang, range(1, 41), 300, sampler="near_miss", seed=4,
+                  mix={"members": 2, "near_miss": 1, "uniform": 1, "ec_stratified": 0})
+    assert np.array_equal(a.tokens, b.tokens) and np.array_equal(a.labels, b.labels)
+
+
 def test_near_misses_of_a_huge_pair_automaton_are_refused_before_allocating(monkeypatch):
     """prefix-4-4 (341 states, 257 classes) would need ~60 GiB of near-miss tables (it was
     killed by the OOM killer in the ldru21 sweep): the sampler refuses in one line, the test

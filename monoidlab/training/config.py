@@ -126,9 +126,10 @@ class RunConfig:
                                          "half-positive random walks), `near_miss` (members, "
                                          "near misses and uniform strings), `covering` (see "
                                          "`covering`)", "data")
-    near_miss_mix: Mapping | None = _key(None, "the `near_miss` sampler's shares (none: "
-                                               "`{members = 0.5, near_miss = 0.25, uniform = "
-                                               "0.25}`)", "data")
+    near_miss_mix: Mapping | None = _key(None, "the `near_miss` sampler's shares of `members`, "
+                                               "`near_miss`, `uniform` and `ec_stratified` "
+                                               "strings (none: `{members = 0.5, near_miss = "
+                                               "0.25, uniform = 0.25}`)", "data")
     covering: Mapping | None = _key(None, "the `covering` sampler (every composition the test "
                                           "lengths need, at every level the training layout "
                                           "can show it): `share` of each batch (the rest are "

@@ -62,12 +62,16 @@ def _hits(rows: list[dict], rule: str) -> tuple[int, list[str]]:
 
 
 def fit_rules(rows: Iterable[dict], fit_languages: Iterable[str],
-              rules: Iterable[str] = tuple(RULES)) -> dict[str, dict]:
+              rules: Iterable[str] = tuple(RULES), baseline: int | None = None
+              ) -> dict[str, dict]:
     """Per sampler: the rule with the most hits on ``fit_languages`` (ties: the shorter length
     summed over them), its hits there and on the other languages, and every candidate's.
 
     ``rows``: one per finished (language, sampler) of the study, with ``s`` (identity padding)
     and ``solved_lengths`` (the maximum training lengths at which 2 of 3 seeds are solved).
+    ``baseline``: a length of the study's grid that ignores s (the study's 40); its hits are
+    kept beside the rule's (``"baseline"``), never a candidate: :func:`recommend` names the
+    rule's length only where the rule hits at least as often as it.
     """
     rules = list(rules)
     unknown = [r for r in rules if r not in RULES]
@@ -95,6 +99,11 @@ def fit_rules(rows: Iterable[dict], fit_languages: Iterable[str],
                          "languages": sorted(r["language"] for r in off)},
             "candidates": cand,
         }
+        if baseline is not None:
+            fit_hit = sum(baseline in r["solved_lengths"] for r in on)
+            out[sampler]["baseline"] = {
+                "length": baseline, "fit_hits": fit_hit,
+                "held_out_hits": sum(baseline in r["solved_lengths"] for r in off)}
     return out
 
 
@@ -139,9 +148,27 @@ def recommend(support_length: int | None, sampler: str, *, padding: str = "ident
     e = samplers[sampler]
     rule = e["rule"]
     fit, held = e["fit"], e["held_out"]
+    n = fit["of"] + held["of"]
+    setting = (f"MLP-LDRU, {data.get('samples', 0):,} training strings per run, identity "
+               "padding, test lengths 41..500 (docs/results.md, the threshold study)")
     basis = (f"rule L = {rule}, chosen on {fit['of']} languages of the threshold study "
              f"({fit['hits']} of {fit['of']} solved at that length); held out: "
-             + (f"{held['hits']} of {held['of']}" if held["of"] else "none finished yet")
-             + f". MLP-LDRU, {data.get('samples', 0):,} training strings per run, identity "
-               "padding, test lengths 41..500 (docs/results.md, the threshold study)")
-    return Recommendation(RULES[rule](support_length), sampler, rule, data.get("samples"), basis)
+             + (f"{held['hits']} of {held['of']}" if held["of"] else "none finished yet"))
+    base = e.get("baseline")
+    if base is None:
+        return Recommendation(RULES[rule](support_length), sampler, rule, data.get("samples"),
+                              f"{basis}. {setting}")
+    b_hits = base["fit_hits"] + base["held_out_hits"]
+    b_len = base["length"]
+    if fit["hits"] + held["hits"] >= b_hits:
+        return Recommendation(RULES[rule](support_length), sampler, rule, data.get("samples"),
+                              f"{basis}; L = {b_len}, which ignores s: {b_hits} of {n}. "
+                              f"{setting}")
+    # the rule of s does worse than a length that ignores s: recommend what was measured
+    why = (f"no rule of s did as well as L = {b_len} in the threshold study (rule L = {rule}: "
+           f"{fit['hits'] + held['hits']} of {n} languages solved at its length; L = {b_len}: "
+           f"{b_hits} of {n}); s = {support_length} is a lower bound, not a length to train at")
+    if support_length > b_len:
+        return none(f"{why}; and s is above {b_len}, where the study measured nothing. "
+                    f"{setting}")
+    return Recommendation(b_len, sampler, f"{b_len}", data.get("samples"), f"{why}. {setting}")

@@ -96,11 +96,12 @@ def test_the_rules_table_puts_a_length_that_ignores_s_beside_the_rules(bench_scr
     rows = [{"language": "a", "sampler": "near_miss", "s": 4, "solved_lengths": [4, 40]},
             {"language": "b", "sampler": "near_miss", "s": 2, "solved_lengths": [40]},
             {"language": "h", "sampler": "near_miss", "s": 3, "solved_lengths": [40]}]
-    fitted = fit_rules(rows, ["a", "b"], ["s", "2s"])
-    text = mod.rules_text(fitted, {"fit_languages": ["a", "b"]}, rows)
+    fitted = fit_rules(rows, ["a", "b"], ["s", "2s"], baseline=40)
+    text = mod.rules_text(fitted, {"fit_languages": ["a", "b"]})
     assert "| near_miss | L = s | 1 / 2 | 0 / 1 | yes |" in text
     assert "| near_miss | L = 40 (baseline: no s) | 2 / 2 | 1 / 1 | |" in text
-    assert "baseline" not in mod.rules_text(fitted, {"fit_languages": ["a", "b"]})
+    assert "baseline" not in mod.rules_text(fit_rules(rows, ["a", "b"], ["s", "2s"]),
+                                            {"fit_languages": ["a", "b"]})
 
 
 def test_long_runs_pause_snapshot_and_continue_the_favoured_recipe(bench_script, tmp_path):

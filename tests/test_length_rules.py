@@ -91,7 +91,8 @@ def test_the_committed_rules_file_is_what_the_committed_ledger_gives(bench_scrip
     assert committed["fit_languages"] == rec["fit_languages"]
     assert committed["samples"] == data["base"]["steps"] * data["base"]["batch_size"]
     assert committed["samplers"] == fit_rules(mod.rule_rows(ledger, study),
-                                              rec["fit_languages"], rec["rules"])
+                                              rec["fit_languages"], rec["rules"],
+                                              rec.get("baseline"))
     assert set(committed["samplers"]) == set(study["samplers"])
 
 
@@ -112,16 +113,27 @@ def test_rule_rows_count_only_finished_languages_and_two_of_three_seeds(bench_sc
         {"language": "x", "sampler": "near_miss", "s": 3, "solved_lengths": [3]}]
 
 
+def _expected(rules: dict, sampler: str, s: int) -> tuple[int | None, str]:
+    """What the committed rules file says for support length s: the rule's length when the
+    rule hits at least as often as the baseline (or there is none), else the baseline's."""
+    e = rules["samplers"][sampler]
+    b = e.get("baseline")
+    rule_hits = e["fit"]["hits"] + e["held_out"]["hits"]
+    if b is None or rule_hits >= b["fit_hits"] + b["held_out_hits"]:
+        return RULES[e["rule"]](s), f"rule L = {e['rule']}"
+    return (b["length"] if s <= b["length"] else None), f"did as well as L = {b['length']}"
+
+
 def test_min_training_length_carries_the_recommendation_for_the_named_sampler():
     rules = load_rules()
     for lang in ("tomita-5", "dyck-2"):
         for sampler in ("near_miss", "covering"):
             res = ml.min_training_length(lang, range(41, 501), padding="identity",
                                          sampler=sampler)
-            rule = rules["samplers"][sampler]["rule"]
-            assert res.recommended_length == RULES[rule](res.support_length)
+            length, words = _expected(rules, sampler, res.support_length)
+            assert res.recommended_length == length
             assert res.recommended_samples == rules["samples"]
-            assert f"rule L = {rule}" in res.recommendation
+            assert words in res.recommendation
             assert f"recommended length {res.recommended_length} for {sampler}" in repr(res)
     learned = ml.min_training_length("tomita-5", range(41, 501), sampler="covering")
     assert learned.recommended_length is None and "identity padding" in learned.recommendation
@@ -132,15 +144,39 @@ def test_min_training_length_carries_the_recommendation_for_the_named_sampler():
         ml.min_training_length("parity", [64], sampler="nearmiss")
 
 
+def test_a_rule_stands_only_where_it_does_as_well_as_the_baseline():
+    rows = [_row("a", 4, [6, 40]), _row("b", 2, [4, 40]), _row("h", 3, [40])]
+    data = {"samples": 1000, "samplers": fit_rules(rows, ["a", "b"], ["s", "s+2"],
+                                                   baseline=40)}
+    e = data["samplers"]["near_miss"]
+    assert e["rule"] == "s+2" and e["baseline"] == {"length": 40, "fit_hits": 2,
+                                                    "held_out_hits": 1}
+    # s+2 hits 2 of 3 languages, 40 hits 3 of 3: the baseline's length, s only a lower bound
+    rec = recommend(5, "near_miss", rules=data)
+    assert (rec.length, rec.rule) == (40, "40")
+    assert "rule L = s+2: 2 of 3" in rec.basis and "L = 40: 3 of 3" in rec.basis
+    assert "s = 5 is a lower bound" in rec.basis
+    # s beyond the baseline: the study measured nothing there
+    far = recommend(56, "near_miss", rules=data)
+    assert far.length is None and "s is above 40" in far.basis
+    # where the rule does as well as the baseline, the rule's length, the baseline beside it
+    tie = {"samples": 1000, "samplers": fit_rules(rows[:2], ["a", "b"], ["s", "s+2"],
+                                                  baseline=40)}
+    tie["samplers"]["near_miss"]["baseline"]["fit_hits"] = 2
+    rec = recommend(5, "near_miss", rules=tie)
+    assert (rec.length, rec.rule) == (7, "s+2") and "L = 40, which ignores s: 2 of 2" in rec.basis
+
+
 def test_the_min_length_command_prints_the_recommendation_with_the_sampler(capsys):
-    rule = load_rules()["samplers"]["covering"]["rule"]
+    rules = load_rules()
     assert cli_main(["min-length", "tomita-5", "--padding", "identity",
                      "--sampler", "covering"]) in (0, None)
     out = capsys.readouterr().out
     assert "recommended length for covering strings" in out
-    assert f"recommendation: rule L = {rule}" in out
+    length, words = _expected(rules, "covering", 4)
+    assert "recommendation: " in out and words in out
     line = next(x for x in out.splitlines() if x.startswith("tomita-5"))
-    assert line.split()[-1] == str(RULES[rule](4))
+    assert line.split()[-1] == str(length)
     assert cli_main(["min-length", "parity", "--sampler", "near_miss", "--delta", "0.01",
                      "--sample-lengths", "1:4"]) not in (0, None)
     assert "--sampler near_miss: the sample-size estimate" in capsys.readouterr().err

@@ -205,20 +205,44 @@ def results_table(ledger: dict[str, dict]) -> str:
         med = secs[len(secs) // 2] if secs else 0
         lines.append(f"| {recipe} | {half} | {solved}/{len(by_lang)} | "
                      f"{sum(r['solved'] for r in done)}/{len(done)} | {med:.0f} |")
+    lines += ["", *recipe_matrix(ledger)]
     lines += ["", "| run | solved | wrong / scored | per kind: model min / majority mean / count-only mean "
-              "| fresh sets | train s |", "|---|---|---|---|---|---|"]
+              "| fresh sets | train s | test s | fresh s |", "|---|---|---|---|---|---|---|---|"]
     for r in sorted(ledger.values(), key=lambda r: r["id"]):
         if r["status"] != "done":
-            lines.append(f"| {r['id']} | refused: {r['message'][:80]} | | | | |")
+            lines.append(f"| {r['id']} | refused: {r['message'][:80]} | | | | | | |")
             continue
         mins = r["min_accuracy"] if isinstance(r["min_accuracy"], dict) else {}
         base = "; ".join(f"{k} {mins[k]:.3f}/{v['majority']:.2f}/{v['count_only']:.2f}"
                          if k in mins else f"{k} ?/{v['majority']:.2f}/{v['count_only']:.2f}"
                          for k, v in r["baselines"].items())
         fresh = ", ".join(f"{f['wrong']}/{f['scored']}" for f in r["fresh"]) or "-"
+        fresh_s = sum(f.get("seconds", 0.0) for f in r["fresh"])
+        # the rest of the run's wall time: its own strict test (and the coverage beside it)
+        test_s = max(0.0, r.get("wall_s", 0.0) - r["train_seconds"] - fresh_s)
         lines.append(f"| {r['id']} | {'yes' if r['solved'] else 'no'} | {r['wrong']}/"
-                     f"{r['scored']} | {base} | {fresh} | {r['train_seconds']:.0f} |")
+                     f"{r['scored']} | {base} | {fresh} | {r['train_seconds']:.0f} | "
+                     f"{test_s:.0f} | {fresh_s:.0f} |")
     return "\n".join(lines)
+
+
+def recipe_matrix(ledger: dict[str, dict]) -> list[str]:
+    """One row per language, one column per (recipe, half): seeds solved of seeds finished, so
+    that what each recipe changed shows language by language."""
+    cols = sorted({(r["recipe"], r["half"]) for r in ledger.values()})
+    langs = sorted({r["language"] for r in ledger.values()})
+    cell: dict[tuple[str, str, str], list[bool]] = {}
+    for r in ledger.values():
+        ok = r["status"] == "done" and bool(r.get("solved"))
+        cell.setdefault((r["language"], r["recipe"], r["half"]), []).append(ok)
+    out = ["| language | " + " | ".join(f"{rc} ({h})" for rc, h in cols) + " |",
+           "|---|" + "---|" * len(cols)]
+    for lang in langs:
+        row = [f"{sum(v)}/{len(v)}" if (v := cell.get((lang, rc, h))) else ""
+               for rc, h in cols]
+        if any(row):
+            out.append(f"| {lang} | " + " | ".join(row) + " |")
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:

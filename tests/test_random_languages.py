@@ -215,3 +215,25 @@ def test_the_held_out_half_is_scored_once_by_a_frozen_recipe():
     assert len(plan(bench, "final", "held_out", split, scored)) == 2  # resuming is fine
     with pytest.raises(SystemExit, match="already scored by \\['final'\\]"):
         plan(bench, "other", "held_out", split, scored)
+
+
+def test_the_results_table_shows_each_language_under_each_recipe_and_the_times():
+    sys.path.insert(0, str(ROOT / "bench"))
+    from bench_random_languages import results_table
+
+    def row(recipe, lang, seed, solved, half="dev"):
+        return {"id": f"{recipe}__{lang}__s{seed}", "recipe": recipe, "language": lang,
+                "half": half, "seed": seed, "status": "done", "solved": solved, "wrong": 0,
+                "scored": 10, "min_accuracy": {"near_miss": 1.0},
+                "baselines": {"near_miss": {"majority": 0.5, "count_only": 0.7}},
+                "fresh": [{"wrong": 0, "scored": 10, "seconds": 4.0}] if solved else [],
+                "train_seconds": 100.0, "wall_s": 130.0}
+
+    rows = [row("base", "a", 0, True), row("base", "a", 1, False), row("base", "b", 0, False),
+            row("mix", "a", 0, True), row("mix", "a", 1, True)]
+    text = results_table({r["id"]: r for r in rows})
+    assert "| language | base (dev) | mix (dev) |" in text
+    assert "| a | 1/2 | 2/2 |" in text and "| b | 0/1 |  |" in text
+    # a solved run: 130 s wall = 100 training + 4 fresh + 26 of its own test
+    assert "| base__a__s0 | yes | 0/10 | near_miss 1.000/0.50/0.70 | 0/10 | 100 | 26 | 4 |" \
+        in text

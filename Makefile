@@ -1,15 +1,16 @@
 # The two commands of the README:
 #   make demo   -- set up (venv, torch 2.13.0 CPU, the package) and run the main job
 #   make test   -- set up, lint (ruff), type-check the package (mypy) and run the whole test suite
-#                  (and, first, install Debian's chromium for the browser test when it is missing
-#                  and the machine allows it: see `browser`)
+#                  (and, first, install Debian's chromium for the browser test and Debian's gap-core
+#                  for the GAP oracle tests when they are missing and the machine allows it: see
+#                  `browser` and `oracles`)
 # Setup is idempotent: a stamp file is rebuilt only when pyproject.toml changes.
 PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.monoidlab-installed
 
-.PHONY: setup browser demo test bench clean
+.PHONY: setup browser oracles demo test bench clean
 
 setup: $(STAMP)
 
@@ -48,8 +49,33 @@ else
 	  "will be skipped (install Debian's chromium to run it)"; fi
 endif
 
+# GAP (Debian's gap-core) is the second oracle of the monoid tests (tests/oracle.py,
+# gap_monoid_facts), beside libsemigroups from the dev extra. As for the browser: installed
+# when missing and this is root with apt-get (CI, containers), else its test is skipped saying
+# why. GAP=0 never installs.
+GAP ?= 1
+GAPBIN := $(shell command -v gap)
+
+oracles:
+ifneq ($(GAPBIN),)
+	@echo "oracles: $(GAPBIN) (the GAP oracle tests run)"
+else ifeq ($(GAP),0)
+	@echo "oracles: no gap and GAP=0: the GAP oracle tests will be skipped"
+else
+	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "oracles: installing Debian's gap-core (apt-get) for the GAP oracle tests"; \
+	  if (apt-get install -y -qq --no-install-recommends gap-core || (apt-get update -qq && \
+	      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+	      gap-core)) >/tmp/monoidlab-apt-gap.log 2>&1; then \
+	    echo "oracles: $$(command -v gap) (the GAP oracle tests run)"; \
+	  else echo "oracles: apt-get install gap-core failed (log: /tmp/monoidlab-apt-gap.log):" \
+	       "the GAP oracle tests will be skipped"; fi; \
+	else echo "oracles: no gap on PATH and no root apt-get to install it: the GAP oracle" \
+	  "tests will be skipped (install Debian's gap-core to run them)"; fi
+endif
+
 # mypy checks what [tool.mypy] in pyproject.toml names: the package
-test: setup browser
+test: setup browser oracles
 	$(BIN)/ruff check monoidlab tests bench
 	$(BIN)/python -m mypy
 	$(BIN)/python -m pytest tests

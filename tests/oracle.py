@@ -141,3 +141,31 @@ def partition(labels) -> set[frozenset[int]]:
     for i, lab in enumerate(np.asarray(labels).tolist()):
         blocks.setdefault(lab, set()).add(i)
     return {frozenset(b) for b in blocks.values()}
+
+
+def gap_monoid_facts(automata) -> list[dict]:
+    """|M|, and whether M is aperiodic (every group H-class is trivial), for each automaton's
+    transition monoid, from GAP (Debian ``gap-core``, an oracle independent of libsemigroups
+    and of monoidlab): one ``gap`` process for the whole list. Skips the calling test when no
+    ``gap`` is on PATH."""
+    import shutil
+    import subprocess
+
+    gap = shutil.which("gap")
+    if gap is None:
+        pytest.skip("the GAP oracle needs `gap` on PATH (Debian's gap-core; `make test` "
+                    "installs it where it may)")
+    lines = []
+    for a in automata:
+        delta = np.asarray(a.delta)
+        gens = ", ".join("Transformation([" + ", ".join(str(int(x) + 1) for x in delta[:, k])
+                         + "])" for k in range(delta.shape[1]))
+        lines.append(f"M := Monoid({gens});; Print(Size(M), \" \", "
+                     "ForAll(GreensHClasses(M), h -> not IsGroupHClass(h) or Size(h) = 1), "
+                     "\"\\n\");")
+    script = "\n".join(lines) + "\nQUIT;\n"
+    done = subprocess.run([gap, "-q", "-b"], input=script, capture_output=True, text=True,
+                          timeout=600, check=True)
+    out = [x.split() for x in done.stdout.strip().splitlines()]
+    assert len(out) == len(automata), done.stdout + done.stderr
+    return [{"size": int(n), "aperiodic": flag == "true"} for n, flag in out]

@@ -132,6 +132,22 @@ def test_monoid_sizes_match_libsemigroups(drawn):
         assert froidure_pin(d.automaton).size() == d.monoid_size == d.automaton.monoid().size
 
 
+def test_monoid_sizes_and_aperiodicity_match_gap(drawn):
+    """GAP, a second independent oracle, on 10 languages of every kind drawn."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from oracle import gap_monoid_facts
+
+    kinds: dict[str, list] = {}
+    for d in drawn:
+        kinds.setdefault(d.kind, []).append(d)
+    pick = [d for i in range(len(drawn)) for v in kinds.values() if i < len(v)
+            for d in [v[i]]][:10]
+    assert len({d.kind for d in pick}) == len(kinds) and len(pick) == 10
+    facts = gap_monoid_facts([d.automaton for d in pick])
+    assert [f["size"] for f in facts] == [d.monoid_size for d in pick]
+    assert [f["aperiodic"] for f in facts] == [d.aperiodic for d in pick]
+
+
 def test_every_drawn_language_has_two_classes_at_long_lengths(drawn):
     for d in drawn:
         mixed = mixed_lengths(d.automaton)

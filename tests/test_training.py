@@ -718,6 +718,12 @@ def test_sweep_writes_results_and_skips_finished_runs(tmp_path, monkeypatch):
     md = (out / "summary.md").read_text()
     assert md.startswith("# tiny sweep") and "| parity |" in md and "mlp-ldru" in md
     assert "| tasks solved | 0/1 |" in md  # 3 steps solve nothing
+    # beside the verdict, what trivial models score on the same strings (run 0's evaluation)
+    ev = res["rows"][0]["evaluation"]["summary"]
+    base = {x["kind"]: f"{x['majority']:.3f} / {x['count_only']:.3f}" for x in ev}
+    assert "mean over the scored lengths; majority / count-only" in md
+    kinds = res["rows"][0]["evaluation"]["kinds"]
+    assert "| parity | " + " | ".join(base[k] for k in kinds) + " |" in md
     assert rows[0]["solved"] == "False" and float(rows[0]["min_near_miss"]) < 0.99
     assert md == res["summary_md"] and len(res["rows"]) == 2
     for r in res["rows"]:

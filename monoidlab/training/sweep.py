@@ -479,6 +479,33 @@ def _run_ray(sweep: dict, address: str) -> list[dict]:
             shutil.rmtree(temp_dir, ignore_errors=True)
 
 
+def _baseline_lines(rows: list[dict[str, Any]], problems: list[str],
+                    kinds: list[str]) -> list[str]:
+    """What trivial models score on each task's test strings (the first run's: every run of
+    a task with the same test seed and lengths has the same strings): the mean over scored
+    lengths of the majority class and of the count-only model, per kind. A baseline that
+    does not apply to any task (count-only on text) is left out."""
+    names = {"majority": "majority", "count_only": "count-only"}
+    per: dict[str, dict[str, dict[str, float]]] = {}
+    for p in problems:
+        run = next(r for r in rows if r["problem"] == p)
+        per[p] = {x["kind"]: x for x in run["evaluation"].get("summary", [])}
+    used = [b for b in names if any(isinstance(v.get(b), float | int) and v.get(b) == v.get(b)
+                                    for d in per.values() for v in d.values())]
+    if not used or not per:
+        return []
+    out = ["", "What a trivial model scores on the same test strings (mean over the scored "
+           f"lengths; {' / '.join(names[b] for b in used)}):", "",
+           "| task | " + " | ".join(kinds) + " |", "|---|" + "---|" * len(kinds)]
+    for p in problems:
+        cells = []
+        for k in kinds:
+            v = per[p].get(k, {})
+            cells.append(" / ".join(_fmt_acc(v.get(b)) for b in used) if v else "–")
+        out.append(f"| {p} | " + " | ".join(cells) + " |")
+    return out
+
+
 def summarise(sweep: dict[str, Any], rows: list[dict[str, Any]],
               write_docs: bool = False) -> dict[str, Any]:
     """Write results.csv and summary.md in the sweep's folder, and, only with ``write_docs``,
@@ -540,6 +567,7 @@ def summarise(sweep: dict[str, Any], rows: list[dict[str, Any]],
                 count = paper.get("solved", {}).get(m)
                 cells.append("n/r" if count is None else f"{count} (all its tasks)")
         lines.append(f"| paper: score >= {at:g}% | " + " | ".join(cells) + " |")
+    lines += _baseline_lines(rows, problems, kinds)
     lines += ["", _disagreements(rows)] if measures else []
     md = "\n".join(lines) + "\n"
     atomic_write_text(out / "summary.md", md)

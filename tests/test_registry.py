@@ -99,7 +99,7 @@ def test_recipes_live_in_the_registry_and_fill_only_what_is_not_set():
     assert cfg.lr == 3e-3 and cfg.optimizer == "amsgrad-optax" and cfg.sampler == "ldru"
     assert cfg.model_options.dropout == 0.0 and cfg.model_options.d == 64
     assert cfg.model_options.init == "haiku"
-    assert set(model_spec("mlp-ldru").recipes) == {"authors"}
+    assert set(model_spec("mlp-ldru").recipes) == {"authors", "languages"}
     with pytest.raises(ConfigError, match="recipe 'authors' has no settings for model "
                                           "'stack-rnn'"):
         config_from_dict({"language": "parity", "model": "stack-rnn", "recipe": "authors"})

@@ -48,7 +48,7 @@ __all__ = ["RunConfig", "FrozenDict", "config_keys", "config_table_markdown", "O
 
 MAX_STEP_SYMBOLS = 2**24  # batch_size x longest training length: one step's tokens
 OPTIMIZERS = ("adam", "adamw", "amsgrad", "amsgrad-optax")
-RECIPES = ("default", "authors")
+RECIPES = ("default", "authors", "languages")
 PROTOCOLS = ("monoidlab", "paper")
 LR_SCHEDULES = ("constant", "cosine")
 SECTIONS = ("problem", "model", "data", "optimisation", "evaluation", "run")
@@ -112,7 +112,9 @@ class RunConfig:
                                     "(each model's options: docs/models.md; none: its "
                                     "defaults)", "model")
     recipe: str = _key("default", "`authors`: the papers' training settings for every key (and "
-                                  "model option) not set", "model")
+                                  "model option) not set; `languages` (MLP-LDRU on a language): "
+                                  "the random-language benchmark's frozen recipe, the command "
+                                  "line's default for languages once one is frozen", "model")
     # --- data (one length per batch, drawn uniformly from train_lengths)
     train_lengths: Lengths = _key(Lengths(1, 40), "training lengths `A:B` (inclusive) or "
                                                   "`A:B:STEP`; each batch has one length, drawn "

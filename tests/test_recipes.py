@@ -1,0 +1,126 @@
+"""recipe = "languages" (monoidlab.recipes): the random-language benchmark's frozen recipe,
+read from the benchmark's own config, fills what the run does not set, and is the command
+line's default for a language once one is frozen."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+
+import pytest
+
+import monoidlab.recipes as recipes
+from monoidlab.cli import main
+from monoidlab.errors import ConfigError
+from monoidlab.training.parse import config_from_dict
+
+ROOT = Path(__file__).resolve().parent.parent
+
+FROZEN = """
+[recipes.base]
+model = "mlp-ldru"
+steps = 4000
+sampler = "near_miss"
+
+[recipes.chosen]
+frozen = true
+model = "mlp-ldru"
+steps = 12000
+restarts = 0
+batch_size = 48
+lr = 2e-3
+sampler = "near_miss"
+near_miss_mix = { members = 0.5, near_miss = 0.25, ec_stratified = 0.25 }
+test_lengths = "41:500"
+test_samples = 64
+threads = 1
+device = "cpu"
+model_options = { d = 24, dropout = 0.0, padding = "identity" }
+"""
+
+
+@pytest.fixture
+def frozen(tmp_path, monkeypatch):
+    path = tmp_path / "random-languages.toml"
+    path.write_text(FROZEN)
+    monkeypatch.setattr(recipes, "BENCHMARK", path)
+    return path
+
+
+def test_the_frozen_recipe_fills_what_the_run_does_not_set(frozen):
+    cfg = config_from_dict({"language": "parity", "recipe": "languages", "steps": 7,
+                            "model_options": {"d": 16}})
+    assert cfg.steps == 7 and cfg.model_options.d == 16  # the run's own keys win
+    assert (cfg.batch_size, cfg.lr, cfg.restarts, cfg.sampler) == (48, 2e-3, 0, "near_miss")
+    assert dict(cfg.near_miss_mix) == {"members": 0.5, "near_miss": 0.25, "ec_stratified": 0.25}
+    assert cfg.model_options.padding.value == "identity" and cfg.model_options.dropout == 0.0
+    # the run's own settings are never the recipe's: test lengths, threads, device
+    default = config_from_dict({"language": "parity"})
+    assert (cfg.test_lengths, cfg.threads, cfg.device) == (
+        default.test_lengths, default.threads, default.device)
+
+
+def test_no_frozen_recipe_two_of_them_or_a_task_are_refused(tmp_path, monkeypatch, frozen):
+    with pytest.raises(ConfigError, match="recipe 'languages' is for languages"):
+        config_from_dict({"task": "reverse_string", "recipe": "languages"})
+    with pytest.raises(ConfigError, match="has no settings for model 'rnn'"):
+        config_from_dict({"language": "parity", "model": "rnn", "recipe": "languages"})
+    none = tmp_path / "none.toml"
+    none.write_text(FROZEN.replace("frozen = true\n", ""))
+    monkeypatch.setattr(recipes, "BENCHMARK", none)
+    with pytest.raises(ConfigError, match="no recipe is frozen yet"):
+        config_from_dict({"language": "parity", "recipe": "languages"})
+    two = tmp_path / "two.toml"
+    two.write_text(FROZEN.replace('[recipes.base]\n', '[recipes.base]\nfrozen = true\n'))
+    monkeypatch.setattr(recipes, "BENCHMARK", two)
+    with pytest.raises(ConfigError, match="2 recipes are frozen"):
+        config_from_dict({"language": "parity", "recipe": "languages"})
+    assert not recipes.has_frozen_recipe()
+
+
+def test_the_shipped_benchmark_has_at_most_one_frozen_recipe_and_it_reads():
+    data = tomllib.loads(recipes.BENCHMARK.read_text())
+    frozen = [n for n, r in data["recipes"].items() if r.get("frozen") is True]
+    assert len(frozen) <= 1
+    assert recipes.has_frozen_recipe() == bool(frozen)
+    if frozen:
+        name, keys, options = recipes.frozen_recipe()
+        assert name == frozen[0] and options == data["recipes"][name]["model_options"]
+        assert not set(keys) & recipes.RUN_KEYS
+
+
+def _train_config(tmp_path, *argv) -> dict:
+    out = tmp_path / "run"
+    assert main(["train", *argv, "--out", str(out), "--steps", "2", "--batch_size=4",
+                 "--train_lengths=1:4", "--test_lengths=5:6", "--test_samples=2",
+                 "--json"]) in (0, None)
+    return json.loads((out / "config.json").read_text())
+
+
+def test_the_command_line_trains_a_language_with_the_frozen_recipe(tmp_path, frozen, capsys):
+    cfg = _train_config(tmp_path / "a", "--language", "parity")
+    assert cfg["recipe"] == "languages" and cfg["lr"] == 2e-3 and cfg["steps"] == 2
+    assert cfg["model_options"]["d"] == 24 and cfg["batch_size"] == 4
+    # another model, or a config file, or an explicit recipe: not the default's business
+    assert _train_config(tmp_path / "b", "--language", "parity", "--model", "lstm",
+                         "--model_options.hidden=4")["recipe"] == "default"
+    assert _train_config(tmp_path / "c", "--language", "parity",
+                         "--recipe=default")["recipe"] == "default"
+
+
+def test_without_a_frozen_recipe_the_command_line_keeps_its_defaults(tmp_path, monkeypatch,
+                                                                     capsys):
+    none = tmp_path / "none.toml"
+    none.write_text(FROZEN.replace("frozen = true\n", ""))
+    monkeypatch.setattr(recipes, "BENCHMARK", none)
+    cfg = _train_config(tmp_path / "d", "--language", "parity")
+    assert cfg["recipe"] == "default" and cfg["lr"] == config_from_dict(
+        {"language": "parity"}).lr
+
+
+def test_doctests():
+    import doctest
+
+    res = doctest.testmod(recipes, optionflags=doctest.ELLIPSIS)
+    assert res.attempted > 0 and res.failed == 0

@@ -340,3 +340,50 @@ def candidates_kernel() -> Kernel | None:
 
     _CANDIDATES.append(candidates)
     return candidates
+
+
+_BACKWARD: list[Kernel | None] = []
+
+
+def backward_sum_kernel() -> Kernel | None:
+    """numba kernel: the rescaled backward path counts of :func:`monoidlab.laws.backward_laws`
+    (``G[s, v, g] = sum_a G[s-1, table[v, a], g]``, then each ``G[s, :, g]`` divided by its
+    maximum), in place and without the (n, k, G) temporary of every step; the same additions
+    in the same order as numpy's, so the same bits (tested)."""
+    if _BACKWARD:
+        return _BACKWARD[0]
+    try:
+        import numba
+    except ImportError:
+        _BACKWARD.append(None)
+        return None
+
+    @numba.njit(cache=True, nogil=True)
+    def backward(table: np.ndarray, G: np.ndarray) -> None:  # pragma: no cover - compiled
+        n, k = table.shape
+        n_groups = G.shape[2]
+        top = np.empty(n_groups)
+        for s in range(1, G.shape[0]):
+            prev, cur = G[s - 1], G[s]
+            for v in range(n):
+                row = cur[v]
+                src = prev[table[v, 0]]
+                for g in range(n_groups):
+                    row[g] = src[g]
+                for a in range(1, k):
+                    src = prev[table[v, a]]
+                    for g in range(n_groups):
+                        row[g] += src[g]
+            for g in range(n_groups):
+                top[g] = 0.0
+            for v in range(n):
+                for g in range(n_groups):
+                    if cur[v, g] > top[g]:
+                        top[g] = cur[v, g]
+            for v in range(n):
+                for g in range(n_groups):
+                    if top[g] > 0:
+                        cur[v, g] = cur[v, g] / top[g]
+
+    _BACKWARD.append(backward)
+    return backward

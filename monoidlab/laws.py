@@ -67,6 +67,13 @@ def backward_laws(table: np.ndarray, final: np.ndarray, max_len: int, indicator:
     final = np.asarray(final, float)
     G = np.zeros((max_len + 1, *final.shape))
     G[0] = final
+    if rescale and not indicator and final.ndim == 2 and table.shape[1] and _fast():
+        from monoidlab._kernels import backward_sum_kernel
+
+        kernel = backward_sum_kernel()
+        if kernel is not None:  # the same sums in the same order, no (n, k, G) temporaries
+            kernel(np.ascontiguousarray(table), G)
+            return G
     for s in range(1, max_len + 1):
         nxt = G[s - 1][table]  # (n, k, ...)
         # rescaled laws are path counts (sum over letters) divided by their maximum
@@ -76,6 +83,15 @@ def backward_laws(table: np.ndarray, final: np.ndarray, max_len: int, indicator:
             nxt = nxt / np.where(scale > 0, scale, 1.0)
         G[s] = nxt
     return G
+
+
+#: the compiled path of :func:`backward_laws` (rescaled counts) is taken when numba is there;
+#: tests set this False to compare it with the numpy path
+USE_KERNEL = True
+
+
+def _fast() -> bool:
+    return USE_KERNEL
 
 
 def scaled_forward_laws(table: np.ndarray, start: int | np.ndarray,

@@ -120,7 +120,7 @@ def run_one(run: dict, recipe: dict, out: str, fresh_seeds: list[int]) -> dict:
     """Train (or resume) one run, test it strictly, re-check a solved one on fresh sets."""
     import torch
 
-    from monoidlab.errors import ConfigError
+    from monoidlab.errors import ConfigError, MonoidTooLarge
     from monoidlab.evaluation import evaluate_kinds
     from monoidlab.training import load_checkpoint, train
     from monoidlab.training.parse import config_from_dict
@@ -141,7 +141,7 @@ def run_one(run: dict, recipe: dict, out: str, fresh_seeds: list[int]) -> dict:
             res = json.loads((folder / "results.json").read_text())
         else:
             res = train(cfg, folder, resume=has, overwrite=not has, progress=False)
-    except ConfigError as exc:
+    except (ConfigError, MonoidTooLarge) as exc:  # a sampler's tables would not fit
         return {**row, "status": "refused", "message": str(exc)}
     wrong, scored = wrong_strings(res)
     row.update(status="done", solved_own=bool(res["solved"]), verdict=res["verdict"],

@@ -55,6 +55,19 @@ def test_threshold_study_runs_once_resumes_from_its_ledger_and_tabulates(
     assert "| parity | 2 | 2 / 2 | 2 |" in out and "| covering |" in out
 
 
+def test_a_sampler_whose_tables_do_not_fit_is_a_refused_run_not_a_crash(bench_script,
+                                                                        tmp_path):
+    """prefix-4-4's near misses would need 58 GiB of tables: both samplers (covering draws
+    near misses beside its own strings) refuse, each run is recorded as refused, and the
+    study goes on."""
+    mod = bench_script("bench_threshold")
+    cfg = _tiny_threshold_config(tmp_path)
+    assert mod.main(["--config", str(cfg), "--languages", "prefix-4-4"]) == 0
+    ledger = mod.read_ledger(tmp_path / "ledger.jsonl")
+    assert ledger and all(r["status"] == "refused" for r in ledger.values())
+    assert any("GiB" in r["message"] for r in ledger.values())
+
+
 def test_l_star_needs_two_of_three_seeds_at_one_length(bench_script):
     mod = bench_script("bench_threshold")
     rows = [{"max_length": L, "solved": ok} for L, ok in

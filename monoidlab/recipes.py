@@ -28,7 +28,7 @@ from monoidlab.errors import ConfigError
 #: the benchmark config whose frozen recipe this is (monoidlab/configs, shipped in the wheel)
 BENCHMARK = Path(__file__).resolve().parent / "configs" / "random-languages.toml"
 #: recipe keys that are the run's own, never the recipe's
-RUN_KEYS = frozenset({"frozen", "model", "test_lengths", "test_samples", "threads", "device",
+RUN_KEYS = frozenset({"frozen", "basis", "model", "test_lengths", "test_samples", "threads", "device",
                       "checkpoint_every", "log_every", "eval_kinds"})
 
 
@@ -82,6 +82,33 @@ def has_frozen_recipe(path: str | Path | None = None) -> bool:
     except ConfigError:
         return False
     return True
+
+
+def recipe_advice(path: str | Path | None = None) -> dict[str, Any]:
+    """Which recipe to train a user's own language with, as ``min-length`` and the report print
+    it: ``{"recipe", "frozen", "basis"}``.
+
+    Once the benchmark has frozen a recipe, it is ``"languages"`` with the measured basis the
+    config records (its ``basis`` key); before, no recipe is recommended and the basis says why
+    (a recipe is recommended only on the benchmark's evidence, never by default).
+
+    >>> advice = recipe_advice()
+    >>> sorted(advice)
+    ['basis', 'frozen', 'recipe']
+    """
+    path = BENCHMARK if path is None else path
+    try:
+        name, _, _ = frozen_recipe(path)
+    except ConfigError:
+        return {"recipe": None, "frozen": None,
+                "basis": "none yet: the random-language benchmark has not frozen a recipe "
+                         "(docs/results.md, 'The random-language benchmark'); monoidlab train "
+                         "keeps its own defaults"}
+    basis = _read(str(path))["recipes"][name].get("basis", "")
+    return {"recipe": "languages", "frozen": name,
+            "basis": f"recipe 'languages' (the benchmark's {name!r}, frozen on its development "
+                     "half" + (f": {basis}" if basis else "") + "); monoidlab train --language "
+                     "uses it"}
 
 
 def languages_recipe(language: str | None, task: str | None) -> tuple[dict, dict]:

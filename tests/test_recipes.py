@@ -25,6 +25,7 @@ sampler = "near_miss"
 
 [recipes.chosen]
 frozen = true
+basis = "9 of 18 development languages solved on both seeds"
 model = "mlp-ldru"
 steps = 12000
 restarts = 0
@@ -117,6 +118,32 @@ def test_without_a_frozen_recipe_the_command_line_keeps_its_defaults(tmp_path, m
     cfg = _train_config(tmp_path / "d", "--language", "parity")
     assert cfg["recipe"] == "default" and cfg["lr"] == config_from_dict(
         {"language": "parity"}).lr
+
+
+def test_min_length_and_the_report_name_the_recipe_once_one_is_frozen(frozen, capsys):
+    from monoidlab.report.summary import summary_box
+
+    advice = recipes.recipe_advice()
+    assert (advice["recipe"], advice["frozen"]) == ("languages", "chosen")
+    assert "9 of 18 development languages" in advice["basis"]  # the config's measured basis
+    assert main(["min-length", "parity"]) in (0, None)
+    out = capsys.readouterr().out
+    assert "training recipe: recipe 'languages' (the benchmark's 'chosen'" in out
+    assert main(["min-length", "parity", "--json"]) in (0, None)
+    assert json.loads(capsys.readouterr().out)["recipe"] == "languages"
+    key = {"language": "parity", "monoid_size": 2, "support_length": {"none": 2},
+           "recipe": advice}
+    assert "<th>training recipe</th><td>recipe &#x27;languages&#x27;" in summary_box(key)
+
+
+def test_without_a_frozen_recipe_none_is_recommended(tmp_path, monkeypatch, capsys):
+    none = tmp_path / "none.toml"
+    none.write_text(FROZEN.replace("frozen = true\n", ""))
+    monkeypatch.setattr(recipes, "BENCHMARK", none)
+    advice = recipes.recipe_advice()
+    assert advice["recipe"] is None and advice["basis"].startswith("none yet")
+    assert main(["min-length", "parity"]) in (0, None)
+    assert "training recipe: none yet" in capsys.readouterr().out
 
 
 def test_doctests():

@@ -166,6 +166,7 @@ cmd_coverage.configure = lambda p: (
 def cmd_min_length(args: argparse.Namespace) -> None:
     import monoidlab as ml
     from monoidlab.min_length import min_training_length
+    from monoidlab.recipes import recipe_advice
 
     if bool(args.language) == bool(args.suite):
         raise UsageError("give one language or --suite NAME")
@@ -204,6 +205,10 @@ def cmd_min_length(args: argparse.Namespace) -> None:
             n = res.samples_needed[next(iter(res.samples_needed))]
             row["samples_needed"] = n if n != float("inf") else None
         rows.append(row)
+    # the training recipe for a language of one's own: the random-language benchmark's
+    advice = recipe_advice()
+    for row in rows:
+        row["recipe"] = advice["recipe"]
     cols = ["name", "needed", "support_length", "uncovered_at_limit", "recommended_length"]
     if train_range:
         cols.append("samples_needed")
@@ -216,7 +221,8 @@ def cmd_min_length(args: argparse.Namespace) -> None:
          + format_table([{**r, "support_length": r["support_length"] or "never",
                           "recommended_length": r["recommended_length"] or "none"}
                          for r in rows], cols)
-         + "".join(f"\nrecommendation: {b}" for b in bases))
+         + "".join(f"\nrecommendation: {b}" for b in bases)
+         + f"\ntraining recipe: {advice['basis']}")
 
 
 cmd_min_length.configure = lambda p: (

@@ -24,6 +24,7 @@ from monoidlab._util import atomic_write_json, atomic_write_text
 from monoidlab.automaton import Automaton
 from monoidlab.errors import InputError
 from monoidlab.geometry import Lengths, LengthsLike, length_array
+from monoidlab.recipes import recipe_advice
 from monoidlab.report.sections import SECTIONS, Report, Section
 from monoidlab.report.summary import SUMMARY_CSS, summary_box
 
@@ -103,7 +104,8 @@ def build_report(language: str | Automaton | None, out_dir: str | os.PathLike, *
     rep = Report(lang, lang.monoid(), resolve_within(lang, "auto"), schedule, train, test,
                  lengths_from, checkpoint, loaded, probe, umap, n_probe,
                  key={"language": lang.name, "monoid_size": lang.monoid().size,
-                      "recommended_length": recommended_length})
+                      "recommended_length": recommended_length,
+                      "recipe": recipe_advice()})
     title = lang.name
     if loaded is not None and loaded[2].language != lang:
         title = f"{lang.name} (model trained on {loaded[2].name})"

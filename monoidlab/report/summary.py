@@ -73,6 +73,8 @@ def summary_box(key: dict[str, Any], recommended_length: int | None = None,
     else:
         rows.append(("recommended length", "none: " + (rec.get("basis") or "no rule given")
                      + " (the support length is the least training must reach)"))
+    if key.get("recipe"):
+        rows.append(("training recipe", key["recipe"]["basis"]))
     facts = "".join(f"<tr><th>{e(a)}</th><td>{e(b)}</td></tr>" for a, b in rows)
     left = f"<div><table>{facts}</table></div>"
     return (f'<section id="summary" class="summary">{left}'

@@ -321,9 +321,25 @@ def rules_text(fitted: dict[str, dict], rec: dict) -> str:
             f"finished): {', '.join(rec['fit_languages'])}. Held-out languages finished so "
             f"far: {', '.join(held) or 'none'}. A hit: the study solved the language (2 of 3 "
             "seeds, every test set) at the length the rule names.\n"
-            + "".join(f"\nFor the {sampler} sampler no rule beats the support length itself "
-                      f"(L = s: {e['fit']['hits']} of {e['fit']['of']}).\n"
-                      for sampler, e in fitted.items() if e["rule"] == "s"))
+            + "".join(_verdict_line(sampler, e) for sampler, e in fitted.items()))
+
+
+def _verdict_line(sampler: str, e: dict) -> str:
+    """What the chosen rule is worth beside the baseline, over every finished language (the
+    comparison that decides what monoidlab.length_rules.recommend names)."""
+    n = e["fit"]["of"] + e["held_out"]["of"]
+    hits = e["fit"]["hits"] + e["held_out"]["hits"]
+    line = f"\nFor the {sampler} sampler the chosen rule L = {e['rule']} hits {hits} of {n}"
+    b = e.get("baseline")
+    if b is None:
+        return line + ".\n"
+    b_hits = b["fit_hits"] + b["held_out_hits"]
+    if hits >= b_hits:
+        return line + (f", at least as many as L = {b['length']} ({b_hits} of {n}): the tool "
+                       f"recommends L = {e['rule']}.\n")
+    return line + (f", fewer than L = {b['length']}, which ignores s ({b_hits} of {n}): the "
+                   f"tool recommends {b['length']} where s <= {b['length']} and nothing above, "
+                   "and calls s a lower bound.\n")
 
 
 def main(argv=None) -> int:

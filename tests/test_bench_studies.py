@@ -113,6 +113,12 @@ def test_the_rules_table_puts_a_length_that_ignores_s_beside_the_rules(bench_scr
     text = mod.rules_text(fitted, {"fit_languages": ["a", "b"]})
     assert "| near_miss | L = s | 1 / 2 | 0 / 1 | yes |" in text
     assert "| near_miss | L = 40 (baseline: no s) | 2 / 2 | 1 / 1 | |" in text
+    assert ("the chosen rule L = s hits 1 of 3, fewer than L = 40, which ignores s (3 of 3): "
+            "the tool recommends 40 where s <= 40") in text
+    rows[2]["solved_lengths"] = [3]  # the held-out language now solved at s, not at 40
+    fitted = fit_rules(rows, ["a", "b"], ["s", "2s"], baseline=40)
+    assert ("L = s hits 2 of 3, at least as many as L = 40 (2 of 3): the tool recommends L = s"
+            in mod.rules_text(fitted, {"fit_languages": ["a", "b"]}))
     assert "baseline" not in mod.rules_text(fit_rules(rows, ["a", "b"], ["s", "2s"]),
                                             {"fit_languages": ["a", "b"]})
 

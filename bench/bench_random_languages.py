@@ -31,6 +31,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "configs" / "random-languages.toml"
 SPECS = ROOT / "bench" / "random-languages"
+#: the buffer of the config's `offsets` recipe, whose layout the info table's last column is
+OFFSET_BUFFER = tomllib.loads(CONFIG.read_text())["recipes"]["offsets"]["offset_buffer"]
 
 
 # ------------------------------------------------------------------------------ the set
@@ -89,6 +91,7 @@ def read_split(folder: Path = SPECS) -> dict[str, list[str]]:
 def info_of(name: str, folder: Path = SPECS) -> dict[str, Any]:
     """|M|, Green's summary and the support lengths (learned and identity padding)."""
     import monoidlab as ml
+    from monoidlab.geometry import Offsets
 
     lang = ml.load_language(str(folder / f"{name}.toml"))
     m = lang.monoid()
@@ -101,17 +104,36 @@ def info_of(name: str, folder: Path = SPECS) -> dict[str, Any]:
         r = ml.min_training_length(lang, range(41, 501), within="auto", padding=pad)
         out[f"s_{pad}"] = r.support_length
         out[f"s_{pad}_seconds"] = round(time.time() - t0, 2)
+    # the layout of the `offsets` recipe: identity padding, each training string at a random
+    # offset in a buffer of OFFSET_BUFFER symbols (short strings' compositions at deep levels)
+    t0 = time.time()
+    r = ml.min_training_length(lang, range(41, 501), within="auto", padding="identity",
+                               offsets=Offsets.random(OFFSET_BUFFER))
+    out["s_offsets"] = r.support_length
+    out["s_offsets_seconds"] = round(time.time() - t0, 2)
     return out
+
+
+INFO_INTRO = (
+    "`python bench/bench_random_languages.py --info --write-docs`: the 36 languages of "
+    "`bench/random-languages/` (drawn once by `monoidlab.random_languages.draw_benchmark(36, "
+    "2026, max_monoid=1000)`; each spec names its kind, seed and parameters), split into a "
+    "development half and a held-out half (`split.toml`) that no setting is tuned on. s = "
+    "`min_training_length(lang, range(41, 501), within=\"auto\", padding=...)`; a language "
+    "with s > 40 is uncovered at the training lengths 1..40 of the recipes. The last column is "
+    "the layout of the `offsets` recipe (identity padding, each training string at a random "
+    f"offset in a buffer of {OFFSET_BUFFER}): offsets place short strings' compositions at "
+    "deep tree levels, so a language uncovered at 1..40 without them can be covered with them.")
 
 
 def info_table(infos: list[dict], split: dict[str, list[str]]) -> str:
     half = {n: h for h, v in split.items() for n in v}
-    lines = ["| language | half | states | symbols | \\|M\\| | aperiodic | s learned | s identity |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = ["| language | half | states | symbols | \\|M\\| | aperiodic | s learned | s identity "
+             f"| s identity, random offsets in {OFFSET_BUFFER} |", "|---|---|---|---|---|---|---|---|---|"]
     for r in infos:
         lines.append(f"| {r['language']} | {half[r['language']]} | {r['states']} | "
                      f"{r['symbols']} | {r['monoid']} | {'yes' if r['aperiodic'] else 'no'} | "
-                     f"{r['s_learned']} | {r['s_identity']} |")
+                     f"{r['s_learned']} | {r['s_identity']} | {r.get('s_offsets', '–')} |")
     return "\n".join(lines)
 
 
@@ -272,7 +294,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.info:
             t0 = time.time()
             infos = [info_of(n) for h in ("dev", "held_out") for n in split[h]]
-            text = info_table(infos, split) + f"\n\n({time.time() - t0:.0f} s to compute)"
+            text = (INFO_INTRO + "\n\n" + info_table(infos, split)
+                    + f"\n\n({time.time() - t0:.0f} s to compute)")
             section, heading = "random languages", "## The random-language benchmark: the set"
         else:
             text = results_table(ledger)

@@ -253,3 +253,18 @@ def test_the_results_table_shows_each_language_under_each_recipe_and_the_times()
     # a solved run: 130 s wall = 100 training + 4 fresh + 26 of its own test
     assert "| base__a__s0 | yes | 0/10 | near_miss 1.000/0.50/0.70 | 0/10 | 100 | 26 | 4 |" \
         in text
+
+
+def test_the_info_table_adds_the_support_length_of_the_offsets_recipes_layout():
+    sys.path.insert(0, str(ROOT / "bench"))
+    from bench_random_languages import OFFSET_BUFFER, info_of, info_table
+
+    bench = tomllib.loads((ROOT / "configs" / "random-languages.toml").read_text())
+    assert OFFSET_BUFFER == bench["recipes"]["offsets"]["offset_buffer"]
+    row = info_of("rl-07-prefix-ab")
+    # random offsets in the buffer include offset 0: they can only add placements, so the
+    # support length with them is never longer than without
+    assert row["s_offsets"] is not None and row["s_offsets"] <= row["s_identity"]
+    text = info_table([row], {"dev": ["rl-07-prefix-ab"], "held_out": []})
+    assert f"| s identity, random offsets in {OFFSET_BUFFER} |" in text
+    assert text.splitlines()[-1].endswith(f"| {row['s_identity']} | {row['s_offsets']} |")

@@ -298,6 +298,46 @@ def level_text(ledger: dict[str, dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def coverage_by_length_text(ledger: dict[str, dict], study: dict) -> str:
+    """Per language, sampler and maximum training length: seeds solved, and the sampled
+    coverage of the runs' own strings, level-free and per tree level, of the worst seed (the
+    fewest times a needed composition was seen, and in brackets how many needed ones were
+    never seen). The data behind the L* table, to check a coverage rule against by eye.
+
+    >>> row = {"id": "p__L4__near_miss__s0", "language": "p", "sampler": "near_miss",
+    ...        "max_length": 4, "status": "done", "solved": True, "s": 2, "coverage": {
+    ...        "sampled": [{"level": 1, "min_count": 9, "below_k": 0},
+    ...                    {"level": "any", "min_count": 9, "below_k": 0}]}}
+    >>> coverage_by_length_text({"a": row}, {"languages": ["p"], "samplers": ["near_miss"]}
+    ...                         ).splitlines()[-1]
+    '| p | near_miss | 4 (s+2) | 1 / 1 | 9 (0) | 1: 9 (0) |'
+    """
+    lines = ["| language | sampler | L | seeds solved | level-free: fewest seen (unseen) | "
+             "per level ℓ: fewest seen (unseen) |", "|---|---|---|---|---|---|"]
+    for name in study["languages"]:
+        for sampler in study["samplers"]:
+            by: dict[int, list[dict]] = {}
+            for r in ledger.values():
+                if (r["language"], r["sampler"], r["status"]) == (name, sampler, "done"):
+                    by.setdefault(r["max_length"], []).append(r)
+            for L, rows in sorted(by.items()):
+                s = rows[0]["s"]
+                rel = "s" if L == s else f"s{L - s:+d}" if abs(L - s) <= 2 else ""
+                cells: dict[object, tuple[int, int]] = {}
+                for r in rows:
+                    for x in (r.get("coverage") or {}).get("sampled", []):
+                        got = cells.get(x["level"])
+                        cells[x["level"]] = (x["min_count"], x["below_k"]) if got is None else (
+                            min(got[0], x["min_count"]), max(got[1], x["below_k"]))
+                free = cells.pop("any", None)
+                per = " ".join(f"{lv}: {c} ({u})" for lv, (c, u) in sorted(cells.items()))
+                lines.append(f"| {name} | {sampler} | {L}{f' ({rel})' if rel else ''} | "
+                             f"{sum(bool(r.get('solved')) for r in rows)} / {len(rows)} | "
+                             f"{'–' if free is None else f'{free[0]} ({free[1]})'} | "
+                             f"{per or '–'} |")
+    return "\n".join(lines) + "\n"
+
+
 def rules_text(fitted: dict[str, dict], rec: dict) -> str:
     """The candidate rules' hits per sampler, fit and held-out languages apart, and beside
     them the hits of the baseline, a length that ignores s (the grid's top, 40: never a
@@ -371,7 +411,10 @@ def main(argv=None) -> int:
                      + rules_text(fitted, rec))
         text += ("\n### Level-resolved coverage against the verdict\n\n" + level_text(ledger)
                  + "\nEvery run here meets the level-free support (L >= s). The per-level "
-                 "coverage is sampled from the run's own strings (k = 1).\n")
+                 "coverage is sampled from the run's own strings (k = 1).\n"
+                 + "\n<details><summary>The sampled coverage of every finished length "
+                 "(worst seed)</summary>\n\n" + coverage_by_length_text(ledger, study)
+                 + "\n</details>\n")
         print(text)
         if args.write_docs:
             from monoidlab._util import atomic_write_text, write_section

@@ -231,3 +231,19 @@ def test_listops_table_scores_fixed_cells_resumes_and_tabulates(bench_script, tm
     assert "| mlp-ldru |" not in out  # not trained: no row
     with pytest.raises(SystemExit):
         mod.main(["--config", str(cfg), "--only", "no-such-model"])
+
+
+def test_the_coverage_by_length_table_shows_the_worst_seed_per_level(bench_script):
+    mod = bench_script("bench_threshold")
+
+    def row(seed, solved, level2, unseen):
+        return {"id": f"p__L5__near_miss__s{seed}", "language": "p", "sampler": "near_miss",
+                "max_length": 5, "status": "done", "solved": solved, "s": 4, "coverage": {
+                    "sampled": [{"level": 1, "min_count": 50 + seed, "below_k": 0},
+                                {"level": 2, "min_count": level2, "below_k": unseen},
+                                {"level": "any", "min_count": 40 + seed, "below_k": 0}]}}
+
+    ledger = {str(i): r for i, r in enumerate([row(0, True, 7, 0), row(1, False, 0, 3),
+                                               row(2, True, 9, 0)])}
+    text = mod.coverage_by_length_text(ledger, {"languages": ["p"], "samplers": ["near_miss"]})
+    assert text.splitlines()[-1] == "| p | near_miss | 5 (s+1) | 2 / 3 | 40 (0) | 1: 50 (0) 2: 0 (3) |"

@@ -205,7 +205,7 @@ def cmd_min_length(args: argparse.Namespace) -> None:
             n = res.samples_needed[next(iter(res.samples_needed))]
             row["samples_needed"] = n if n != float("inf") else None
         rows.append(row)
-    # the training recipe for a language of one's own: the random-language benchmark's
+    # the training recipe for a language of one's own: the random-language benchmark's frozen one
     advice = recipe_advice()
     for row in rows:
         row["recipe"] = advice["recipe"]

@@ -199,6 +199,7 @@ def table(ledger: dict[str, dict], study: dict, infos: dict[str, dict]) -> str:
                 f"{len(solved)} / {len(done)} / {planned}"
                 + (f" ({len(refused)} refused)" if refused else "") + " | "
                 + ("–" if lstar is None and len(done) + len(refused) < planned else
+                   "refused" if not done else
                    str(lstar) if lstar is not None else "never") + " | "
                 + (str(lowest) if lowest is not None else "–") + f" | {deep} |")
             below += [r for r in solved if r["max_length"] < s]
@@ -270,6 +271,8 @@ def rule_rows(ledger: dict[str, dict], study: dict) -> list[dict]:
                     and r["sampler"] == sampler and r["status"] in ("done", "refused")]
             if len(rows) < len(study["seeds"]) * len(grid):
                 continue  # unfinished: no verdict on any rule yet
+            if not any(r["status"] == "done" for r in rows):
+                continue  # every run refused (tables too large): nothing was trained
             by: dict[int, int] = {}
             for r in rows:
                 by[r["max_length"]] = by.get(r["max_length"], 0) + bool(r.get("solved"))

@@ -111,6 +111,16 @@ def test_rule_rows_count_only_finished_languages_and_two_of_three_seeds(bench_sc
     rows["x62"] = r(6, 2, False)
     assert mod.rule_rows(rows, study) == [
         {"language": "x", "sampler": "near_miss", "s": 3, "solved_lengths": [3]}]
+    # a language whose every run was refused (its tables would not fit) trained nothing: it is
+    # no miss of any rule, and it is left out (a partly refused one stays)
+    for x in [r(3, 0, False), r(3, 1, False), r(3, 2, False), r(6, 0, False), r(6, 1, False),
+              r(6, 2, False)]:
+        rows["y" + x["id"]] = {**x, "id": "y" + x["id"], "language": "y", "status": "refused",
+                               "solved": None}
+    study["languages"] = ["x", "y"]
+    assert [x["language"] for x in mod.rule_rows(rows, study)] == ["x"]
+    rows["yx30"]["status"] = "done"
+    assert [x["language"] for x in mod.rule_rows(rows, study)] == ["x", "y"]
 
 
 def _expected(rules: dict, sampler: str, s: int) -> tuple[int | None, str]:

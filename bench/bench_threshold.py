@@ -301,6 +301,39 @@ def level_text(ledger: dict[str, dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def at_baseline_text(ledger: dict[str, dict], study: dict, infos: dict[str, dict],
+                     length: int = 40) -> str:
+    """Seeds solved at the baseline length, one row per language sorted by s then |M|: whether
+    s (or the monoid's size) tells which languages the recipe solves at a fixed length, the
+    question the rules of s do not answer. Descriptive, read after the runs (no rule is fitted).
+
+    >>> r = {"id": "p", "language": "p", "sampler": "near_miss", "max_length": 40,
+    ...      "status": "done", "solved": True, "s": 2}
+    >>> at_baseline_text({"p": r}, {"languages": ["p"], "samplers": ["near_miss"]},
+    ...                  {"p": {"s_identity": 2, "monoid": 2}}).splitlines()[-1]
+    '| p | 2 | 2 | 1 / 1 |'
+    """
+    lines = ["| language | s (identity) | \\|M\\| | "
+             + " | ".join(f"{sm}: seeds solved at L = {length}" for sm in study["samplers"])
+             + " |", "|---|---|---|" + "---|" * len(study["samplers"])]
+    rows = []
+    for name in study["languages"]:
+        if name not in infos:
+            continue
+        cells = []
+        for sampler in study["samplers"]:
+            got = [r for r in ledger.values() if (r["language"], r["sampler"], r["max_length"])
+                   == (name, sampler, length) and r["status"] in ("done", "refused")]
+            done = [r for r in got if r["status"] == "done"]
+            cells.append("–" if not got else "refused" if not done else
+                         f"{sum(bool(r.get('solved')) for r in done)} / {len(done)}")
+        if any(c != "–" for c in cells):
+            rows.append((infos[name]["s_identity"], infos[name]["monoid"], name, cells))
+    for s, m, name, cells in sorted(rows):
+        lines.append(f"| {name} | {s} | {m} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def coverage_by_length_text(ledger: dict[str, dict], study: dict) -> str:
     """Per language, sampler and maximum training length: seeds solved, and the sampled
     coverage of the runs' own strings, level-free and per tree level, of the worst seed (the
@@ -412,6 +445,9 @@ def main(argv=None) -> int:
             fitted = fit_rules(rows, rec["fit_languages"], rec["rules"], rec.get("baseline"))
             text += ("\n### Which rule names the length to train at\n\n"
                      + rules_text(fitted, rec))
+        text += ("\n### Which languages are solved at L = 40\n\n"
+                 + at_baseline_text(ledger, study, infos)
+                 + "\nSorted by s, then |M|; read after the runs, no rule is fitted to it.\n")
         text += ("\n### Level-resolved coverage against the verdict\n\n" + level_text(ledger)
                  + "\nEvery run here meets the level-free support (L >= s). The per-level "
                  "coverage is sampled from the run's own strings (k = 1).\n"

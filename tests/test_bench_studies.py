@@ -247,3 +247,30 @@ def test_the_coverage_by_length_table_shows_the_worst_seed_per_level(bench_scrip
                                                row(2, True, 9, 0)])}
     text = mod.coverage_by_length_text(ledger, {"languages": ["p"], "samplers": ["near_miss"]})
     assert text.splitlines()[-1] == "| p | near_miss | 5 (s+1) | 2 / 3 | 40 (0) | 1: 50 (0) 2: 0 (3) |"
+
+
+def test_the_threshold_scripts_doctests(bench_script):
+    import doctest
+
+    mod = bench_script("bench_threshold")
+    res = doctest.testmod(mod)
+    assert res.attempted >= 4 and res.failed == 0
+
+
+def test_the_baseline_length_table_sorts_by_s_and_counts_seeds_per_sampler(bench_script):
+    mod = bench_script("bench_threshold")
+    study = {"languages": ["big", "small", "gone"], "samplers": ["near_miss", "covering"]}
+
+    def r(lang, sampler, seed, ok, status="done", L=40):
+        return {"id": f"{lang}{sampler}{seed}{L}", "language": lang, "sampler": sampler,
+                "max_length": L, "seed": seed, "status": status, "solved": ok}
+
+    rows = [r("big", "near_miss", 0, False), r("big", "near_miss", 1, True),
+            r("small", "near_miss", 0, True), r("small", "covering", 0, True),
+            r("small", "covering", 1, True, L=5),  # another length: not counted
+            r("gone", "near_miss", 0, None, "refused")]
+    infos = {"big": {"s_identity": 12, "monoid": 30}, "small": {"s_identity": 2, "monoid": 3},
+             "gone": {"s_identity": 8, "monoid": 341}}
+    lines = mod.at_baseline_text({x["id"]: x for x in rows}, study, infos).splitlines()
+    assert lines[2:] == ["| small | 2 | 3 | 1 / 1 | 1 / 1 |", "| gone | 8 | 341 | refused | – |",
+                         "| big | 12 | 30 | 1 / 2 | – |"]

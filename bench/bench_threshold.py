@@ -217,7 +217,7 @@ def table(ledger: dict[str, dict], study: dict, infos: dict[str, dict]) -> str:
 def summary_text(ledger: dict[str, dict], study: dict) -> str:
     """L* against s per sampler over the finished languages (equal, above by how much, below,
     never), the languages where covering at s is enough (2 of 3 seeds solved at L = s), and
-    the study's wall and CPU time so far: the figures a closing note quotes."""
+    the study's wall and CPU time: the figures a closing note quotes."""
     finished = {(r["language"], r["sampler"]): r for r in rule_rows(ledger, study)}
     lines = ["| sampler | languages finished | L* = s | L* > s (L* − s) | L* < s | never |",
              "|---|---|---|---|---|---|"]
@@ -251,7 +251,7 @@ def summary_text(ledger: dict[str, dict], study: dict) -> str:
             "seeds are solved on every test set; 'never': at no length of the grid (40 "
             "included). Covering at s is enough (2 of 3 seeds solved at L = s with the covering "
             f"sampler) for: {', '.join(enough) or 'no finished language'}.\n\n"
-            f"{len(done)} runs finished so far: {wall:.1f} h wall, {cpu:.1f} h CPU in all (one "
+            f"{len(done)} runs finished: {wall:.1f} h wall, {cpu:.1f} h CPU in all (one "
             "torch thread a run, from the ledger's per-run times).\n")
 
 

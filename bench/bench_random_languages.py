@@ -222,10 +222,15 @@ def results_table(ledger: dict[str, dict]) -> str:
         by_lang: dict[str, list[bool]] = {}
         for r in done:
             by_lang.setdefault(r["language"], []).append(bool(r["solved"]))
-        solved = sum(all(v) for v in by_lang.values())
+        # a language counts once all its seeds have run (the most any language of the group has)
+        n_seeds = max((len(v) for v in by_lang.values()), default=0)
+        finished = [v for v in by_lang.values() if len(v) == n_seeds]
+        solved = sum(all(v) for v in finished)
+        waiting = len(by_lang) - len(finished)
         secs = sorted(r["train_seconds"] for r in done)
         med = secs[len(secs) // 2] if secs else 0
-        lines.append(f"| {recipe} | {half} | {solved}/{len(by_lang)} | "
+        lines.append(f"| {recipe} | {half} | {solved}/{len(finished)}"
+                     + (f" ({waiting} unfinished)" if waiting else "") + " | "
                      f"{sum(r['solved'] for r in done)}/{len(done)} | {med:.0f} |")
     lines += ["", *recipe_matrix(ledger)]
     lines += ["", "| run | solved | wrong / scored | per kind: model min / majority mean / count-only mean "

@@ -249,6 +249,9 @@ def test_the_results_table_shows_each_language_under_each_recipe_and_the_times()
             row("mix", "a", 0, True), row("mix", "a", 1, True)]
     text = results_table({r["id"]: r for r in rows})
     assert "| language | base (dev) | mix (dev) |" in text
+    # b has one of two seeds: not yet a language solved or unsolved
+    assert "| base | dev | 0/1 (1 unfinished) | 1/3 |" in text
+    assert "| mix | dev | 1/1 | 2/2 |" in text
     assert "| a | 1/2 | 2/2 |" in text and "| b | 0/1 |  |" in text
     # a solved run: 130 s wall = 100 training + 4 fresh + 26 of its own test
     assert "| base__a__s0 | yes | 0/10 | near_miss 1.000/0.50/0.70 | 0/10 | 100 | 26 | 4 |" \

@@ -129,7 +129,8 @@ INFO_INTRO = (
 def info_table(infos: list[dict], split: dict[str, list[str]]) -> str:
     half = {n: h for h, v in split.items() for n in v}
     lines = ["| language | half | states | symbols | \\|M\\| | aperiodic | s learned | s identity "
-             f"| s identity, random offsets in {OFFSET_BUFFER} |", "|---|---|---|---|---|---|---|---|---|"]
+             f"| s identity, random offsets in {OFFSET_BUFFER} |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for r in infos:
         lines.append(f"| {r['language']} | {half[r['language']]} | {r['states']} | "
                      f"{r['symbols']} | {r['monoid']} | {'yes' if r['aperiodic'] else 'no'} | "

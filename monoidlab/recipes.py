@@ -28,8 +28,8 @@ from monoidlab.errors import ConfigError
 #: the benchmark config whose frozen recipe this is (monoidlab/configs, shipped in the wheel)
 BENCHMARK = Path(__file__).resolve().parent / "configs" / "random-languages.toml"
 #: recipe keys that are the run's own, never the recipe's
-RUN_KEYS = frozenset({"frozen", "basis", "model", "test_lengths", "test_samples", "threads", "device",
-                      "checkpoint_every", "log_every", "eval_kinds"})
+RUN_KEYS = frozenset({"frozen", "basis", "model", "test_lengths", "test_samples", "threads",
+                      "device", "checkpoint_every", "log_every", "eval_kinds"})
 
 
 def _read(path: str) -> dict[str, Any]:

@@ -246,7 +246,8 @@ def test_the_coverage_by_length_table_shows_the_worst_seed_per_level(bench_scrip
     ledger = {str(i): r for i, r in enumerate([row(0, True, 7, 0), row(1, False, 0, 3),
                                                row(2, True, 9, 0)])}
     text = mod.coverage_by_length_text(ledger, {"languages": ["p"], "samplers": ["near_miss"]})
-    assert text.splitlines()[-1] == "| p | near_miss | 5 (s+1) | 2 / 3 | 40 (0) | 1: 50 (0) 2: 0 (3) |"
+    assert text.splitlines()[-1] == \
+        "| p | near_miss | 5 (s+1) | 2 / 3 | 40 (0) | 1: 50 (0) 2: 0 (3) |"
 
 
 def test_the_threshold_scripts_doctests(bench_script):

@@ -97,14 +97,14 @@ def recipe_advice(path: str | Path | None = None) -> dict[str, Any]:
     ['basis', 'frozen', 'recipe']
     """
     path = BENCHMARK if path is None else path
-    try:
-        name, _, _ = frozen_recipe(path)
-    except ConfigError:
+    recipes = _read(str(path)).get("recipes", {})
+    if not any(isinstance(r, dict) and r.get("frozen") is True for r in recipes.values()):
         return {"recipe": None, "frozen": None,
                 "basis": "none yet: the random-language benchmark has not frozen a recipe "
                          "(docs/results.md, 'The random-language benchmark'); monoidlab train "
                          "keeps its own defaults"}
-    basis = _read(str(path))["recipes"][name].get("basis", "")
+    name, _, _ = frozen_recipe(path)  # two frozen, or one for another model: an error
+    basis = recipes[name].get("basis", "")
     return {"recipe": "languages", "frozen": name,
             "basis": f"recipe 'languages' (the benchmark's {name!r}, frozen on its development "
                      "half" + (f": {basis}" if basis else "") + "); monoidlab train --language "

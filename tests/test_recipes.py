@@ -144,6 +144,12 @@ def test_without_a_frozen_recipe_none_is_recommended(tmp_path, monkeypatch, caps
     assert advice["recipe"] is None and advice["basis"].startswith("none yet")
     assert main(["min-length", "parity"]) in (0, None)
     assert "training recipe: none yet" in capsys.readouterr().out
+    # a broken benchmark config is an error that names it, never a silent "none yet"
+    two = tmp_path / "two.toml"
+    two.write_text(FROZEN.replace("[recipes.base]", "[recipes.base]\nfrozen = true"))
+    monkeypatch.setattr(recipes, "BENCHMARK", two)
+    with pytest.raises(ConfigError, match="2 recipes are frozen"):
+        recipes.recipe_advice()
 
 
 def test_doctests():

@@ -67,7 +67,7 @@ def backward_laws(table: np.ndarray, final: np.ndarray, max_len: int, indicator:
     final = np.asarray(final, float)
     G = np.zeros((max_len + 1, *final.shape))
     G[0] = final
-    if rescale and not indicator and final.ndim == 2 and table.shape[1] and _fast():
+    if rescale and not indicator and final.ndim == 2 and table.shape[1] and USE_KERNEL:
         from monoidlab._kernels import backward_sum_kernel
 
         kernel = backward_sum_kernel()
@@ -88,10 +88,6 @@ def backward_laws(table: np.ndarray, final: np.ndarray, max_len: int, indicator:
 #: the compiled path of :func:`backward_laws` (rescaled counts) is taken when numba is there;
 #: tests set this False to compare it with the numpy path
 USE_KERNEL = True
-
-
-def _fast() -> bool:
-    return USE_KERNEL
 
 
 def scaled_forward_laws(table: np.ndarray, start: int | np.ndarray,

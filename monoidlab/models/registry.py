@@ -45,6 +45,7 @@ from monoidlab.models.protocols import (
     RegularisedModel,
     TapeModel,
 )
+from monoidlab.recipes import languages_recipe
 
 if TYPE_CHECKING:
     from torch import nn
@@ -133,15 +134,6 @@ def _ldru_authors(language: str | None, task: str | None) -> tuple[dict, dict]:
     return keys, {"d": 64, "dropout": 0.1 if deletang else 0.25, "init": "haiku"}
 
 
-def _ldru_languages(language: str | None, task: str | None) -> tuple[dict, dict]:
-    """The random-language benchmark's frozen recipe (:mod:`monoidlab.recipes`): what solved
-    the most languages outside the suite, chosen on a development half and scored once on a
-    held-out half."""
-    from monoidlab.recipes import languages_recipe
-
-    return languages_recipe(language, task)
-
-
 def _harness(language: str | None, task: str | None) -> dict[str, Any]:
     """Delétang et al.'s harness: Adam, lr 1e-3, clip 1.0, batch 128, uniform strings."""
     return {"optimizer": "adam", "lr": 1e-3, "warmup": 0.0, "lr_schedule": "constant",
@@ -174,7 +166,7 @@ REGISTRY: dict[str, ModelSpec] = {s.name: s for s in (
               "monoidlab.models.mlp_ldru:MLPLDRUOptions",
               _TREE | {OffsetModel, RegularisedModel, ConsistentModel},
               "a learned binary operator reduced over a balanced tree (MLP-LDRU)",
-              {"authors": _ldru_authors, "languages": _ldru_languages}, "balanced"),
+              {"authors": _ldru_authors, "languages": languages_recipe}, "balanced"),
     ModelSpec("pr-lstm", "monoidlab.models.pr_lstm:PRLSTM",
               "monoidlab.models.pr_lstm:PRLSTMOptions", _TREE,
               "an N-ary LSTM cell along the parallel prefix scan (PR-LSTM)",

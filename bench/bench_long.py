@@ -1,8 +1,9 @@
 """Long runs of the five unsolved tasks (configs/ldru-long-cpu.toml), across sessions.
 
-Usage: python bench/bench_long.py --phase pairs [--workers 2] [--config FILE]
-       python bench/bench_long.py --phase long [--workers 2]
+Usage: python bench/bench_long.py --phase pairs [--workers 2] [--config FILE] [--only PAIRS]
+       python bench/bench_long.py --phase long [--workers 2] [--only PAIRS]
        python bench/bench_long.py --status
+       python bench/bench_long.py --table [--write-docs]
 
 ``--phase pairs`` trains both recipes of every condition (``NAME-ours``, ``NAME-authors``) to
 step 20000; ``--phase long`` continues, per condition, the recipe its step-20000 validation
@@ -13,6 +14,18 @@ run pauses at each validation step (``eval_every``) and keeps a copy of its chec
 time per segment (``segments.jsonl``). Everything is resumable: rerun the same command after a
 kill or in a later session (a kill loses at most ``checkpoint_every`` steps). ``--status``
 prints where every run stands. One torch thread per run, ``--workers`` runs side by side.
+
+A pair whose two run folders are both absent takes its choice from the validations recorded in
+``docs/data/ldru-long-pairs.json`` (the same rule on the recorded minimum accuracies), and its
+favoured recipe starts from step 0. ``--only`` restricts either phase to some pairs.
+
+``--table`` draws, for the run each condition continued: its learning curve (the strict test
+errors of every snapshot, per kind and per tree level of the string: ``curve.jsonl`` in the run
+folder, computed once per snapshot) and the prediction table (covered or not at the training
+lengths, by the tool's support length; solved or not, fresh sets included; whether the
+prediction holds; for a covered run that fails, :func:`monoidlab.training.diagnosis.diagnose`
+on its tested weights, cached in ``diagnosis.json``). ``--write-docs`` writes the figure to
+docs/figures/long-curves.png and the section ``long runs`` of docs/results.md.
 """
 
 from __future__ import annotations
@@ -26,6 +39,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "configs" / "ldru-long-cpu.toml"
+PAIRS_LEDGER = ROOT / "docs" / "data" / "ldru-long-pairs.json"
+FIGURE = ROOT / "docs" / "figures" / "long-curves.png"
 PAIR_STEP = 20000
 FRESH_SEEDS = (1000, 1001)
 RECIPES = ("-ours", "-authors")
@@ -79,6 +94,24 @@ def favoured(ours: Path, authors: Path, step: int = PAIR_STEP) -> str | None:
     if a is None or b is None:
         return None
     return "authors" if selection_key(b) > selection_key(a) else "ours"
+
+
+def recorded_choice(pair: str, ledger: Path = PAIRS_LEDGER) -> str | None:
+    """The recipe the recorded pair validations favour (higher minimum accuracy; a tie goes to
+    ours); None when the pair is not recorded or one side was never validated there.
+
+    >>> recorded_choice("dyck-6-learned"), recorded_choice("dyck-6-identity")
+    ('authors', 'ours')
+    >>> recorded_choice("modular-arithmetic-identity") is None  # authors' side never validated
+    True
+    """
+    if not ledger.is_file():
+        return None
+    rec = json.loads(ledger.read_text())["pairs"].get(pair) or {}
+    ours, authors = rec.get("ours"), rec.get("authors")
+    if ours is None or authors is None:
+        return None
+    return "authors" if authors > ours else "ours"
 
 
 def train_until(run_id: str, config: dict, out: Path, until: int) -> dict:
@@ -153,6 +186,262 @@ def status_rows(runs: list[dict], out: Path) -> list[dict]:
     return rows
 
 
+def snapshot_step(path: Path) -> int:
+    """``snapshots/step-20000.pt`` -> 20000."""
+    return int(path.stem.split("-", 1)[1])
+
+
+def curve(run: Path) -> list[dict]:
+    """The learning curve of one run: for every snapshot, the strict test errors of its weights
+    on the run's own test set (lengths, strings per length, seed and kinds of its final
+    evaluation), per kind and per tree level of the string (``depth_of(L)``); then the tested
+    weights' row from results.json (``"tested": true``). Cached one row per snapshot in
+    ``curve.jsonl``. No choice reads these rows: the weights are picked by validation."""
+    from monoidlab._util import inference
+    from monoidlab.evaluation.result import Evaluation
+    from monoidlab.training import evaluate_kinds, load_checkpoint
+
+    cache = run / "curve.jsonl"
+    rows = ({r["step"]: r for r in map(json.loads, cache.read_text().splitlines())}
+            if cache.is_file() else {})
+    snaps = sorted((run / "snapshots").glob("step-*.pt"), key=snapshot_step) if (
+        run / "snapshots").is_dir() else []
+    for snap in snaps:
+        step = snapshot_step(snap)
+        if step in rows:
+            continue
+        model, cfg, problem, _ = load_checkpoint(snap)
+        with inference():
+            ev = evaluate_kinds(model, problem, cfg.test_lengths, cfg.test_samples, cfg.seed,
+                                cfg.eval_kinds, cfg.solved_threshold, progress=False)
+        rows[step] = {"step": step, **errors_of(ev)}
+        with open(cache, "a") as fh:
+            fh.write(json.dumps(rows[step]) + "\n")
+    out = [rows[k] for k in sorted(rows)]
+    if (run / "results.json").is_file():
+        res = json.loads((run / "results.json").read_text())
+        tested = {"step": int(res.get("best_step") or res.get("steps") or 0), "tested": True,
+                  **errors_of(Evaluation.from_dict(res["evaluation"]))}
+        out = [r for r in out if r["step"] != tested["step"]] + [tested]
+        out.sort(key=lambda r: r["step"])
+    return out
+
+
+def errors_of(ev) -> dict:
+    """Wrong strings of an Evaluation per kind (with the scored count) and per tree level.
+
+    >>> from monoidlab.evaluation.result import Evaluation
+    >>> ev = Evaluation("x", ("near_miss",), 0.99, 4, accuracy={"near_miss": {41: 0.75, 300: 1.0}})
+    >>> errors_of(ev)
+    {'wrong': {'near_miss': 1}, 'scored': {'near_miss': 8}, 'wrong_by_level': {'6': 1, '9': 0}, 'solved': False}
+    """
+    from monoidlab.training.diagnosis import depth_of
+
+    n = int(ev.n_per_length)
+    wrong, scored, by_level = {}, {}, {}
+    for kind, per in ev.accuracy.items():
+        wrong[kind] = sum(round((1 - a) * n) for a in per.values())
+        scored[kind] = n * len(per)
+        for L, a in per.items():
+            d = str(depth_of(int(L)))
+            by_level[d] = by_level.get(d, 0) + round((1 - a) * n)
+    return {"wrong": wrong, "scored": scored,
+            "wrong_by_level": dict(sorted(by_level.items(), key=lambda kv: int(kv[0]))),
+            "solved": bool(ev.solved)}
+
+
+def continued_run(members: dict[str, dict], out: Path, pair_step: int) -> dict | None:
+    """The member a pair continued past the pair step (or the only member of a plain
+    condition); None while none has."""
+    if set(members) != {"ours", "authors"}:
+        return next(iter(members.values()))
+    past = [r for r in members.values() if (out / r["id"] / "results.json").is_file()
+            or checkpoint_step(out / r["id"]) > pair_step]
+    return past[0] if past else None
+
+
+def support_of(cfg) -> tuple[int | None, int]:
+    """(the tool's support length of a run's language at its padding for its test lengths,
+    the longest training length): covered when the first is at most the second."""
+    import monoidlab as ml
+    from monoidlab.training.problems import make_problem
+
+    train_max = int(max(cfg.train_lengths.values()))
+    r = ml.min_training_length(make_problem(cfg).language, list(cfg.test_lengths.values()),
+                               within="auto", padding=cfg.padding)
+    return r.support_length, train_max
+
+
+def diagnosis_of(run: Path) -> dict:
+    """:func:`monoidlab.training.diagnosis.diagnose` on the tested weights, with the run's
+    sampled training counts; cached in diagnosis.json."""
+    cache = run / "diagnosis.json"
+    if cache.is_file():
+        return json.loads(cache.read_text())
+    from monoidlab._util import atomic_write_text, inference
+    from monoidlab.evaluation.result import Evaluation
+    from monoidlab.training import load_checkpoint
+    from monoidlab.training.data_coverage import sampled_counts
+    from monoidlab.training.diagnosis import diagnose
+
+    model, cfg, problem, _ = load_checkpoint(run)
+    ev = Evaluation.from_dict(json.loads((run / "results.json").read_text())["evaluation"])
+    with inference():
+        d = diagnose(model, cfg, problem, ev, seed=cfg.seed,
+                     sampled=sampled_counts(cfg, problem)[0])
+    data = {**d.as_dict(), "text": d.text()}
+    atomic_write_text(cache, json.dumps(data, indent=1, default=str))
+    return data
+
+
+def prediction_row(pair: str, run: dict | None, members: dict, out: Path,
+                   ledger: Path, pair_step: int) -> dict:
+    """One row of the prediction table."""
+    cfg = next(iter(members.values()))["config"]
+    support, train_max = support_of(cfg)
+    covered = support is not None and support <= train_max
+    row = {"condition": pair, "padding": str(cfg.padding), "train": f"1..{train_max}",
+           "support": support, "covered": covered, "recipe": "-", "steps": 0,
+           "solved": None, "own": "-", "fresh": "-", "wall_h": 0.0, "cpu_h": 0.0,
+           "prediction": "not run yet", "diagnosis": None, "curve": []}
+    if run is None:
+        if set(members) == {"ours", "authors"}:
+            choice, source = choice_of(pair, members, out, ledger, pair_step)
+            row["recipe"] = f"({choice or 'undecided'}: {source})"
+        return row
+    path = out / run["id"]
+    row["recipe"] = condition_of(run["id"])[len(pair) + 1:] or "-"
+    row["steps"] = checkpoint_step(path)
+    segs = ([json.loads(x) for x in (path / "segments.jsonl").read_text().splitlines()]
+            if (path / "segments.jsonl").is_file() else [])
+    row["wall_h"] = round(sum(s["wall_s"] for s in segs) / 3600, 2)
+    row["cpu_h"] = round(sum(s["cpu_s"] for s in segs) / 3600, 2)
+    row["curve"] = curve(path)
+    if not (path / "results.json").is_file():
+        row["prediction"] = f"running (step {row['steps']})"
+        return row
+    tested = row["curve"][-1]
+    row["own"] = f"{sum(tested['wrong'].values())} of {sum(tested['scored'].values())}"
+    fresh = (json.loads((path / "fresh.json").read_text()) if (path / "fresh.json").is_file()
+             else {})
+    fresh_sets = [v for k, v in fresh.items() if k != "own"]
+    row["fresh"] = ", ".join(f"{v['wrong']} of {v['scored']}" for v in fresh_sets) or "-"
+    row["solved"] = bool(tested["solved"]) and bool(fresh_sets) and all(
+        v["solved"] for v in fresh_sets)
+    if covered:
+        row["prediction"] = "holds" if row["solved"] else "not confirmed: covered, not solved"
+    else:
+        row["prediction"] = "REFUTED: uncovered, solved" if row["solved"] else "holds"
+    if covered and not row["solved"]:
+        row["diagnosis"] = diagnosis_of(path)
+    return row
+
+
+def prediction_table(rows: list[dict]) -> str:
+    """The prediction table as markdown (one row per condition)."""
+    head = ("| condition | padding | training | support length | covered? | recipe continued | "
+            "steps | own test set (wrong) | fresh sets (wrong) | strictly solved | wall h | "
+            "CPU h | prediction |\n|" + "---|" * 13 + "\n")
+    body = []
+    for r in rows:
+        solved = "-" if r["solved"] is None else "**yes**" if r["solved"] else "no"
+        body.append(f"| {r['condition']} | {r['padding']} | {r['train']} | {r['support']} | "
+                    f"{'yes' if r['covered'] else '**no**'} | {r['recipe']} | {r['steps']} | "
+                    f"{r['own']} | {r['fresh']} | {solved} | {r['wall_h']} | {r['cpu_h']} | "
+                    f"{r['prediction']} |")
+    return head + "\n".join(body) + "\n"
+
+
+def curve_text(rows: list[dict]) -> str:
+    """The learning curves' points as text: per condition and step, wrong strings per kind and
+    per tree level."""
+    lines = []
+    for r in rows:
+        for c in r["curve"]:
+            kinds = ", ".join(f"{k} {w}" for k, w in c["wrong"].items())
+            levels = ", ".join(f"{d}: {w}" for d, w in c["wrong_by_level"].items() if w)
+            lines.append(f"{r['condition']:<30} step {c['step']:>6}{' (tested)' if c.get('tested') else ''}: "
+                         f"{kinds}; by tree level {levels or 'none'}")
+    return "\n".join(lines)
+
+
+def draw_curves(rows: list[dict], path: Path) -> None:
+    """Per condition: wrong test strings against steps, one line per kind (top) and one per
+    tree level of the string (bottom); symlog y (0 is drawn)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    shown = [r for r in rows if r["curve"]]
+    fig, axes = plt.subplots(2, max(1, len(shown)), figsize=(3.2 * max(1, len(shown)), 5.6),
+                             squeeze=False)
+    for j, r in enumerate(shown):
+        steps = [c["step"] for c in r["curve"]]
+        top, bottom = axes[0][j], axes[1][j]
+        for kind in r["curve"][-1]["wrong"]:
+            top.plot(steps, [c["wrong"].get(kind, 0) for c in r["curve"]], marker="o", label=kind)
+        levels = sorted({d for c in r["curve"] for d in c["wrong_by_level"]}, key=int)
+        for d in levels:
+            bottom.plot(steps, [c["wrong_by_level"].get(d, 0) for c in r["curve"]], marker=".",
+                        label=f"level {d}")
+        top.set_title(f"{r['condition']}\n({r['recipe']}, {'covered' if r['covered'] else 'uncovered'})",
+                      fontsize=8)
+        for ax in (top, bottom):
+            ax.set_yscale("symlog", linthresh=1)
+            ax.set_xlabel("step", fontsize=7)
+            ax.tick_params(labelsize=7)
+            ax.legend(fontsize=6)
+        top.set_ylabel("wrong test strings, per kind", fontsize=7)
+        bottom.set_ylabel("wrong, per tree level", fontsize=7)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def write_table(runs: list[dict], out: Path, ledger: Path, pair_step: int,
+                write_docs: bool) -> int:
+    """``--table``: print the prediction table and the curves' points; with ``write_docs``, the
+    figure and the ``long runs`` section of docs/results.md."""
+    rows = [prediction_row(pair, continued_run(members, out, pair_step), members, out, ledger,
+                           pair_step)
+            for pair, members in pairs_of(runs).items()]
+    table = prediction_table(rows)
+    points = curve_text(rows)
+    diagnoses = "\n".join(f"- **{r['condition']}** ({r['recipe']}): "
+                          + r["diagnosis"]["text"].replace("\n", " ")
+                          for r in rows if r["diagnosis"])
+    print(table)
+    print(points or "(no snapshot yet)")
+    if diagnoses:
+        print(diagnoses)
+    if write_docs:
+        from monoidlab._util import write_section
+
+        draw_curves(rows, FIGURE)
+        solved = sum(1 for r in rows if r["solved"])
+        finished = sum(1 for r in rows if r["solved"] is not None)
+        text = (f"## The five unsolved tasks at 100,000 steps: the prediction table\n\n"
+                f"`python bench/bench_long.py --table --write-docs` (configs/ldru-long-cpu.toml; "
+                f"the recipe each condition continues is the better of its pair at step "
+                f"{pair_step}, by the config's rule). A condition is covered when the tool's "
+                f"support length at its padding is at most its longest training length; the "
+                f"prediction: covered conditions can be solved, uncovered ones cannot. "
+                f"Strictly solved means every kind at every test length, on the own test set "
+                f"and on two fresh ones (seeds {FRESH_SEEDS[0]}, {FRESH_SEEDS[1]}). "
+                f"{finished} of {len(rows)} conditions finished, {solved} strictly solved.\n\n"
+                + table + "\n![learning curves](figures/long-curves.png)\n\n"
+                "The learning curves (strict test errors of each validation-step snapshot on the "
+                "run's own test set; the tested weights last):\n\n```text\n"
+                + (points or "(no snapshot yet)") + "\n```\n"
+                + (f"\nWhat the errors of the covered runs that fail have in common "
+                   f"(`diagnose` on the tested weights):\n\n{diagnoses}\n" if diagnoses else ""))
+        write_section(ROOT / "docs" / "results.md", "long runs", text)
+        print(f"wrote {FIGURE} and docs/results.md (section 'long runs')")
+    return 0
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--config", default=str(CONFIG))
@@ -160,7 +449,15 @@ def main(argv=None) -> int:
     p.add_argument("--workers", type=int, default=1)
     p.add_argument("--pair-step", type=int, default=PAIR_STEP,
                    help="the step at which the two recipes of a condition are compared")
+    p.add_argument("--only", default=None,
+                   help="comma list of pairs (conditions without -ours/-authors) to run")
+    p.add_argument("--pairs-ledger", default=str(PAIRS_LEDGER),
+                   help="recorded pair validations, read when a pair's run folders are absent")
     p.add_argument("--status", action="store_true")
+    p.add_argument("--table", action="store_true",
+                   help="learning curves and the prediction table of the continued runs")
+    p.add_argument("--write-docs", action="store_true",
+                   help="with --table: docs/figures/long-curves.png and docs/results.md")
     args = p.parse_args(argv)
     from monoidlab.training.sweep import load_sweep
 
@@ -168,6 +465,16 @@ def main(argv=None) -> int:
     out = Path(sweep["out"])
     out.mkdir(parents=True, exist_ok=True)
     runs = sweep["runs"]
+    if args.only:
+        wanted = [x.strip() for x in args.only.split(",") if x.strip()]
+        known = sorted({pair_of(r["id"]) for r in runs})
+        unknown = [w for w in wanted if w not in known]
+        if unknown:
+            sys.exit(f"--only: no pair {unknown[0]!r} in {args.config}; its pairs: "
+                     f"{', '.join(known)}")
+        runs = [r for r in runs if pair_of(r["id"]) in wanted]
+    if args.table:
+        return write_table(runs, out, Path(args.pairs_ledger), args.pair_step, args.write_docs)
     if args.status or not args.phase:
         from monoidlab.cli._common import format_table
 
@@ -178,21 +485,17 @@ def main(argv=None) -> int:
         jobs = [(r["id"], r["config"], args.pair_step) for r in runs]
     else:
         jobs = []
-        by_pair: dict[str, dict[str, dict]] = {}
-        for r in runs:
-            by_pair.setdefault(pair_of(r["id"]), {})[condition_of(r["id"])[len(
-                pair_of(r["id"])) + 1:]] = r
-        for pair, members in by_pair.items():
+        for pair, members in pairs_of(runs).items():
             if set(members) != {"ours", "authors"}:
                 jobs += [(r["id"], r["config"], 10**12) for r in members.values()]
                 continue
-            choice = favoured(out / members["ours"]["id"], out / members["authors"]["id"],
-                              args.pair_step)
+            choice, source = choice_of(pair, members, out, Path(args.pairs_ledger),
+                                       args.pair_step)
             if choice is None:
                 print(f"{pair}: not both validated at step {args.pair_step} yet (run --phase "
                       "pairs)")
                 continue
-            print(f"{pair}: continuing {choice} (validation at step {args.pair_step})")
+            print(f"{pair}: continuing {choice} ({source})")
             r = members[choice]
             jobs.append((r["id"], r["config"], 10**12))
     t0 = time.time()
@@ -207,6 +510,25 @@ def main(argv=None) -> int:
         print(json.dumps(d))
     print(f"{len(jobs)} runs, {time.time() - t0:.0f} s wall")
     return 0
+
+
+def pairs_of(runs: list[dict]) -> dict[str, dict[str, dict]]:
+    """{pair: {"ours": run, "authors": run}} (a condition without a recipe suffix: {"": run})."""
+    by_pair: dict[str, dict[str, dict]] = {}
+    for r in runs:
+        pair = pair_of(r["id"])
+        by_pair.setdefault(pair, {})[condition_of(r["id"])[len(pair) + 1:]] = r
+    return by_pair
+
+
+def choice_of(pair: str, members: dict[str, dict], out: Path, ledger: Path,
+              step: int = PAIR_STEP) -> tuple[str | None, str]:
+    """(recipe to continue, where the choice comes from): the pair's own validations at
+    ``step``; when both its run folders are absent, the recorded ones in ``ledger``."""
+    ours, authors = out / members["ours"]["id"], out / members["authors"]["id"]
+    if not ours.exists() and not authors.exists():
+        return recorded_choice(pair, ledger), f"recorded in {ledger.name}; run folders absent"
+    return favoured(ours, authors, step), f"validation at step {step}"
 
 
 def _job(job: tuple, out: Path) -> dict:

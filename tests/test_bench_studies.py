@@ -123,7 +123,8 @@ def test_the_rules_table_puts_a_length_that_ignores_s_beside_the_rules(bench_scr
                                             {"fit_languages": ["a", "b"]})
 
 
-def test_long_runs_pause_snapshot_and_continue_the_favoured_recipe(bench_script, tmp_path):
+def test_long_runs_pause_snapshot_and_continue_the_favoured_recipe(bench_script, tmp_path,
+                                                                     capsys):
     mod = bench_script("bench_long")
     cfg = tmp_path / "long.toml"
     cfg.write_text(f"""[sweep]
@@ -170,6 +171,68 @@ model_options = {{ d = 8 }}
     assert set(fresh) == {"own", "1000", "1001"}
     segments = [json.loads(x) for x in (won / "segments.jsonl").read_text().splitlines()]
     assert [s["target"] for s in segments] == [4, 8, 12]
+    # the learning curve: one row per snapshot (cached), then the tested weights' row
+    rows = mod.curve(won)
+    assert [r["step"] for r in rows][:2] == [4, 8] and rows[-1]["tested"]
+    assert mod.curve(won) == rows  # read back from the cache, not evaluated again
+    assert len((won / "curve.jsonl").read_text().splitlines()) == 2
+    tested = json.loads((won / "results.json").read_text())["evaluation"]
+    wrong_strings = bench_script("bench_run_errors").wrong_strings
+    assert sum(rows[-1]["wrong"].values()) == wrong_strings({"evaluation": tested})[0]
+    for r in rows:  # errors per level add up to errors per kind
+        assert sum(r["wrong_by_level"].values()) == sum(r["wrong"].values())
+    assert mod.main(["--config", str(cfg), "--table", "--pair-step", "8"]) == 0
+    table = capsys.readouterr().out
+    assert "| p |" in table and f"| {choice} |" in table  # the continued recipe, one row
+    from monoidlab.training.sweep import load_sweep
+
+    members = mod.pairs_of(load_sweep(cfg)["runs"])["p"]
+    row = mod.prediction_row("p", mod.continued_run(members, runs, 8), members, runs,
+                             tmp_path / "none", 8)
+    assert row["support"] == 2 and row["covered"] and row["steps"] == 12  # parity: support 2
+    assert row["prediction"] in ("holds", "not confirmed: covered, not solved")
+    assert (row["diagnosis"] is not None) == (not row["solved"])
+    mod.draw_curves([row], tmp_path / "curves.png")
+    assert (tmp_path / "curves.png").stat().st_size > 1000
+
+
+def test_long_phase_takes_a_recorded_choice_when_the_pair_folders_are_gone(bench_script,
+                                                                            tmp_path, capsys):
+    mod = bench_script("bench_long")
+    cfg = tmp_path / "long.toml"
+    cfg.write_text(f"""[sweep]
+conditions = ["p-ours", "p-authors"]
+models = ["mlp-ldru"]
+out = "{(tmp_path / 'runs').as_posix()}"
+[base]
+steps = 4
+eval_every = 0
+test_lengths = "9:10"
+test_samples = 4
+train_lengths = "1:6"
+device = "cpu"
+[conditions.p-ours]
+language = "parity"
+batch_size = 8
+model_options = {{ d = 8 }}
+[conditions.p-authors]
+language = "parity"
+recipe = "authors"
+batch_size = 8
+model_options = {{ d = 8 }}
+""")
+    ledger = tmp_path / "pairs.json"
+    ledger.write_text(json.dumps({"pairs": {"p": {"ours": 0.5, "authors": 0.75}}}))
+    assert mod.main(["--config", str(cfg), "--phase", "long", "--pairs-ledger", str(ledger)]) == 0
+    assert "p: continuing authors (recorded in pairs.json" in capsys.readouterr().out
+    runs = tmp_path / "runs"
+    assert (runs / "p-authors__mlp-ldru__s0" / "results.json").is_file()
+    assert not (runs / "p-ours__mlp-ldru__s0").exists()
+    # a side never validated: no choice, nothing runs
+    ledger.write_text(json.dumps({"pairs": {"p": {"ours": 0.5, "authors": None}}}))
+    assert mod.recorded_choice("p", ledger) is None
+    with pytest.raises(SystemExit, match="--only: no pair 'q'"):
+        mod.main(["--config", str(cfg), "--phase", "long", "--only", "q"])
 
 
 def _tiny_listops_config(tmp_path: Path) -> Path:
@@ -280,3 +343,14 @@ def test_the_baseline_length_table_sorts_by_s_and_counts_seeds_per_sampler(bench
     lines = mod.at_baseline_text({x["id"]: x for x in rows}, study, infos).splitlines()
     assert lines[2:] == ["| small | 2 | 3 | 1 / 1 | 1 / 1 |", "| gone | 8 | 341 | refused | – |",
                          "| big | 12 | 30 | 1 / 2 | – |"]
+
+
+def test_the_long_scripts_doctests(bench_script):
+    import doctest
+
+    mod = bench_script("bench_long")
+    finder, runner = doctest.DocTestFinder(), doctest.DocTestRunner()
+    for f in (mod.recorded_choice, mod.errors_of):
+        for test in finder.find(f, f.__name__, module=False, globs=dict(vars(mod))):
+            runner.run(test)
+    assert runner.summarize(verbose=False) == (0, 5)

@@ -273,6 +273,51 @@ def recipe_matrix(ledger: dict[str, dict]) -> list[str]:
     return out
 
 
+def choose(ledger: dict[str, dict], split: dict[str, list[str]], seeds: list[int]
+           ) -> tuple[str | None, list[str]]:
+    """The config's choice rule on the development half: among the recipes with every dev
+    language run on every seed, the most languages solved on every seed, then more runs solved,
+    then the lower median training time. Returns (the chosen recipe, or None while a recipe is
+    part-way through the dev half or none has finished it; the lines that explain it).
+
+    >>> row = lambda rc, lang, seed, ok, t: {"recipe": rc, "half": "dev", "language": lang,
+    ...     "seed": seed, "status": "done", "solved": ok, "train_seconds": t}
+    >>> runs = [row("a", "x", 0, True, 10), row("a", "x", 1, True, 10), row("a", "y", 0, True, 10),
+    ...         row("a", "y", 1, False, 10), row("b", "x", 0, True, 50), row("b", "x", 1, True, 50),
+    ...         row("b", "y", 0, False, 50), row("b", "y", 1, True, 50)]
+    >>> ledger = {str(i): r for i, r in enumerate(runs)}
+    >>> choose(ledger, {"dev": ["x", "y"]}, [0, 1])[0]  # tie on languages and runs: faster wins
+    'a'
+    >>> del ledger["7"]; choose(ledger, {"dev": ["x", "y"]}, [0, 1])[0] is None  # b unfinished
+    True
+    """
+    want = {(lang, seed) for lang in split["dev"] for seed in seeds}
+    by_recipe: dict[str, dict[tuple[str, int], dict]] = {}
+    for r in ledger.values():
+        if r["half"] == "dev":
+            by_recipe.setdefault(r["recipe"], {})[(r["language"], int(r["seed"]))] = r
+    ranked, lines, unfinished = [], [], []
+    for recipe, runs in sorted(by_recipe.items()):
+        missing = want - set(runs)
+        if missing:
+            unfinished.append(recipe)
+            lines.append(f"{recipe}: {len(want) - len(missing)} of {len(want)} dev runs finished")
+            continue
+        ok = {k: r["status"] == "done" and bool(r["solved"]) for k, r in runs.items()}
+        langs = sum(all(ok[(lang, s)] for s in seeds) for lang in split["dev"])
+        secs = sorted(r.get("train_seconds", 0.0) for r in runs.values() if r["status"] == "done")
+        med = secs[len(secs) // 2] if secs else float("inf")
+        ranked.append((langs, sum(ok.values()), -med, recipe))
+        lines.append(f"{recipe}: {langs} of {len(split['dev'])} dev languages solved on every "
+                     f"seed, {sum(ok.values())} of {len(want)} runs, median train {med:.0f} s")
+    if unfinished or not ranked:
+        why = (f"no choice yet: {', '.join(unfinished)} part-way through the dev half"
+               if unfinished else "no choice yet: no recipe has finished the dev half")
+        return None, lines + [why]
+    best = max(ranked)[3]
+    return best, lines + [f"chosen by the rule: {best}"]
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--config", default=str(CONFIG))
@@ -304,7 +349,9 @@ def main(argv: list[str] | None = None) -> int:
                     + f"\n\n({time.time() - t0:.0f} s to compute)")
             section, heading = "random languages", "## The random-language benchmark: the set"
         else:
-            text = results_table(ledger)
+            _, why = choose(ledger, split, meta["seeds"])
+            text = ("The choice rule on the development half (configs/random-languages.toml):\n\n"
+                    + "\n".join(f"- {line}" for line in why) + "\n\n" + results_table(ledger))
             section, heading = "random languages runs", "## The random-language benchmark: runs"
         print(text)
         if args.write_docs:

@@ -258,6 +258,41 @@ def test_the_results_table_shows_each_language_under_each_recipe_and_the_times()
         in text
 
 
+def test_the_choice_rule_ranks_finished_recipes_and_waits_for_unfinished_ones():
+    import doctest
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    import bench_random_languages as mod
+
+    finder, runner = doctest.DocTestFinder(), doctest.DocTestRunner()
+    for test in finder.find(mod.choose, "choose", module=False, globs=dict(vars(mod))):
+        runner.run(test)
+    assert runner.summarize(verbose=False) == (0, 5)
+
+    def row(recipe, lang, seed, ok, t=100.0, half="dev", status="done"):
+        return {"recipe": recipe, "half": half, "language": lang, "seed": seed,
+                "status": status, "solved": ok, "train_seconds": t}
+
+    split = {"dev": ["a", "b", "c"], "held_out": ["z"]}
+    rows = [row("many", lang, s, lang != "c") for lang in "abc" for s in (0, 1)]
+    # more runs but fewer languages on every seed: loses to "many" (2 languages)
+    rows += [row("runs", lang, s, (lang, s) != ("a", 1) and (lang, s) != ("b", 0), t=10.0)
+             for lang in "abc" for s in (0, 1)]
+    rows += [row("many", "z", 0, False, half="held_out")]  # the held-out half never counts
+    chosen, why = mod.choose({str(i): r for i, r in enumerate(rows)}, split, [0, 1])
+    assert chosen == "many", why
+    assert "many: 2 of 3 dev languages solved on every seed, 4 of 6 runs, median train 100 s" in why
+    assert "runs: 1 of 3 dev languages solved on every seed, 4 of 6 runs, median train 10 s" in why
+    # a refused run (status not done) counts as finished and not solved: "many" drops to one
+    # language, and the tie on languages goes to more runs solved
+    rows[0] = row("many", "a", 0, None, status="refused")
+    chosen, why = mod.choose({str(i): r for i, r in enumerate(rows)}, split, [0, 1])
+    assert chosen == "runs" and "many: 1 of 3 dev languages solved on every seed, 3 of 6 runs, " \
+        "median train 100 s" in why
+    assert mod.choose({}, split, [0, 1]) == (None, [
+        "no choice yet: no recipe has finished the dev half"])
+
+
 def test_the_info_table_adds_the_support_length_of_the_offsets_recipes_layout():
     sys.path.insert(0, str(ROOT / "bench"))
     from bench_random_languages import OFFSET_BUFFER, info_of, info_table

@@ -31,6 +31,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "configs" / "random-languages.toml"
 SPECS = ROOT / "bench" / "random-languages"
+#: a recipe's keys that say where it stands, not how a run trains
+BOOKKEEPING = ("frozen", "basis")
 #: the buffer of the config's `offsets` recipe, whose layout the info table's last column is
 OFFSET_BUFFER = tomllib.loads(CONFIG.read_text())["recipes"]["offsets"]["offset_buffer"]
 
@@ -153,7 +155,7 @@ def run_one(run: dict, recipe: dict, out: str, fresh_seeds: list[int]) -> dict:
     from bench_run_errors import wrong_strings
 
     row: dict[str, Any] = {k: run[k] for k in ("id", "language", "half", "recipe", "seed")}
-    keys = {k: v for k, v in recipe.items() if k != "frozen"}
+    keys = {k: v for k, v in recipe.items() if k not in BOOKKEEPING}
     keys.update(language=str(SPECS / f"{run['language']}.toml"), seed=run["seed"])
     folder = Path(out) / run["id"]
     t0, c0 = time.time(), time.process_time()

@@ -306,3 +306,19 @@ def test_the_info_table_adds_the_support_length_of_the_offsets_recipes_layout():
     text = info_table([row], {"dev": ["rl-07-prefix-ab"], "held_out": []})
     assert f"| s identity, random offsets in {OFFSET_BUFFER} |" in text
     assert text.splitlines()[-1].endswith(f"| {row['s_identity']} | {row['s_offsets']} |")
+
+
+def test_a_frozen_recipe_with_its_basis_runs(tmp_path, one_torch_thread):
+    """The copy the choice makes (frozen = true, basis = "...") trains like the original: the
+    bookkeeping keys are not run settings."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    import bench_random_languages as mod
+
+    recipe = {"model": "mlp-ldru", "steps": 2, "batch_size": 4, "train_lengths": "1:6",
+              "test_lengths": "41:42", "test_samples": 4, "threads": 1, "device": "cpu",
+              "model_options": {"d": 8}, "frozen": True, "basis": "chosen on the dev half"}
+    run = {"id": "final__rl-07-prefix-ab__s0", "language": "rl-07-prefix-ab", "half": "held_out",
+           "recipe": "final", "seed": 0}
+    row = mod.run_one(run, recipe, str(tmp_path), [1000])
+    assert row["status"] == "done" and row["scored"] == 3 * 2 * 4, row
+    assert (tmp_path / run["id"] / "results.json").is_file()

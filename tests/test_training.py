@@ -149,7 +149,7 @@ def test_bundled_configs_load(path, bench_script):
         specs = sorted((path.resolve().parents[2] / "bench" / "random-languages").glob("rl-*.toml"))
         assert len(specs) == data["benchmark"]["n"]
         for name, recipe in data["recipes"].items():
-            keys = {k: v for k, v in recipe.items() if k != "frozen"}
+            keys = {k: v for k, v in recipe.items() if k not in ("frozen", "basis")}
             for spec in specs[:3]:
                 cfg = from_dict({**keys, "language": str(spec), "seed": 0}, name)
                 assert cfg.language == str(spec) and cfg.model == "mlp-ldru"

@@ -6,6 +6,7 @@ Usage:
     python bench/bench_random_languages.py --info [--write-docs]   # |M|, aperiodic, s per language
     python bench/bench_random_languages.py --recipe base [--half dev] [--workers 2]
     python bench/bench_random_languages.py --table [--write-docs]
+    python bench/bench_random_languages.py --freeze NAME     # once: the choice rule's recipe
 
 ``--draw`` draws the languages with :func:`monoidlab.random_languages.draw_benchmark` (seeded;
 it refuses to overwrite a drawn set: the set is drawn once and committed), writes one TOML spec
@@ -320,6 +321,61 @@ def choose(ledger: dict[str, dict], split: dict[str, list[str]], seeds: list[int
     return best, lines + [f"chosen by the rule: {best}"]
 
 
+def freeze_text(text: str, chosen: str, name: str, basis: str) -> str:
+    """The config text with a frozen copy of recipe ``chosen`` appended as ``name``: its key
+    lines verbatim, with ``frozen = true`` and ``basis``.
+
+    >>> text = '[recipes.a]\\nsteps = 4\\nlr = 0.1\\n\\n# b\\n[recipes.b]\\nsteps = 8\\n'
+    >>> print(freeze_text(text, "a", "final", "chosen").split("\\n\\n")[-1], end="")
+    # The recipe chosen on the development half (a copy of 'a'), frozen: the only one that may
+    # score the held-out half, once.
+    [recipes.final]
+    frozen = true
+    basis = "chosen"
+    steps = 4
+    lr = 0.1
+    """
+    lines = text.splitlines()
+    head = f"[recipes.{chosen}]"
+    if head not in lines:
+        raise SystemExit(f"no [recipes.{chosen}] table in the config")
+    i = lines.index(head) + 1
+    body = []
+    while i < len(lines) and lines[i].strip() and not lines[i].startswith("["):
+        body.append(lines[i])
+        i += 1
+    block = [f"# The recipe chosen on the development half (a copy of {chosen!r}), frozen: the "
+             "only one that may", "# score the held-out half, once.", f"[recipes.{name}]",
+             "frozen = true", f"basis = {json.dumps(basis)}", *body]
+    return text.rstrip("\n") + "\n\n" + "\n".join(block) + "\n"
+
+
+def freeze(config: Path, ledger: dict[str, dict], split: dict[str, list[str]], name: str
+           ) -> str:
+    """Append the frozen copy of the rule's choice to ``config`` as recipe ``name`` (atomic);
+    refuses while there is no choice, when a recipe is frozen already, or when ``name`` is
+    taken. Returns the basis written."""
+    from monoidlab._util import atomic_write_text
+
+    text = config.read_text()
+    bench = tomllib.loads(text)
+    frozen = [n for n, r in bench["recipes"].items() if r.get("frozen")]
+    if frozen:
+        raise SystemExit(f"{config}: recipe {frozen[0]!r} is frozen already; exactly one may be")
+    if name in bench["recipes"]:
+        raise SystemExit(f"{config}: a recipe {name!r} exists; give the frozen copy a new name")
+    chosen, why = choose(ledger, split, bench["benchmark"]["seeds"])
+    if chosen is None:
+        raise SystemExit("\n".join(why))
+    dev = [ln for ln in why if ln.startswith(f"{chosen}:")][0].split(": ", 1)[1]
+    others = "; ".join(ln for ln in why if ":" in ln and not ln.startswith(
+        (f"{chosen}:", "chosen", "no choice")))
+    basis = (f"{chosen!r}, chosen on the development half by the config's rule: {dev}"
+             + (f" (the others: {others})" if others else ""))
+    atomic_write_text(config, freeze_text(text, chosen, name, basis))
+    return basis
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--config", default=str(CONFIG))
@@ -331,7 +387,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--half", default="dev", choices=["dev", "held_out"])
     p.add_argument("--workers", type=int, default=1)
     p.add_argument("--write-docs", action="store_true")
+    p.add_argument("--freeze", metavar="NAME", default=None,
+                   help="append the frozen copy of the choice rule's recipe as NAME")
     args = p.parse_args(argv)
+    if not Path(args.config).is_file():
+        p.error(f"--config: no file {args.config}")
     bench = tomllib.loads(Path(args.config).read_text())
     meta = bench["benchmark"]
     if args.draw:
@@ -341,6 +401,10 @@ def main(argv: list[str] | None = None) -> int:
     split = read_split()
     ledger_path = ROOT / meta["ledger"]
     ledger = read_ledger(ledger_path)
+    if args.freeze:
+        basis = freeze(Path(args.config), ledger, split, args.freeze)
+        print(f"{args.config}: recipe {args.freeze!r} frozen: {basis}")
+        return 0
     if args.info or args.table:
         from monoidlab._util import write_section
 

@@ -322,3 +322,40 @@ def test_a_frozen_recipe_with_its_basis_runs(tmp_path, one_torch_thread):
     row = mod.run_one(run, recipe, str(tmp_path), [1000])
     assert row["status"] == "done" and row["scored"] == 3 * 2 * 4, row
     assert (tmp_path / run["id"] / "results.json").is_file()
+
+
+def test_freezing_copies_the_chosen_recipe_once(tmp_path):
+    sys.path.insert(0, str(ROOT / "bench"))
+    import bench_random_languages as mod
+
+    from monoidlab.recipes import frozen_recipe
+
+    config = tmp_path / "rl.toml"
+    config.write_text('[benchmark]\nseeds = [0, 1]\n\n# the base\n[recipes.base]\n'
+                      'model = "mlp-ldru"\nsteps = 40\nmodel_options = { d = 8 }\n\n'
+                      '# one change\n[recipes.more]\nmodel = "mlp-ldru"\nsteps = 120\n'
+                      'sampler = "near_miss"\nmodel_options = { d = 8, padding = "identity" }\n')
+    split = {"dev": ["a", "b"], "held_out": ["z"]}
+
+    def row(recipe, lang, seed, ok):
+        return {"recipe": recipe, "half": "dev", "language": lang, "seed": seed,
+                "status": "done", "solved": ok, "train_seconds": 5.0}
+
+    rows = [row("base", lang, s, lang == "a") for lang in "ab" for s in (0, 1)]
+    part = {str(i): r for i, r in enumerate(rows)}
+    with pytest.raises(SystemExit, match="no choice yet"):  # "more" never ran: base alone
+        mod.freeze(config, {**part, "x": row("more", "a", 0, True)}, split, "final")
+    rows += [row("more", lang, s, True) for lang in "ab" for s in (0, 1)]
+    ledger = {str(i): r for i, r in enumerate(rows)}
+    basis = mod.freeze(config, ledger, split, "final")
+    assert basis.startswith("'more', chosen on the development half by the config's rule: 2 of "
+                            "2 dev languages solved on every seed, 4 of 4 runs") and "base: 1 of 2" in basis
+    data = tomllib.loads(config.read_text())
+    final = data["recipes"]["final"]
+    assert final.pop("frozen") is True and final.pop("basis") == basis
+    assert final == data["recipes"]["more"]  # the chosen recipe, key for key
+    name, keys, options = frozen_recipe(config)
+    assert (name, keys["steps"], keys["sampler"], options) == (
+        "final", 120, "near_miss", {"d": 8, "padding": "identity"})
+    with pytest.raises(SystemExit, match="frozen already"):
+        mod.freeze(config, ledger, split, "again")

@@ -419,7 +419,9 @@ def write_table(runs: list[dict], out: Path, ledger: Path, pair_step: int,
     if write_docs:
         from monoidlab._util import write_section
 
-        draw_curves(rows, FIGURE)
+        curves = any(r["curve"] for r in rows)
+        if curves:
+            draw_curves(rows, FIGURE)
         solved = sum(1 for r in rows if r["solved"])
         finished = sum(1 for r in rows if r["solved"] is not None)
         text = (f"## The five unsolved tasks at 100,000 steps: the prediction table\n\n"
@@ -431,14 +433,16 @@ def write_table(runs: list[dict], out: Path, ledger: Path, pair_step: int,
                 f"Strictly solved means every kind at every test length, on the own test set "
                 f"and on two fresh ones (seeds {FRESH_SEEDS[0]}, {FRESH_SEEDS[1]}). "
                 f"{finished} of {len(rows)} conditions finished, {solved} strictly solved.\n\n"
-                + table + "\n![learning curves](figures/long-curves.png)\n\n"
-                "The learning curves (strict test errors of each validation-step snapshot on the "
-                "run's own test set; the tested weights last):\n\n```text\n"
-                + (points or "(no snapshot yet)") + "\n```\n"
+                + table
+                + ("\n![learning curves](figures/long-curves.png)\n\n"
+                   "The learning curves (strict test errors of each validation-step snapshot on "
+                   "the run's own test set; the tested weights last):\n\n```text\n" + points
+                   + "\n```\n" if curves else "\nNo run has reached a validation step yet.\n")
                 + (f"\nWhat the errors of the covered runs that fail have in common "
                    f"(`diagnose` on the tested weights):\n\n{diagnoses}\n" if diagnoses else ""))
         write_section(ROOT / "docs" / "results.md", "long runs", text)
-        print(f"wrote {FIGURE} and docs/results.md (section 'long runs')")
+        print(f"wrote {FIGURE if curves else 'no figure (no curve yet)'} and docs/results.md "
+              "(section 'long runs')")
     return 0
 
 

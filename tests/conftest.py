@@ -108,3 +108,21 @@ def bench_script():
         return module
 
     return load
+
+
+@pytest.fixture(scope="session")
+def function_doctests():
+    """``function_doctests(mod, f, g)``: (failed, attempted) of the doctests of functions
+    ``f``, ``g`` of a loaded bench script ``mod``, run with the module's globals. Found through
+    the functions themselves: another test may have imported the script by name, and testmod
+    would then take that module's functions for foreign ones."""
+    import doctest
+
+    def run(mod, *functions) -> tuple[int, int]:
+        finder, runner = doctest.DocTestFinder(), doctest.DocTestRunner()
+        for f in functions:
+            for test in finder.find(f, f.__name__, module=False, globs=dict(vars(mod))):
+                runner.run(test)
+        return tuple(runner.summarize(verbose=False))
+
+    return run

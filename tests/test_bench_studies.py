@@ -123,24 +123,19 @@ def test_the_rules_table_puts_a_length_that_ignores_s_beside_the_rules(bench_scr
                                             {"fit_languages": ["a", "b"]})
 
 
-def test_long_runs_pause_snapshot_and_continue_the_favoured_recipe(bench_script, tmp_path,
-                                                                     capsys):
-    mod = bench_script("bench_long")
+def _tiny_long_config(tmp_path: Path, schedule: str) -> Path:
+    """A pair (p-ours, p-authors) of tiny parity runs; ``schedule``: the [base] lines of steps
+    and validation."""
     cfg = tmp_path / "long.toml"
     cfg.write_text(f"""[sweep]
 conditions = ["p-ours", "p-authors"]
 models = ["mlp-ldru"]
 out = "{(tmp_path / 'runs').as_posix()}"
 [base]
-steps = 12
-eval_every = 4
-val_lengths = "9:10"
-val_samples = 4
-early_stop = 3
+{schedule}
 test_lengths = "9:10"
 test_samples = 4
 train_lengths = "1:6"
-checkpoint_every = 2
 device = "cpu"
 [conditions.p-ours]
 language = "parity"
@@ -152,6 +147,14 @@ recipe = "authors"
 batch_size = 8
 model_options = {{ d = 8 }}
 """)
+    return cfg
+
+
+def test_long_runs_pause_snapshot_and_continue_the_favoured_recipe(bench_script, tmp_path,
+                                                                     capsys):
+    mod = bench_script("bench_long")
+    cfg = _tiny_long_config(tmp_path, 'steps = 12\neval_every = 4\nval_lengths = "9:10"\n'
+                            'val_samples = 4\nearly_stop = 3\ncheckpoint_every = 2')
     assert mod.main(["--config", str(cfg), "--phase", "pairs", "--pair-step", "8"]) == 0
     runs = tmp_path / "runs"
     for name in ("p-ours", "p-authors"):
@@ -199,28 +202,7 @@ model_options = {{ d = 8 }}
 def test_long_phase_takes_a_recorded_choice_when_the_pair_folders_are_gone(bench_script,
                                                                             tmp_path, capsys):
     mod = bench_script("bench_long")
-    cfg = tmp_path / "long.toml"
-    cfg.write_text(f"""[sweep]
-conditions = ["p-ours", "p-authors"]
-models = ["mlp-ldru"]
-out = "{(tmp_path / 'runs').as_posix()}"
-[base]
-steps = 4
-eval_every = 0
-test_lengths = "9:10"
-test_samples = 4
-train_lengths = "1:6"
-device = "cpu"
-[conditions.p-ours]
-language = "parity"
-batch_size = 8
-model_options = {{ d = 8 }}
-[conditions.p-authors]
-language = "parity"
-recipe = "authors"
-batch_size = 8
-model_options = {{ d = 8 }}
-""")
+    cfg = _tiny_long_config(tmp_path, "steps = 4\neval_every = 0")
     ledger = tmp_path / "pairs.json"
     ledger.write_text(json.dumps({"pairs": {"p": {"ours": 0.5, "authors": 0.75}}}))
     assert mod.main(["--config", str(cfg), "--phase", "long", "--pairs-ledger", str(ledger)]) == 0
@@ -313,17 +295,9 @@ def test_the_coverage_by_length_table_shows_the_worst_seed_per_level(bench_scrip
         "| p | near_miss | 5 (s+1) | 2 / 3 | 40 (0) | 1: 50 (0) 2: 0 (3) |"
 
 
-def test_the_threshold_scripts_doctests(bench_script):
-    import doctest
-
+def test_the_threshold_scripts_doctests(bench_script, function_doctests):
     mod = bench_script("bench_threshold")
-    # found through the functions themselves: another test may have imported bench_threshold
-    # by name, and testmod then takes that module's functions for foreign ones
-    finder, runner = doctest.DocTestFinder(), doctest.DocTestRunner()
-    for f in (mod.at_baseline_text, mod.coverage_by_length_text):
-        for test in finder.find(f, f.__name__, module=False, globs=dict(vars(mod))):
-            runner.run(test)
-    assert runner.summarize(verbose=False) == (0, 4)
+    assert function_doctests(mod, mod.at_baseline_text, mod.coverage_by_length_text) == (0, 4)
 
 
 def test_the_baseline_length_table_sorts_by_s_and_counts_seeds_per_sampler(bench_script):
@@ -345,12 +319,6 @@ def test_the_baseline_length_table_sorts_by_s_and_counts_seeds_per_sampler(bench
                          "| big | 12 | 30 | 1 / 2 | – |"]
 
 
-def test_the_long_scripts_doctests(bench_script):
-    import doctest
-
+def test_the_long_scripts_doctests(bench_script, function_doctests):
     mod = bench_script("bench_long")
-    finder, runner = doctest.DocTestFinder(), doctest.DocTestRunner()
-    for f in (mod.recorded_choice, mod.errors_of):
-        for test in finder.find(f, f.__name__, module=False, globs=dict(vars(mod))):
-            runner.run(test)
-    assert runner.summarize(verbose=False) == (0, 5)
+    assert function_doctests(mod, mod.recorded_choice, mod.errors_of) == (0, 5)

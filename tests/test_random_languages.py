@@ -258,16 +258,12 @@ def test_the_results_table_shows_each_language_under_each_recipe_and_the_times()
         in text
 
 
-def test_the_choice_rule_ranks_finished_recipes_and_waits_for_unfinished_ones():
-    import doctest
-
+def test_the_choice_rule_ranks_finished_recipes_and_waits_for_unfinished_ones(
+        function_doctests):
     sys.path.insert(0, str(ROOT / "bench"))
     import bench_random_languages as mod
 
-    finder, runner = doctest.DocTestFinder(), doctest.DocTestRunner()
-    for test in finder.find(mod.choose, "choose", module=False, globs=dict(vars(mod))):
-        runner.run(test)
-    assert runner.summarize(verbose=False) == (0, 5)
+    assert function_doctests(mod, mod.choose, mod.freeze_text) == (0, 7)
 
     def row(recipe, lang, seed, ok, t=100.0, half="dev", status="done"):
         return {"recipe": recipe, "half": half, "language": lang, "seed": seed,

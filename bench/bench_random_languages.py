@@ -276,12 +276,13 @@ def recipe_matrix(ledger: dict[str, dict]) -> list[str]:
     return out
 
 
-def choose(ledger: dict[str, dict], split: dict[str, list[str]], seeds: list[int]
-           ) -> tuple[str | None, list[str]]:
-    """The config's choice rule on the development half: among the recipes with every dev
-    language run on every seed, the most languages solved on every seed, then more runs solved,
-    then the lower median training time. Returns (the chosen recipe, or None while a recipe is
-    part-way through the dev half or none has finished it; the lines that explain it).
+def choose(ledger: dict[str, dict], split: dict[str, list[str]], seeds: list[int],
+           recipes: list[str] | None = None) -> tuple[str | None, list[str]]:
+    """The config's choice rule on the development half: once every recipe of ``recipes`` (the
+    config's, frozen ones aside: the protocol measures each; default: those in the ledger) has
+    run every dev language on every seed, the one with the most languages solved on every
+    seed, then more runs solved, then the lower median training time. Returns (the chosen
+    recipe, or None while a recipe is not through the dev half; the lines that explain it).
 
     >>> row = lambda rc, lang, seed, ok, t: {"recipe": rc, "half": "dev", "language": lang,
     ...     "seed": seed, "status": "done", "solved": ok, "train_seconds": t}
@@ -291,6 +292,8 @@ def choose(ledger: dict[str, dict], split: dict[str, list[str]], seeds: list[int
     >>> ledger = {str(i): r for i, r in enumerate(runs)}
     >>> choose(ledger, {"dev": ["x", "y"]}, [0, 1])[0]  # tie on languages and runs: faster wins
     'a'
+    >>> choose(ledger, {"dev": ["x", "y"]}, [0, 1], ["a", "b", "c"])[1][-1]  # c never ran
+    'no choice yet: c not through the dev half'
     >>> del ledger["7"]; choose(ledger, {"dev": ["x", "y"]}, [0, 1])[0] is None  # b unfinished
     True
     """
@@ -300,7 +303,8 @@ def choose(ledger: dict[str, dict], split: dict[str, list[str]], seeds: list[int
         if r["half"] == "dev":
             by_recipe.setdefault(r["recipe"], {})[(r["language"], int(r["seed"]))] = r
     ranked, lines, unfinished = [], [], []
-    for recipe, runs in sorted(by_recipe.items()):
+    for recipe in sorted(set(by_recipe) | set(recipes or [])):
+        runs = by_recipe.get(recipe, {})
         missing = want - set(runs)
         if missing:
             unfinished.append(recipe)
@@ -314,11 +318,16 @@ def choose(ledger: dict[str, dict], split: dict[str, list[str]], seeds: list[int
         lines.append(f"{recipe}: {langs} of {len(split['dev'])} dev languages solved on every "
                      f"seed, {sum(ok.values())} of {len(want)} runs, median train {med:.0f} s")
     if unfinished or not ranked:
-        why = (f"no choice yet: {', '.join(unfinished)} part-way through the dev half"
+        why = (f"no choice yet: {', '.join(unfinished)} not through the dev half"
                if unfinished else "no choice yet: no recipe has finished the dev half")
         return None, lines + [why]
     best = max(ranked)[3]
     return best, lines + [f"chosen by the rule: {best}"]
+
+
+def measured(bench: dict) -> list[str]:
+    """The recipes the protocol measures on the development half: all but a frozen one."""
+    return [n for n, r in bench["recipes"].items() if not r.get("frozen")]
 
 
 def freeze_text(text: str, chosen: str, name: str, basis: str) -> str:
@@ -364,7 +373,7 @@ def freeze(config: Path, ledger: dict[str, dict], split: dict[str, list[str]], n
         raise SystemExit(f"{config}: recipe {frozen[0]!r} is frozen already; exactly one may be")
     if name in bench["recipes"]:
         raise SystemExit(f"{config}: a recipe {name!r} exists; give the frozen copy a new name")
-    chosen, why = choose(ledger, split, bench["benchmark"]["seeds"])
+    chosen, why = choose(ledger, split, bench["benchmark"]["seeds"], measured(bench))
     if chosen is None:
         raise SystemExit("\n".join(why))
     dev = [ln for ln in why if ln.startswith(f"{chosen}:")][0].split(": ", 1)[1]
@@ -415,7 +424,7 @@ def main(argv: list[str] | None = None) -> int:
                     + f"\n\n({time.time() - t0:.0f} s to compute)")
             section, heading = "random languages", "## The random-language benchmark: the set"
         else:
-            _, why = choose(ledger, split, meta["seeds"])
+            _, why = choose(ledger, split, meta["seeds"], measured(bench))
             text = ("The choice rule on the development half (configs/random-languages.toml):\n\n"
                     + "\n".join(f"- {line}" for line in why) + "\n\n" + results_table(ledger))
             section, heading = "random languages runs", "## The random-language benchmark: runs"

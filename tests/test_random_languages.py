@@ -263,7 +263,7 @@ def test_the_choice_rule_ranks_finished_recipes_and_waits_for_unfinished_ones(
     sys.path.insert(0, str(ROOT / "bench"))
     import bench_random_languages as mod
 
-    assert function_doctests(mod, mod.choose, mod.freeze_text) == (0, 7)
+    assert function_doctests(mod, mod.choose, mod.freeze_text) == (0, 8)
 
     def row(recipe, lang, seed, ok, t=100.0, half="dev", status="done"):
         return {"recipe": recipe, "half": half, "language": lang, "seed": seed,
@@ -341,6 +341,9 @@ def test_freezing_copies_the_chosen_recipe_once(tmp_path):
     part = {str(i): r for i, r in enumerate(rows)}
     with pytest.raises(SystemExit, match="no choice yet"):  # "more" never ran: base alone
         mod.freeze(config, {**part, "x": row("more", "a", 0, True)}, split, "final")
+    only_base = {str(i): r for i, r in enumerate(rows)}
+    with pytest.raises(SystemExit, match="more not through the dev half"):  # never ran
+        mod.freeze(config, only_base, split, "final")
     rows += [row("more", lang, s, True) for lang in "ab" for s in (0, 1)]
     ledger = {str(i): r for i, r in enumerate(rows)}
     basis = mod.freeze(config, ledger, split, "final")

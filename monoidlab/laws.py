@@ -85,8 +85,8 @@ def backward_laws(table: np.ndarray, final: np.ndarray, max_len: int, indicator:
     return G
 
 
-#: the compiled path of :func:`backward_laws` (rescaled counts) is taken when numba is there;
-#: tests set this False to compare it with the numpy path
+#: the compiled paths of :func:`backward_laws` (rescaled counts) and :func:`draw_walks` are
+#: taken when numba is there; tests set this False to compare them with the numpy paths
 USE_KERNEL = True
 
 
@@ -151,6 +151,16 @@ def draw_walks(rng: np.random.Generator, table: np.ndarray, C: np.ndarray,
     state = np.broadcast_to(np.asarray(start, np.int64), (B,)).copy()
     k = table.shape[1]
     u = rng.random((T, B))
+    C = np.asarray(C)
+    if USE_KERNEL and B and k and C.dtype == np.float64 and C.ndim == 3:
+        from monoidlab._kernels import walk_kernel
+
+        kernel = walk_kernel()
+        if kernel is not None:  # the same sums and comparisons, one loop per string
+            kernel(np.ascontiguousarray(table), C, state,
+                   np.ascontiguousarray(lengths, np.int64),
+                   np.ascontiguousarray(np.broadcast_to(targets, (B,)), np.int64), u, tokens)
+            return tokens
     for t in range(T):
         active = lengths > t
         rem = np.where(active, lengths - t - 1, 0)

@@ -381,3 +381,51 @@ def test_compiled_backward_counts_equal_the_numpy_path_bit_for_bit(monkeypatch, 
     sampling._PATHS.clear()
     b = ml.sample(lang, [30, 31], 40, sampler="ec_stratified", seed=5).tokens
     assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("n, k, groups", [(1, 1, 1), (5, 2, 3), (40, 4, 7), (300, 3, 20)])
+def test_compiled_walks_draw_the_numpy_paths_letters(monkeypatch, n, k, groups):
+    """monoidlab.laws.draw_walks: the numba kernel sums and compares as numpy does, so a seed
+    draws the same letters on either path (random tables, zero weights, ties, empty strings)."""
+    import monoidlab.laws as laws
+    from monoidlab._kernels import walk_kernel
+
+    if walk_kernel() is None:
+        pytest.skip("no numba: only the numpy path exists")
+    rng = np.random.default_rng(n + k + groups)
+    table = rng.integers(0, n, (n, k))
+    final = (rng.random((n, groups)) < 0.4).astype(float)
+    final[rng.integers(0, n), :] = 1.0
+    C = laws.backward_laws(table, final, 60, rescale=True)
+    C[:, rng.integers(0, n)] = 0.0  # a dead node: zero weights
+    lengths = rng.integers(0, 61, 97)
+    lengths[:3] = 0
+    targets = rng.integers(0, groups, 97)
+    start = rng.integers(0, n, 97)
+    for C_ in (C, C[:, :, ::-1]):  # contiguous and strided counts
+        fast = laws.draw_walks(np.random.default_rng(1), table, C_, start, lengths, targets)
+        monkeypatch.setattr(laws, "USE_KERNEL", False)
+        slow = laws.draw_walks(np.random.default_rng(1), table, C_, start, lengths, targets)
+        monkeypatch.setattr(laws, "USE_KERNEL", True)
+        assert fast.dtype == slow.dtype and np.array_equal(fast, slow)
+        assert (fast[lengths == 0] == 0).all()
+
+
+@pytest.mark.parametrize("sampler", ["ec_stratified", "near_miss", "covering"])
+def test_samplers_draw_the_same_strings_with_or_without_the_walk_kernel(monkeypatch, sampler):
+    import monoidlab.laws as laws
+    from monoidlab import sampling
+    from monoidlab.covering import covering_sample
+
+    lang = ml.load_language("tomita-3")
+    drawn = []
+    for use in (True, False):
+        monkeypatch.setattr(laws, "USE_KERNEL", use)
+        sampling._PATHS.clear()
+        if sampler == "covering":
+            s = covering_sample(lang, range(1, 41), 64, test_lengths=range(41, 61),
+                                padding="identity", seed=3)
+        else:
+            s = ml.sample(lang, [5, 17, 30], 64, sampler=sampler, seed=3)
+        drawn.append((s.tokens.copy(), np.asarray(s.lengths).copy()))
+    assert np.array_equal(drawn[0][0], drawn[1][0]) and np.array_equal(drawn[0][1], drawn[1][1])

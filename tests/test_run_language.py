@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from monoidlab.errors import CheckpointError, SpecError
+from monoidlab.errors import CheckpointError, ConfigError, SpecError
 from monoidlab.training import RunConfig, load_checkpoint, train
 from monoidlab.training.run_folder import read_checkpoint, save_checkpoint
 from monoidlab.training.run_language import RECORD_KEY, language_of_record, record_language
@@ -110,6 +110,32 @@ def test_a_resumed_run_from_another_folder_continues_bit_for_bit(work, tmp_path,
     b = read_checkpoint(work / "runs/half/checkpoint.pt")["model"]
     assert all(torch.equal(a[k], b[k]) for k in a)
     assert read_checkpoint(work / "runs/half/checkpoint.pt")[RECORD_KEY]["text"] == SPEC
+
+
+def test_a_resume_may_name_the_same_spec_at_its_new_path(work, tmp_path, monkeypatch):
+    """The project moved (or the spec was copied): the resumed config names another path with
+    the same bytes, and the run continues as if nothing moved; other bytes are refused with
+    a message that says so."""
+    train(tiny(), "runs/whole", progress=False, evaluate_at_end=False)
+    train(tiny(), "runs/half", progress=False, stop_at=4)
+    train(tiny(), "runs/again", progress=False, stop_at=4)
+    moved = tmp_path / "moved"
+    shutil.copytree(work, moved)
+    monkeypatch.chdir(tmp_path)
+    half = train(tiny(language=str(moved / "mine.toml")), moved / "runs/half", resume=True,
+                 progress=False, evaluate_at_end=False)
+    assert half["steps"] == 6
+    a = read_checkpoint(work / "runs/whole/checkpoint.pt")["model"]
+    b = read_checkpoint(moved / "runs/half/checkpoint.pt")["model"]
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    (tmp_path / "other.toml").write_text(SPEC.replace('accept = ["ab"]', 'accept = ["a"]'))
+    with pytest.raises(ConfigError, match=r"in \['language'\] \(the spec .*other.toml' is not "
+                                          "the one the run was trained on"):
+        train(tiny(language=str(tmp_path / "other.toml")), work / "runs/again", resume=True,
+              progress=False)
+    with pytest.raises(ConfigError, match=r"in \['language', 'steps'\]$"):  # not only a path
+        train(tiny(language=str(moved / "mine.toml"), steps=7), work / "runs/again",
+              resume=True, progress=False)
 
 
 def test_an_edited_copy_is_refused(work):

@@ -226,9 +226,28 @@ def _resume(cfg: RunConfig, out: Path | None, device: torch.device,
     saved = saved_config(ckpt, str(path))
     if saved != cfg:
         diff = _differences(saved, cfg)
-        raise ConfigError(f"resume=True: config differs from the checkpoint's in {diff}")
+        if diff != ["language"] or not _same_spec(cfg.language, ckpt):
+            why = (f" (the spec {cfg.language!r} is not the one the run was trained on)"
+                   if diff == ["language"] and RECORD_KEY in ckpt else "")
+            raise ConfigError(f"resume=True: config differs from the checkpoint's in {diff}"
+                              + why)
     watch.load(ckpt, out)
     return ckpt, int(ckpt["step"])
+
+
+def _same_spec(language: str | None, ckpt: dict) -> bool:
+    """Whether ``language`` (a spec path or suite name) is, byte for byte, the spec the run
+    recorded: the same language at another path (the project folder was moved, the spec
+    copied), which a resumed run may name."""
+    from monoidlab.errors import MonoidlabError
+
+    record = ckpt.get(RECORD_KEY)
+    if language is None or not isinstance(record, dict):
+        return False
+    try:
+        return record_language(language)["sha256"] == record.get("sha256")
+    except (MonoidlabError, OSError):
+        return False
 
 
 def _run_language(cfg: RunConfig, ckpt: dict | None, path: Path | None) -> Automaton | None:

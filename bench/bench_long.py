@@ -232,8 +232,9 @@ def errors_of(ev) -> dict:
 
     >>> from monoidlab.evaluation.result import Evaluation
     >>> ev = Evaluation("x", ("near_miss",), 0.99, 4, accuracy={"near_miss": {41: 0.75, 300: 1.0}})
-    >>> errors_of(ev)
-    {'wrong': {'near_miss': 1}, 'scored': {'near_miss': 8}, 'wrong_by_level': {'6': 1, '9': 0}, 'solved': False}
+    >>> e = errors_of(ev)
+    >>> e["wrong"], e["scored"], e["wrong_by_level"], e["solved"]
+    ({'near_miss': 1}, {'near_miss': 8}, {'6': 1, '9': 0}, False)
     """
     from monoidlab.training.diagnosis import depth_of
 
@@ -360,8 +361,9 @@ def curve_text(rows: list[dict]) -> str:
         for c in r["curve"]:
             kinds = ", ".join(f"{k} {w}" for k, w in c["wrong"].items())
             levels = ", ".join(f"{d}: {w}" for d, w in c["wrong_by_level"].items() if w)
-            lines.append(f"{r['condition']:<30} step {c['step']:>6}{' (tested)' if c.get('tested') else ''}: "
-                         f"{kinds}; by tree level {levels or 'none'}")
+            tested = " (tested)" if c.get("tested") else ""
+            lines.append(f"{r['condition']:<30} step {c['step']:>6}{tested}: {kinds}; "
+                         f"by tree level {levels or 'none'}")
     return "\n".join(lines)
 
 
@@ -385,8 +387,8 @@ def draw_curves(rows: list[dict], path: Path) -> None:
         for d in levels:
             bottom.plot(steps, [c["wrong_by_level"].get(d, 0) for c in r["curve"]], marker=".",
                         label=f"level {d}")
-        top.set_title(f"{r['condition']}\n({r['recipe']}, {'covered' if r['covered'] else 'uncovered'})",
-                      fontsize=8)
+        cover = "covered" if r["covered"] else "uncovered"
+        top.set_title(f"{r['condition']}\n({r['recipe']}, {cover})", fontsize=8)
         for ax in (top, bottom):
             ax.set_yscale("symlog", linthresh=1)
             ax.set_xlabel("step", fontsize=7)

@@ -152,14 +152,16 @@ def draw_walks(rng: np.random.Generator, table: np.ndarray, C: np.ndarray,
     k = table.shape[1]
     u = rng.random((T, B))
     C = np.asarray(C)
-    if USE_KERNEL and B and k and C.dtype == np.float64 and C.ndim == 3:
+    goal = np.ascontiguousarray(np.broadcast_to(targets, (B,)), np.int64)
+    # the kernel does not check bounds: only shapes the numpy path would index without error
+    if (USE_KERNEL and B and k and C.dtype == np.float64 and C.ndim == 3 and T <= len(C)
+            and 0 <= goal.min() and goal.max() < C.shape[2]):
         from monoidlab._kernels import walk_kernel
 
         kernel = walk_kernel()
         if kernel is not None:  # the same sums and comparisons, one loop per string
             kernel(np.ascontiguousarray(table), C, state,
-                   np.ascontiguousarray(lengths, np.int64),
-                   np.ascontiguousarray(np.broadcast_to(targets, (B,)), np.int64), u, tokens)
+                   np.ascontiguousarray(lengths, np.int64), goal, u, tokens)
             return tokens
     for t in range(T):
         active = lengths > t

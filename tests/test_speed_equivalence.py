@@ -429,3 +429,18 @@ def test_samplers_draw_the_same_strings_with_or_without_the_walk_kernel(monkeypa
             s = ml.sample(lang, [5, 17, 30], 64, sampler=sampler, seed=3)
         drawn.append((s.tokens.copy(), np.asarray(s.lengths).copy()))
     assert np.array_equal(drawn[0][0], drawn[1][0]) and np.array_equal(drawn[0][1], drawn[1][1])
+
+
+def test_walks_beyond_the_counts_raise_instead_of_reading_past_them():
+    """The kernel checks no bounds: counts shorter than the strings, or a target beyond them,
+    take the numpy path, which raises."""
+    import monoidlab.laws as laws
+
+    table = np.array([[0, 1], [1, 0]])
+    C = laws.backward_laws(table, np.eye(2), 5, rescale=True)
+    rng = np.random.default_rng(0)
+    assert laws.draw_walks(rng, table, C, 0, np.array([6, 3]), np.array([1, 0])).shape == (2, 6)
+    with pytest.raises(IndexError):
+        laws.draw_walks(rng, table, C, 0, np.array([7]), np.array([1]))
+    with pytest.raises(IndexError):
+        laws.draw_walks(rng, table, C, 0, np.array([3]), np.array([2]))

@@ -33,7 +33,8 @@ thread in this process: ``torch.set_num_threads(1)``, and ``XLA_FLAGS`` /
 Timing: ``time.perf_counter`` around each call (``block_until_ready`` for JAX), every variant
 once per round in turn (so a change of load hits all alike), after one warm-up call each (the
 JIT compilation is in the warm-up and excluded); the median of the rounds, and ratios
-ours / theirs of those medians.
+ours / theirs of those medians. The process runs pinned to one CPU (Linux; :func:`pin_to_one_cpu`
+says why), so both sides have one core whatever threads JAX starts.
 
     python bench/bench_prlstm_authors.py --authors /path/to/pr-lstm      # ~10 min on one core
     python bench/bench_prlstm_authors.py --authors ... --lengths 512 --rounds 3   # ~2 min
@@ -291,6 +292,20 @@ def markdown(info: str, rows: list[dict], train: dict | None) -> str:
     return "\n".join(out) + "\n"
 
 
+def pin_to_one_cpu() -> int | None:
+    """Put this process on one CPU (Linux), before JAX starts its threads; returns the CPU.
+
+    jax 0.10's CPU runtime runs work on a thread pool of its own that the XLA flags above do
+    not reach: measured 2026-12-03, the authors' L 512 forward took 666 ms of wall time and
+    about 1.8 times that in CPU time on two cores, and 1120 ms pinned to one. Unpinned, their
+    wall time would count two cores against our one."""
+    if not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2:
+        return None
+    cpu = min(os.sched_getaffinity(0))
+    os.sched_setaffinity(0, {cpu})
+    return cpu
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--authors", default=os.environ.get(ENV),
@@ -306,6 +321,7 @@ def main(argv=None) -> int:
         print(f"skipped: the authors' code was not found (--authors or ${ENV}: a checkout of "
               "github tristangaudreault/pr-lstm v1.0.0, or its src/ folder)")
         return 0
+    pinned = pin_to_one_cpu()
     mods = load_jax(authors)
     if isinstance(mods, str):
         print(f"skipped: {mods}")
@@ -320,8 +336,9 @@ def main(argv=None) -> int:
     ours = PRLSTM(task.empty_token + 1, task.n_classes, hidden=HIDDEN, num_layers=LAYERS,
                   init="haiku").eval()
     jax = mods[0]
+    cpu = f", the process pinned to CPU {pinned}" if pinned is not None else ""
     info = (f"torch {torch.__version__} (1 thread), jax {jax.__version__} "
-            f"({jax.devices()[0].platform}, XLA one thread)")
+            f"({jax.devices()[0].platform}, XLA one thread{cpu})")
     print(f"# {info}", file=sys.stderr, flush=True)
     t0 = time.time()
     lengths = [int(x) for x in args.lengths.split(",")]

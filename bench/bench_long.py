@@ -308,7 +308,8 @@ def prediction_row(pair: str, run: dict | None, members: dict, out: Path,
     if run is None:
         if set(members) == {"ours", "authors"}:
             choice, source = choice_of(pair, members, out, ledger, pair_step)
-            row["recipe"] = f"({choice or 'undecided'}: {source})"
+            row["recipe"] = (f"({choice}: {source})" if choice else
+                             f"(undecided: run `--phase pairs --only {pair}` first)")
         return row
     path = out / run["id"]
     row["recipe"] = condition_of(run["id"])[len(pair) + 1:] or "-"

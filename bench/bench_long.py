@@ -167,6 +167,14 @@ def fresh_check(run: Path) -> dict:
     return data
 
 
+def hours(run: Path) -> tuple[float, float]:
+    """(wall, CPU) hours a run has trained so far, from its segments.jsonl."""
+    segs = ([json.loads(x) for x in (run / "segments.jsonl").read_text().splitlines()]
+            if (run / "segments.jsonl").is_file() else [])
+    return (round(sum(x["wall_s"] for x in segs) / 3600, 2),
+            round(sum(x["cpu_s"] for x in segs) / 3600, 2))
+
+
 def status_rows(runs: list[dict], out: Path) -> list[dict]:
     rows = []
     for r in runs:
@@ -175,14 +183,12 @@ def status_rows(runs: list[dict], out: Path) -> list[dict]:
         last = vals[max(vals)] if vals else None
         res = json.loads((run / "results.json").read_text()) if (
             run / "results.json").is_file() else None
-        segs = [json.loads(x) for x in (run / "segments.jsonl").read_text().splitlines()] if (
-            run / "segments.jsonl").is_file() else []
+        wall_h, cpu_h = hours(run)
         rows.append({"id": r["id"], "step": checkpoint_step(run),
                      "last validation": (f"{max(vals)}: min {last['val_min_accuracy']:.3f}"
                                          if last else "-"),
                      "solved": "-" if res is None else "yes" if res["solved"] else "no",
-                     "wall h": round(sum(s["wall_s"] for s in segs) / 3600, 2),
-                     "cpu h": round(sum(s["cpu_s"] for s in segs) / 3600, 2)})
+                     "wall h": wall_h, "cpu h": cpu_h})
     return rows
 
 
@@ -314,10 +320,7 @@ def prediction_row(pair: str, run: dict | None, members: dict, out: Path,
     path = out / run["id"]
     row["recipe"] = condition_of(run["id"])[len(pair) + 1:] or "-"
     row["steps"] = checkpoint_step(path)
-    segs = ([json.loads(x) for x in (path / "segments.jsonl").read_text().splitlines()]
-            if (path / "segments.jsonl").is_file() else [])
-    row["wall_h"] = round(sum(s["wall_s"] for s in segs) / 3600, 2)
-    row["cpu_h"] = round(sum(s["cpu_s"] for s in segs) / 3600, 2)
+    row["wall_h"], row["cpu_h"] = hours(path)
     row["curve"] = curve(path)
     if not (path / "results.json").is_file():
         row["prediction"] = f"running (step {row['steps']})"

@@ -5,6 +5,7 @@ Usage:
     python bench/bench_random_languages.py --draw            # once: writes the specs + split
     python bench/bench_random_languages.py --info [--write-docs]   # |M|, aperiodic, s per language
     python bench/bench_random_languages.py --recipe base [--half dev] [--workers 2]
+    python bench/bench_random_languages.py --recipe base --claims DIR   # one per worktree/core
     python bench/bench_random_languages.py --table [--write-docs]
     python bench/bench_random_languages.py --freeze NAME     # once: the choice rule's recipe
 
@@ -213,6 +214,30 @@ def plan(bench: dict, recipe_name: str, half: str, split: dict, ledger: dict) ->
             for name in split[half] for seed in bench["benchmark"]["seeds"]]
 
 
+def claim(folder: Path, run_id: str, owner: str) -> bool:
+    """Claim a run for the benchmark writing ledger ``owner``: True when it is this owner's
+    (newly claimed, or claimed by the same ledger before it was killed), False when another
+    ledger has it. Lets two processes with their own ledgers (two worktrees, one per core)
+    share one recipe's runs without running any twice; the claim is one file made with O_EXCL,
+    so two processes reaching a run at the same moment cannot both get it.
+
+    >>> import tempfile; d = Path(tempfile.mkdtemp())
+    >>> claim(d, "r1", "/a/ledger.jsonl"), claim(d, "r1", "/a/ledger.jsonl"), claim(d, "r1", "/b")
+    (True, True, False)
+    """
+    import os
+
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / run_id
+    try:
+        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        return path.read_text().strip() == owner
+    with os.fdopen(fd, "w") as f:
+        f.write(owner + "\n")
+    return True
+
+
 def results_table(ledger: dict[str, dict]) -> str:
     """Per recipe and half: solved languages (every seed; fresh sets included), solved runs,
     and the median training time; then one line per run."""
@@ -396,6 +421,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--half", default="dev", choices=["dev", "held_out"])
     p.add_argument("--workers", type=int, default=1)
     p.add_argument("--write-docs", action="store_true")
+    p.add_argument("--claims", metavar="DIR", default=None,
+                   help="share the runs with other processes (their own ledgers) through "
+                        "claim files in DIR: each run is trained by the first to claim it")
     p.add_argument("--freeze", metavar="NAME", default=None,
                    help="append the frozen copy of the choice rule's recipe as NAME")
     args = p.parse_args(argv)
@@ -449,8 +477,12 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({k: row.get(k) for k in ("id", "status", "solved", "wall_s")}),
               flush=True)
 
+    if args.claims and args.workers != 1:
+        p.error("--claims runs one worker per process: start one process per core")
     if args.workers == 1:
         for r in runs:
+            if args.claims and not claim(Path(args.claims), r["id"], str(ledger_path)):
+                continue
             record(run_one(r, recipe, meta["out"], meta["fresh_seeds"]))
     else:
         from concurrent.futures import ProcessPoolExecutor, as_completed

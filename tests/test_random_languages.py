@@ -359,3 +359,24 @@ def test_freezing_copies_the_chosen_recipe_once(tmp_path):
         "final", 120, "near_miss", {"d": 8, "padding": "identity"})
     with pytest.raises(SystemExit, match="frozen already"):
         mod.freeze(config, ledger, split, "again")
+
+
+def _claim_all(args):
+    folder, owner, ids = args
+    sys.path.insert(0, str(ROOT / "bench"))
+    from bench_random_languages import claim
+
+    return [i for i in ids if claim(Path(folder), i, owner)]
+
+
+def test_claims_share_a_recipes_runs_between_processes_once_each(tmp_path):
+    """Four processes, each with its own ledger, race through the same 60 runs: every run is
+    claimed by exactly one of them, and a restarted owner gets its own claims back."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    ids = [f"r__lang-{i}__s0" for i in range(60)]
+    owners = [str(tmp_path / f"wt{k}" / "ledger.jsonl") for k in range(4)]
+    with ProcessPoolExecutor(4) as pool:
+        got = list(pool.map(_claim_all, [(str(tmp_path / "claims"), o, ids) for o in owners]))
+    assert sorted(i for g in got for i in g) == sorted(ids)
+    assert _claim_all((str(tmp_path / "claims"), owners[0], ids)) == got[0]

@@ -1,7 +1,10 @@
 """The 21-task table of MLP-LDRU at CPU scale under strict evaluation, one command.
 
 Usage: python bench/bench_ldru21.py [--config configs/ldru21-cpu.toml] [--workers 2]
-       [--write-docs]
+       [--write-docs] [--compare SECTION]
+
+The same tasks with the random-language benchmark's frozen recipe, against the table above:
+``--config configs/ldru21-languages.toml --compare "ldru21 cpu"``.
 
 The same table for PR-LSTM and LSTM on the four Delétang regular tasks:
 ``--config configs/regular4-seq-cpu.toml``.
@@ -36,9 +39,17 @@ def settings_text(base: dict) -> str:
     steps, restarts = base.get("steps"), base.get("restarts", 0)
     budget = (f"attempts of {steps} steps, at most {1 + restarts} (restarts = {restarts}, "
               "per-task overrides in the config)") if restarts else f"at most {steps} steps"
-    extra = [f"{k} = {base[k]}" for k in ("offsets", "assoc_weight") if base.get(k) not in
-             (None, "none", 0, 0.0)]
-    return (f"Settings (the config's comments say why): {base.get('sampler', 'balanced')} "
+    extra = [f"{k} = {base[k]}" for k in ("offsets", "assoc_weight", "near_miss_mix", "covering")
+             if base.get(k) not in (None, "none", 0, 0.0)]
+    d = (base.get("model_options") or {}).get("d")
+    extra += [f"d = {d}"] if d is not None else []
+    head = "Settings (the config's comments say why)"
+    if base.get("recipe") == "languages":
+        from monoidlab.recipes import frozen_recipe
+
+        head = (f"Settings: recipe 'languages' (the random-language benchmark's frozen "
+                f"{frozen_recipe()[0]!r}; configs/random-languages.toml says why)")
+    return (f"{head}: {base.get('sampler', 'balanced')} "
             f"sampler, {budget}{', ' + ', '.join(extra) if extra else ''}; validation every "
             f"{base.get('eval_every')} steps on fresh strings of lengths "
             f"{base.get('val_lengths')} ({base.get('val_samples', 16)} per length and kind), "
@@ -46,11 +57,54 @@ def settings_text(base: dict) -> str:
             "row, the best validated weights are tested.")
 
 
+def solved_in_section(markdown: str, section: str) -> dict[str, bool]:
+    r"""``{task: solved}`` from the table this script wrote into the generated section
+    ``section`` of a results page (``<!-- begin NAME -->`` ... ``<!-- end NAME -->``): the
+    record another config's sweep left, to compare tables whose run folders are gone.
+
+    >>> md = "<!-- begin t -->\n| task | model | s | solved |\n|---|---|---|---|\n" \
+    ...      "| parity | mlp-ldru | 2 | **yes** |\n| dyck-4 | mlp-ldru | 24 | no |\n<!-- end t -->"
+    >>> solved_in_section(md, "t")
+    {'parity': True, 'dyck-4': False}
+    """
+    begin, end = f"<!-- begin {section} -->", f"<!-- end {section} -->"
+    if begin not in markdown or end not in markdown:
+        raise SystemExit(f"--compare: no generated section {section!r} in the results page")
+    body = markdown.split(begin, 1)[1].split(end, 1)[0]
+    rows = [[c.strip() for c in line.strip().strip("|").split("|")]
+            for line in body.splitlines() if line.startswith("| ")]
+    head = rows[0]
+    if "task" not in head or "solved" not in head:
+        raise SystemExit(f"--compare: section {section!r} has no table with 'task' and "
+                         "'solved' columns")
+    t, s = head.index("task"), head.index("solved")
+    return {r[t]: r[s] == "**yes**" for r in rows[1:] if not set(r[0]) <= {"-"}}
+
+
+def compare_text(here: dict[str, bool], there: dict[str, bool], section: str) -> str:
+    """One sentence: the tasks the other table solved that this one loses, and the reverse.
+
+    >>> compare_text({"a": True, "b": False}, {"a": True, "b": True}, "x").split("; ", 1)[1]
+    'lost here: b; gained here: none.'
+
+    """
+    both = sorted(t for t in here if t in there)
+    lost = [t for t in both if there[t] and not here[t]]
+    gained = [t for t in both if here[t] and not there[t]]
+    return (f"Against the table of section {section!r} (docs/results.md), on the {len(both)} "
+            f"tasks both have: solved there {sum(there[t] for t in both)}, here "
+            f"{sum(here[t] for t in both)}; lost here: {', '.join(lost) or 'none'}; gained "
+            f"here: {', '.join(gained) or 'none'}.")
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--config", default=str(ROOT / "configs" / "ldru21-cpu.toml"))
     p.add_argument("--workers", type=int, default=None)
     p.add_argument("--write-docs", action="store_true")
+    p.add_argument("--compare", metavar="SECTION", default=None,
+                   help="compare the solved tasks with the table in this generated section of "
+                        "docs/results.md (e.g. 'ldru21 cpu')")
     args = p.parse_args(argv)
     import monoidlab as ml
     from monoidlab._util import write_section
@@ -140,6 +194,9 @@ def main(argv=None) -> int:
     if "mlp-ldru" in {x["model"] for x in rows}:
         lines += ["The MLP-LDRU paper: 18 of 21 at 100% (training lengths 1..40, 100k-1M steps "
                   "on a GPU; its evaluation is the balanced protocol)."]
+    if args.compare:
+        there = solved_in_section((ROOT / "docs" / "results.md").read_text(), args.compare)
+        lines += ["", compare_text({x["task"]: x["solved"] for x in rows}, there, args.compare)]
     if sweep.get("notes"):
         lines += ["", " ".join(sweep["notes"].split())]
     text = "\n".join(lines) + "\n"

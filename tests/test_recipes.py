@@ -157,3 +157,61 @@ def test_doctests():
 
     res = doctest.testmod(recipes, optionflags=doctest.ELLIPSIS)
     assert res.attempted > 0 and res.failed == 0
+
+
+@pytest.mark.parametrize("name", ["base", "covering", "offsets", "mix-ec-12k-d64"])
+def test_the_21_task_config_takes_every_key_from_whichever_recipe_is_frozen(
+        tmp_path, monkeypatch, name):
+    """configs/ldru21-languages.toml sets only the run's own keys: every training key of every
+    task is the frozen recipe's, whichever recipe the benchmark freezes, but prefix-4-4's
+    sampler (near-miss tables of ~60 GiB)."""
+    from monoidlab.training.sweep import load_sweep
+
+    text = recipes.BENCHMARK.read_text().replace(f"[recipes.{name}]\n",
+                                                 f"[recipes.{name}]\nfrozen = true\n", 1)
+    path = tmp_path / "random-languages.toml"
+    path.write_text(text)
+    monkeypatch.setattr(recipes, "BENCHMARK", path)
+    chosen = tomllib.loads(text)["recipes"][name]
+    runs = load_sweep(ROOT / "configs" / "ldru21-languages.toml")["runs"]
+    assert len(runs) == 21
+    for run in runs:
+        cfg = run["config"].as_dict()
+        for key, value in chosen.items():
+            if key in recipes.RUN_KEYS or key == "model_options":
+                continue
+            if run["problem"] == "prefix-4-4" and key == "sampler":
+                assert cfg[key] == "ec_stratified"
+                continue
+            assert cfg[key] == value, (run["problem"], key)
+        assert cfg["model_options"]["d"] == chosen["model_options"]["d"]
+        assert cfg["test_lengths"] == "41:500" and cfg["test_samples"] == 64
+
+
+def test_the_21_task_config_needs_a_frozen_recipe(tmp_path, monkeypatch):
+    from monoidlab.training.sweep import load_sweep
+
+    none = tmp_path / "none.toml"
+    none.write_text("[recipes.base]\nmodel = 'mlp-ldru'\n")
+    monkeypatch.setattr(recipes, "BENCHMARK", none)
+    with pytest.raises(ConfigError, match="no recipe is frozen yet"):
+        load_sweep(ROOT / "configs" / "ldru21-languages.toml")
+
+
+def test_the_21_task_comparison_reads_the_committed_cpu_table():
+    """bench_ldru21 --compare reads the table another config's sweep wrote into results.md:
+    the CPU recipe's 16 of 21, and which five it misses."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    from bench_ldru21 import compare_text, solved_in_section
+
+    cpu = solved_in_section((ROOT / "docs" / "results.md").read_text(), "ldru21 cpu")
+    assert len(cpu) == 21 and sum(cpu.values()) == 16
+    assert {t for t, ok in cpu.items() if not ok} == {"modular-arithmetic", "dyck-4", "dyck-6",
+                                                      "dyck-8", "dyck-12"}
+    here = {**cpu, "tomita-3": False, "dyck-4": True}
+    assert compare_text(here, cpu, "ldru21 cpu").endswith(
+        "solved there 16, here 16; lost here: tomita-3; gained here: dyck-4.")
+    with pytest.raises(SystemExit, match="no generated section 'nope'"):
+        solved_in_section("text", "nope")

@@ -301,6 +301,75 @@ def recipe_matrix(ledger: dict[str, dict]) -> list[str]:
     return out
 
 
+def lineage(recipes: dict[str, dict]) -> dict[str, tuple[str, list[str]]]:
+    """Which earlier recipe of the config each recipe changes, and the settings it changes:
+    the earlier one (in file order) with the fewest differing keys (model options count one by
+    one; bookkeeping keys never), so the config's "one setting at a time" is read from the
+    recipes themselves, not restated.
+
+    >>> lineage({"base": {"steps": 4, "model_options": {"d": 32}},
+    ...          "long": {"steps": 8, "model_options": {"d": 32}},
+    ...          "wide": {"steps": 8, "model_options": {"d": 64}, "frozen": True}})
+    {'long': ('base', ['steps']), 'wide': ('long', ['model_options.d'])}
+    """
+    def keys(recipe: dict) -> dict[str, Any]:
+        out = {k: v for k, v in recipe.items() if k not in BOOKKEEPING and k != "model_options"}
+        out.update({f"model_options.{k}": v for k, v in recipe.get("model_options", {}).items()})
+        return out
+
+    names, out = list(recipes), {}
+    for i, name in enumerate(names[1:], 1):
+        mine = keys(recipes[name])
+        diffs = []
+        for j, other in enumerate(names[:i]):
+            theirs = keys(recipes[other])
+            changed = sorted(k for k in mine.keys() | theirs.keys() if mine.get(k) != theirs.get(k))
+            diffs.append((len(changed), j, other, changed))
+        _, _, parent, changed = min(diffs)
+        out[name] = (parent, changed)
+    return out
+
+
+def bought(ledger: dict[str, dict], split: dict[str, list[str]], seeds: list[int],
+           recipes: dict[str, dict]) -> list[str]:
+    """One line per recipe that changes another: what the change bought on the development half
+    (languages solved on every seed and runs solved, before and after, and which languages it
+    gained and lost), for recipes that have both run every dev language on every seed.
+
+    >>> row = lambda rc, lang, seed, ok: {"recipe": rc, "half": "dev", "language": lang,
+    ...     "seed": seed, "status": "done", "solved": ok, "train_seconds": 1.0}
+    >>> ledger = {str(i): r for i, r in enumerate([row("a", "x", 0, True), row("a", "y", 0, False),
+    ...           row("b", "x", 0, False), row("b", "y", 0, True)])}
+    >>> bought(ledger, {"dev": ["x", "y"]}, [0], {"a": {"steps": 1}, "b": {"steps": 2}})
+    ['b (a with steps changed): languages solved on every seed 1 -> 1 of 2 (gained y; lost x), runs solved 1 -> 1 of 2']
+    """
+    want = [(lang, seed) for lang in split["dev"] for seed in seeds]
+    ok: dict[str, dict[tuple[str, int], bool]] = {}
+    for r in ledger.values():
+        if r["half"] == "dev":
+            ok.setdefault(r["recipe"], {})[(r["language"], int(r["seed"]))] = (
+                r["status"] == "done" and bool(r["solved"]))
+    def through(name: str) -> bool:
+        return all(k in ok.get(name, {}) for k in want)
+
+    lines = []
+    for name, (parent, changed) in lineage(recipes).items():
+        head = f"{name} ({parent} with {', '.join(changed)} changed)"
+        if not (through(name) and through(parent)):
+            lines.append(f"{head}: not both through the dev half yet")
+            continue
+        solved = {rc: {lang for lang in split["dev"] if all(ok[rc][(lang, s)] for s in seeds)}
+                  for rc in (parent, name)}
+        runs = {rc: sum(ok[rc][k] for k in want) for rc in (parent, name)}
+        gained = sorted(solved[name] - solved[parent])
+        lost = sorted(solved[parent] - solved[name])
+        lines.append(f"{head}: languages solved on every seed {len(solved[parent])} -> "
+                     f"{len(solved[name])} of {len(split['dev'])} (gained "
+                     f"{', '.join(gained) or 'none'}; lost {', '.join(lost) or 'none'}), runs "
+                     f"solved {runs[parent]} -> {runs[name]} of {len(want)}")
+    return lines
+
+
 def choose(ledger: dict[str, dict], split: dict[str, list[str]], seeds: list[int],
            recipes: list[str] | None = None) -> tuple[str | None, list[str]]:
     """The config's choice rule on the development half: once every recipe of ``recipes`` (the
@@ -453,8 +522,12 @@ def main(argv: list[str] | None = None) -> int:
             section, heading = "random languages", "## The random-language benchmark: the set"
         else:
             _, why = choose(ledger, split, meta["seeds"], measured(bench))
+            gains = bought(ledger, split, meta["seeds"], bench["recipes"])
             text = ("The choice rule on the development half (configs/random-languages.toml):\n\n"
-                    + "\n".join(f"- {line}" for line in why) + "\n\n" + results_table(ledger))
+                    + "\n".join(f"- {line}" for line in why)
+                    + "\n\nWhat each setting bought on the development half (each recipe against "
+                    "the earlier recipe it changes least):\n\n"
+                    + "\n".join(f"- {line}" for line in gains) + "\n\n" + results_table(ledger))
             section, heading = "random languages runs", "## The random-language benchmark: runs"
         print(text)
         if args.write_docs:

@@ -380,3 +380,35 @@ def test_claims_share_a_recipes_runs_between_processes_once_each(tmp_path):
         got = list(pool.map(_claim_all, [(str(tmp_path / "claims"), o, ids) for o in owners]))
     assert sorted(i for g in got for i in g) == sorted(ids)
     assert _claim_all((str(tmp_path / "claims"), owners[0], ids)) == got[0]
+
+
+def test_each_recipe_is_read_as_one_change_of_an_earlier_one():
+    """The config's recipes change one setting at a time; lineage() finds which, from the
+    recipes themselves, and bought() reports what the change did on the development half."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    from bench_random_languages import CONFIG, bought, lineage
+
+    recipes = tomllib.loads(CONFIG.read_text())["recipes"]
+    tree = lineage(recipes)
+    assert tree["covering"] == ("base", ["covering", "sampler"])
+    assert tree["offsets"] == ("base", ["offset_buffer", "offsets"])
+    assert tree["mix-ec"] == ("base", ["near_miss_mix"])
+    assert tree["mix-ec-12k"] == ("mix-ec", ["restarts", "steps"])
+    assert tree["mix-ec-12k-d64"] == ("mix-ec-12k", ["model_options.d"])
+    frozen = {**recipes["covering"], "frozen": True, "basis": "chosen"}
+    assert lineage({**recipes, "final": frozen})["final"] == ("covering", [])
+
+    def row(recipe, lang, seed, ok):
+        return {"recipe": recipe, "half": "dev", "language": lang, "seed": seed,
+                "status": "done" if ok is not None else "refused", "solved": bool(ok)}
+
+    runs = [row("base", "x", s, s == 0) for s in (0, 1)] + [row("base", "y", s, True)
+                                                            for s in (0, 1)]
+    runs += [row("mix-ec", "x", s, True) for s in (0, 1)] + [row("mix-ec", "y", 0, None),
+                                                             row("mix-ec", "y", 1, True)]
+    ledger = {str(i): r for i, r in enumerate(runs)}
+    lines = bought(ledger, {"dev": ["x", "y"]}, [0, 1], recipes)
+    assert ("mix-ec (base with near_miss_mix changed): languages solved on every seed 1 -> 1 of "
+            "2 (gained x; lost y), runs solved 3 -> 3 of 4") in lines
+    assert "mix-ec-12k (mix-ec with restarts, steps changed): not both through the dev half yet" \
+        in lines

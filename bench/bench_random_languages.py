@@ -424,9 +424,11 @@ def measured(bench: dict) -> list[str]:
     return [n for n, r in bench["recipes"].items() if not r.get("frozen")]
 
 
-def freeze_text(text: str, chosen: str, name: str, basis: str) -> str:
+def freeze_text(text: str, chosen: str, name: str, basis: str,
+                notes: list[str] | tuple[str, ...] = ()) -> str:
     """The config text with a frozen copy of recipe ``chosen`` appended as ``name``: its key
-    lines verbatim, with ``frozen = true`` and ``basis``.
+    lines verbatim, with ``frozen = true`` and ``basis``; ``notes`` (what each setting bought,
+    :func:`bought`) become the block's comment, so the config says why from the ledger.
 
     >>> text = '[recipes.a]\\nsteps = 4\\nlr = 0.1\\n\\n# b\\n[recipes.b]\\nsteps = 8\\n'
     >>> print(freeze_text(text, "a", "final", "chosen").split("\\n\\n")[-1], end="")
@@ -447,8 +449,17 @@ def freeze_text(text: str, chosen: str, name: str, basis: str) -> str:
     while i < len(lines) and lines[i].strip() and not lines[i].startswith("["):
         body.append(lines[i])
         i += 1
+    import textwrap
+
+    why = []
+    if notes:
+        why = ["# What each setting bought on the development half (each recipe against the "
+               "earlier", "# recipe it changes least; languages solved on every seed):"]
+        for note in notes:
+            why += textwrap.wrap(note, 96, initial_indent="# - ", subsequent_indent="#   ",
+                                 break_on_hyphens=False)
     block = [f"# The recipe chosen on the development half (a copy of {chosen!r}), frozen: the "
-             "only one that may", "# score the held-out half, once.", f"[recipes.{name}]",
+             "only one that may", "# score the held-out half, once.", *why, f"[recipes.{name}]",
              "frozen = true", f"basis = {json.dumps(basis)}", *body]
     return text.rstrip("\n") + "\n\n" + "\n".join(block) + "\n"
 
@@ -475,7 +486,8 @@ def freeze(config: Path, ledger: dict[str, dict], split: dict[str, list[str]], n
         (f"{chosen}:", "chosen", "no choice")))
     basis = (f"{chosen!r}, chosen on the development half by the config's rule: {dev}"
              + (f" (the others: {others})" if others else ""))
-    atomic_write_text(config, freeze_text(text, chosen, name, basis))
+    notes = bought(ledger, split, bench["benchmark"]["seeds"], bench["recipes"])
+    atomic_write_text(config, freeze_text(text, chosen, name, basis, notes))
     return basis
 
 

@@ -104,7 +104,8 @@ def recipe_advice(path: str | Path | None = None) -> dict[str, Any]:
                          "(docs/results.md, 'The random-language benchmark'); monoidlab train "
                          "keeps its own defaults"}
     name, _, _ = frozen_recipe(path)  # two frozen, or one for another model: an error
-    basis = recipes[name].get("basis", "")
+    # the comparison with every other recipe stays in the config; one line names the choice
+    basis = str(recipes[name].get("basis", "")).split(" (the others: ")[0]
     return {"recipe": "languages", "frozen": name,
             "basis": f"recipe 'languages' (the benchmark's {name!r}, frozen on its development "
                      "half" + (f": {basis}" if basis else "") + "); monoidlab train --language "

@@ -190,8 +190,12 @@ def test_the_trainer_trains_on_covering_strings_and_refuses_too_short_runs():
     del lang
     res = train(cfg, None, progress=False)
     assert res["training_coverage"]["sampler"] == "covering"
-    with pytest.raises(ConfigError, match=r"key 'covering': \d+ targets shown k = 5 times"):
+    with pytest.raises(ConfigError, match=r"key 'covering': \d+ targets shown k = 5 times"
+                       r".* or lower k, or train without the plan \(sampler = \"near_miss\""):
         make_problem(cfg.replace(covering={"share": 0.5, "k": 5}, steps=2))
+    with pytest.raises(ConfigError) as refused:  # k = 1 cannot be lowered: the way out is named
+        make_problem(cfg.replace(steps=1))
+    assert "lower k" not in str(refused.value) and 'sampler = "near_miss"' in str(refused.value)
 
 
 def test_below_the_support_the_covering_sampler_shows_what_it_can_when_asked():

@@ -25,7 +25,7 @@ sampler = "near_miss"
 
 [recipes.chosen]
 frozen = true
-basis = "9 of 18 development languages solved on both seeds"
+basis = "9 of 18 development languages solved on both seeds (the others: base: 3 of 18)"
 model = "mlp-ldru"
 steps = 12000
 restarts = 0
@@ -126,6 +126,7 @@ def test_min_length_and_the_report_name_the_recipe_once_one_is_frozen(frozen, ca
     advice = recipes.recipe_advice()
     assert (advice["recipe"], advice["frozen"]) == ("languages", "chosen")
     assert "9 of 18 development languages" in advice["basis"]  # the config's measured basis
+    assert "the others" not in advice["basis"]  # one line: the comparison stays in the config
     assert main(["min-length", "parity"]) in (0, None)
     out = capsys.readouterr().out
     assert "training recipe: recipe 'languages' (the benchmark's 'chosen'" in out

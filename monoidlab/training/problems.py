@@ -535,5 +535,7 @@ def _plan_covering(cfg: Any, problem: Any) -> None:
         raise ConfigError(f"key 'covering': {len(plan.targets)} targets shown k = "
                           f"{settings['k']} times need {need} covering strings; the run draws "
                           f"{per_step} a step for {cfg.steps} steps ({per_step * cfg.steps}): "
-                          "raise steps, batch_size or share, or lower k")
+                          f"raise steps, batch_size or share{', or lower k' if settings['k'] > 1 else ''}"
+                          ", or train without the plan (sampler = \"near_miss\", the base "
+                          "recipe's sampler)")
     problem.use_covering(plan, settings["share"])

@@ -138,9 +138,11 @@ def main(argv=None) -> int:
         support = {pad: min_training_length(lang, range(41, 501), within="auto",
                                             padding=pad).support_length if tree else None
                    for pad in ("learned", padding)}
-        ev = r["evaluation"]
+        ev = r["evaluation"] or {}  # none: refused before training (the sweep's row says why)
         verdict = ev.get("verdict", "")
         where = verdict.split(":", 1)[1].strip() if not r["solved"] and ":" in verdict else "—"
+        if r.get("refused"):
+            where = f"refused before training: {r['refused']}"
         rows.append({"task": r["problem"], "model": cfg["model"], "where": where,
                      "support": support, "padding": padding,
                      "solved": r["solved"], "first": r.get("first_solved_step"),
@@ -179,8 +181,10 @@ def main(argv=None) -> int:
         lines.append(f"| {x['task']} | {x['model']} | {sup} | "
                      f"{'**yes**' if x['solved'] else 'no'} | "
                      f"{first} ({x['steps']}) | {x['attempts']} | "
-                     + " | ".join(acc(x["evaluation"], k) for k in KINDS) +
-                     f" | {x['score']:.3f} | {x['secs']:.0f} | "
+                     + " | ".join(acc(x["evaluation"], k) if x["evaluation"] else "—"
+                                  for k in KINDS) +
+                     f" | {'—' if x['score'] != x['score'] else format(x['score'], '.3f')}"
+                     f" | {x['secs']:.0f} | "
                      f"{x['where']} | {paper} |")
     total = sum(x["secs"] for x in rows)
     # a solved run shows more than counting only where a count-only model fails some kind

@@ -761,6 +761,44 @@ def test_sweep_table_tabulates_the_finished_runs_and_trains_nothing(tmp_path, mo
     assert main(["sweep", str(f), "--table", "--json"]) == 0
 
 
+def test_a_run_refused_before_training_is_a_row_of_the_sweep_not_its_end(tmp_path, monkeypatch):
+    """dyck-2's covering plan needs more strings than 3 steps draw: that run is refused, the
+    parity run beside it trains, and the table (fresh or --table) says which was refused."""
+    f = _sweep_file(tmp_path)
+    f.write_text(f.read_text().replace('languages = ["parity"]', 'languages = ["parity"]\n'
+                                       'conditions = ["dyck-2-covering"]')
+                 .replace("seeds = [0, 1]", "seeds = [0]") +
+                 '[conditions.dyck-2-covering]\nlanguage = "dyck-2"\nsampler = "covering"\n'
+                 'covering = { share = 0.5, k = 1, uncovered = "skip" }\n'
+                 'model_options = { d = 8, padding = "identity" }\n')
+    res = run_sweep(f, progress=False)
+    out = tmp_path / "sweep"
+    by_id = {r["problem"]: r for r in res["rows"]}
+    assert set(by_id) == {"parity", "dyck-2-covering"}
+    refused = by_id["dyck-2-covering"]
+    assert refused["evaluation"] is None and refused["solved"] is False
+    assert "key 'covering'" in refused["refused"] and refused["train_seconds"] == 0.0
+    assert by_id["parity"]["evaluation"] is not None
+    md = res["summary_md"]
+    assert "| dyck-2-covering | 0/1: 1 refused |" in md and "| tasks solved | 0/2 |" in md
+    csv_rows = {r["problem"]: r for r in csv.DictReader((out / "results.csv").open())}
+    assert csv_rows["dyck-2-covering"]["verdict"].startswith("refused: key 'covering'")
+    run_dir = out / refused["id"]
+    assert json.loads((run_dir / "refused.json").read_text())["refused"] == refused["refused"]
+
+    def no_training(*a, **k):
+        raise AssertionError("--table trained a run")
+
+    monkeypatch.setattr(trainer_mod, "train", no_training)
+    table = run_sweep(f, table_only=True)
+    assert [r["id"] for r in table["rows"]] == [r["id"] for r in res["rows"]]
+    assert table["rows"][1] == refused or table["rows"][0] == refused
+    assert "| dyck-2-covering | 0/1: 1 refused |" in table["summary_md"]
+    # asked with other settings, the refusal is not this sweep's any more: not finished
+    f.write_text(f.read_text().replace("k = 1,", "k = 2,"))
+    assert [r["problem"] for r in run_sweep(f, table_only=True)["rows"]] == ["parity"]
+
+
 def test_sweep_refuses_to_reuse_a_run_trained_with_other_settings(tmp_path, monkeypatch):
     f = _sweep_file(tmp_path)
     run_sweep(f, progress=False)

@@ -47,7 +47,13 @@ from typing import Any
 
 from monoidlab._paths import check_entry, check_output_dir, child_dir, is_within, slugify
 from monoidlab._util import atomic_write_json, atomic_write_text, json_text, write_section
-from monoidlab.errors import CheckpointError, ConfigError, MissingDependency, OutputPathError
+from monoidlab.errors import (
+    CheckpointError,
+    ConfigError,
+    MissingDependency,
+    MonoidTooLarge,
+    OutputPathError,
+)
 from monoidlab.evaluation.result import Evaluation, upgrade_results
 from monoidlab.training.config import RunConfig
 from monoidlab.training.parse import config_from_dict, read_toml
@@ -264,6 +270,33 @@ def _results_md(path: Path, sweep: dict, out: str) -> str | None:
     return md
 
 
+#: a run refused before training leaves this file (its message) in its folder
+REFUSED = "refused.json"
+
+
+def refused_row(run: dict[str, Any], message: str) -> dict[str, Any]:
+    """The table row of a run refused before training: not solved, no evaluation, and the
+    refusal's message as its verdict (``row["refused"]``)."""
+    return {**{k: run[k] for k in ("id", "problem", "model", "seed")}, "lr": run.get("lr"),
+            "solved": False, "refused": message, "verdict": f"refused: {message}",
+            "paper_score": math.nan, "train_seconds": 0.0, "steps": 0,
+            "first_solved_step": None, "stopped_early": False, "attempts": 0,
+            "device": run["config"].device, "evaluation": None}
+
+
+def _read_refused(run: dict[str, Any], path: Path) -> dict[str, Any] | None:
+    """The row of a run refused when last asked; ``None`` when the sweep now asks for it with
+    other settings (then it is not finished: the next run of the sweep asks again)."""
+    hint = "delete it: the sweep asks for the run again"
+    data = read_run_json(path, hint)
+    if not isinstance(data.get("refused"), str) or not isinstance(data.get("config"), dict):
+        raise CheckpointError(f"{path}: not a refused run's record (no 'refused' message and "
+                              f"'config'); {hint}")
+    if config_from_dict(data["config"], str(path), saved=True) != run["config"]:
+        return None
+    return refused_row(run, data["refused"])
+
+
 def _run_one(run: dict[str, Any], out_root: str, progress: bool) -> dict[str, Any]:
     from monoidlab.training.trainer import train
 
@@ -279,7 +312,17 @@ def _run_one(run: dict[str, Any], out_root: str, progress: bool) -> dict[str, An
     if res is None:
         # a checkpoint: continue it; none: whatever a killed start left is replaced
         resume = (out / "checkpoint.pt").is_file()
-        res = train(cfg, out, resume=resume, overwrite=not resume, progress=progress)
+        try:
+            res = train(cfg, out, resume=resume, overwrite=not resume, progress=progress)
+        except (ConfigError, MonoidTooLarge) as exc:
+            if resume:  # a run that trained and now fails to continue is the user's to see
+                raise
+            # refused before any training (say, a covering plan larger than the run can
+            # show): one row of the table, never the end of the other runs; tried again
+            # whenever the sweep runs, since it costs seconds
+            out.mkdir(parents=True, exist_ok=True)
+            atomic_write_json(out / REFUSED, {"refused": str(exc), "config": cfg.as_dict()})
+            return refused_row(run, str(exc))
     elif "evaluation" not in res:  # finished before strict evaluation: evaluate it again
         res = _reevaluate(cfg, out, res, progress)
     res = json.loads(json.dumps(res))  # one form, fresh or reloaded: lengths as JSON keys
@@ -400,10 +443,15 @@ def run_sweep(path: str | os.PathLike, ray_address: str | None = None, progress:
 
 def _finished_table(sweep: dict[str, Any], write_docs: bool) -> dict[str, Any]:
     out = Path(sweep["out"])
-    finished = [r for r in sweep["runs"] if (out / r["id"] / "results.json").is_file()]
+    finished = [r for r in sweep["runs"] if (out / r["id"] / "results.json").is_file()
+                or (out / r["id"] / REFUSED).is_file()]
     if not finished:
         raise ConfigError(f"{out}: no finished run of this sweep yet (no <run>/results.json)")
-    rows = [_run_one(r, str(out), False) for r in finished]  # reads, checks: trains nothing
+    read = [_run_one(r, str(out), False) if (out / r["id"] / "results.json").is_file()
+            else _read_refused(r, out / r["id"] / REFUSED)
+            for r in finished]  # reads, checks: trains nothing
+    rows = [r for r in read if r is not None]
+    finished = [r for r, x in zip(finished, read, strict=True) if x is not None]
     n, k = len(sweep["runs"]), len(finished)
     title = sweep["title"] if k == n else f"{sweep['title']} (partial: {k} of {n} runs finished)"
     return summarise({**sweep, "title": title}, rows, write_docs)
@@ -488,8 +536,8 @@ def _baseline_lines(rows: list[dict[str, Any]], problems: list[str],
     names = {"majority": "majority", "count_only": "count-only"}
     per: dict[str, dict[str, dict[str, float]]] = {}
     for p in problems:
-        run = next(r for r in rows if r["problem"] == p)
-        per[p] = {x["kind"]: x for x in run["evaluation"].get("summary", [])}
+        run = next((r for r in rows if r["problem"] == p and r["evaluation"] is not None), None)
+        per[p] = {x["kind"]: x for x in run["evaluation"].get("summary", [])} if run else {}
     used = [b for b in names if any(isinstance(v.get(b), float | int) and v.get(b) == v.get(b)
                                     for d in per.values() for v in d.values())]
     if not used or not per:
@@ -512,7 +560,8 @@ def summarise(sweep: dict[str, Any], rows: list[dict[str, Any]],
     the sweep's section of ``results_md`` (a page of the repository's docs)."""
     out = Path(sweep["out"])
     buf = io.StringIO()
-    kinds = list(dict.fromkeys(k for r in rows for k in r["evaluation"]["kinds"]))
+    scored = [r for r in rows if r["evaluation"] is not None]  # the others: refused runs
+    kinds = list(dict.fromkeys(k for r in scored for k in r["evaluation"]["kinds"]))
     measures = list(dict.fromkeys(k for r in rows for k in r if k.startswith("solved_")))
     fields = ["id", "problem", "model", "seed", "lr", "solved", *measures, "paper_score",
               *[f"min_{k}" for k in kinds], "steps", "train_seconds", "device", "verdict"]
@@ -522,14 +571,15 @@ def summarise(sweep: dict[str, Any], rows: list[dict[str, Any]],
     atomic_write_text(out / "results.csv", buf.getvalue())
     problems = list(dict.fromkeys(r["problem"] for r in rows))
     models = list(dict.fromkeys(r["model"] for r in rows))
-    threshold = rows[0]["evaluation"]["threshold"] if rows else 0.99
+    threshold = scored[0]["evaluation"]["threshold"] if scored else 0.99
     paper = sweep.get("paper") or {}
     pscores = paper.get("scores", {})
     lines = [f"# {sweep['title']}", "",
              f"Per task and model: runs strictly solved (accuracy >= {threshold:g} at every "
              "scored test length of every test kind), then the best run's minimum accuracy per "
              f"kind ({' / '.join(kinds)}) and, in brackets, the best paper score over the "
-             "runs (the papers' mean over lengths, best-of selection)"
+             "runs (the papers' mean over lengths, best-of selection); *refused*: runs "
+             "refused before training (their message: results.csv's verdict)"
              + (f"; `paper`: {paper.get('source', 'the published score')}" if pscores else "")
              + ". **Bold**: at least one run solved.", "",
              "| task | " + " | ".join(models) + " |", "|---|" + "---|" * len(models)]
@@ -542,11 +592,17 @@ def summarise(sweep: dict[str, Any], rows: list[dict[str, Any]],
                 cells.append("–")
                 continue
             n_ok = sum(bool(r["solved"]) for r in runs)
-            best = max(runs, key=lambda r: (r["solved"], min(
+            ran = [r for r in runs if r["evaluation"] is not None]
+            refused = f"{len(runs) - len(ran)} refused" if len(ran) < len(runs) else ""
+            if not ran:
+                cells.append(f"0/{len(runs)}: {refused}")
+                continue
+            best = max(ran, key=lambda r: (r["solved"], min(
                 (r[f"min_{k}"] for k in r["evaluation"]["solved_kinds"]), default=0.0)))
             mins = " / ".join(_fmt_acc(best.get(f"min_{k}")) for k in kinds)
-            top = max(r["paper_score"] for r in runs)
-            txt = f"{n_ok}/{len(runs)}: {mins} ({_fmt_acc(top)})"
+            top = max(r["paper_score"] for r in ran)
+            txt = f"{n_ok}/{len(runs)}: {mins} ({_fmt_acc(top)})" + (f", {refused}" if refused
+                                                                      else "")
             solved[m] += n_ok > 0
             cell = f"**{txt}**" if n_ok else txt
             if pscores:

@@ -248,19 +248,24 @@ def results_table(ledger: dict[str, dict]) -> str:
         groups.setdefault((r["recipe"], r["half"]), []).append(r)
     for (recipe, half), rows in sorted(groups.items()):
         done = [r for r in rows if r["status"] == "done"]
+        # a refused run (its settings cannot train that language) counts, as not solved
         by_lang: dict[str, list[bool]] = {}
-        for r in done:
-            by_lang.setdefault(r["language"], []).append(bool(r["solved"]))
+        for r in rows:
+            by_lang.setdefault(r["language"], []).append(r["status"] == "done"
+                                                         and bool(r["solved"]))
+        refused_langs = {r["language"] for r in rows if r["status"] != "done"}
         # a language counts once all its seeds have run (the most any language of the group has)
         n_seeds = max((len(v) for v in by_lang.values()), default=0)
         finished = [v for v in by_lang.values() if len(v) == n_seeds]
         solved = sum(all(v) for v in finished)
         waiting = len(by_lang) - len(finished)
+        notes = [f"{waiting} unfinished"] * bool(waiting) + [
+            f"{len(refused_langs)} refused"] * bool(refused_langs)
         secs = sorted(r["train_seconds"] for r in done)
         med = secs[len(secs) // 2] if secs else 0
         lines.append(f"| {recipe} | {half} | {solved}/{len(finished)}"
-                     + (f" ({waiting} unfinished)" if waiting else "") + " | "
-                     f"{sum(r['solved'] for r in done)}/{len(done)} | {med:.0f} |")
+                     + (f" ({', '.join(notes)})" if notes else "") + " | "
+                     f"{sum(r['solved'] for r in done)}/{len(rows)} | {med:.0f} |")
     lines += ["", *recipe_matrix(ledger)]
     lines += ["", "| run | solved | wrong / scored | per kind: model min / majority mean / count-only mean "
               "| fresh sets | train s | test s | fresh s |", "|---|---|---|---|---|---|---|---|"]
@@ -354,6 +359,8 @@ def bought(ledger: dict[str, dict], split: dict[str, list[str]], seeds: list[int
 
     lines = []
     for name, (parent, changed) in lineage(recipes).items():
+        if not changed:  # a copy (the frozen recipe): it bought what its original did
+            continue
         head = f"{name} ({parent} with {', '.join(changed)} changed)"
         if not (through(name) and through(parent)):
             lines.append(f"{head}: not both through the dev half yet")
@@ -417,6 +424,39 @@ def choose(ledger: dict[str, dict], split: dict[str, list[str]], seeds: list[int
         return None, lines + [why]
     best = max(ranked)[3]
     return best, lines + [f"chosen by the rule: {best}"]
+
+
+def held_out_text(ledger: dict[str, dict], split: dict[str, list[str]], seeds: list[int],
+                  goal: float = 0.8) -> str:
+    """The held-out half's one score (by the frozen recipe): languages solved on every seed
+    against the issue's goal, runs, and which languages were refused or ran and failed; empty
+    until every held-out run is in the ledger.
+
+    >>> row = lambda lang, seed, status, ok: {"recipe": "v1", "half": "held_out",
+    ...     "language": lang, "seed": seed, "status": status, "solved": ok}
+    >>> ledger = dict(enumerate([row("x", 0, "done", True), row("y", 0, "done", False),
+    ...                          row("z", 0, "refused", None)]))
+    >>> held_out_text(ledger, {"held_out": ["x", "y", "z"]}, [0])
+    'The held-out half, scored once by v1 (seeds 0): 1 of 3 languages solved on every seed (33 %; goal 80 %: not met), 1 of 3 runs; refused before training: z; ran and failed: y.'
+    """
+    rows = [r for r in ledger.values() if r["half"] == "held_out"]
+    want = {(lang, s) for lang in split["held_out"] for s in seeds}
+    got = {(r["language"], int(r["seed"])): r for r in rows}
+    if not rows or want - set(got):
+        return ""
+    ok = {k: got[k]["status"] == "done" and bool(got[k]["solved"]) for k in want}
+    solved = [lang for lang in split["held_out"] if all(ok[(lang, s)] for s in seeds)]
+    refused = [lang for lang in split["held_out"]
+               if any(got[(lang, s)]["status"] != "done" for s in seeds)]
+    failed = [lang for lang in split["held_out"] if lang not in solved and lang not in refused]
+    n = len(split["held_out"])
+    recipe = ", ".join(sorted({r["recipe"] for r in rows}))
+    return (f"The held-out half, scored once by {recipe} (seeds "
+            f"{', '.join(map(str, seeds))}): {len(solved)} of {n} languages solved on every "
+            f"seed ({100 * len(solved) / n:.0f} %; goal {100 * goal:.0f} %: "
+            f"{'met' if len(solved) >= goal * n else 'not met'}), {sum(ok.values())} of "
+            f"{len(want)} runs; refused before training: {', '.join(refused) or 'none'}; ran "
+            f"and failed: {', '.join(failed) or 'none'}.")
 
 
 def measured(bench: dict) -> list[str]:
@@ -539,7 +579,9 @@ def main(argv: list[str] | None = None) -> int:
                     + "\n".join(f"- {line}" for line in why)
                     + "\n\nWhat each setting bought on the development half (each recipe against "
                     "the earlier recipe it changes least):\n\n"
-                    + "\n".join(f"- {line}" for line in gains) + "\n\n" + results_table(ledger))
+                    + "\n".join(f"- {line}" for line in gains) + "\n\n"
+                    + (f"{held}\n\n" if (held := held_out_text(ledger, split, meta["seeds"]))
+                       else "") + results_table(ledger))
             section, heading = "random languages runs", "## The random-language benchmark: runs"
         print(text)
         if args.write_docs:

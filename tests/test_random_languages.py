@@ -245,13 +245,20 @@ def test_the_results_table_shows_each_language_under_each_recipe_and_the_times()
                 "fresh": [{"wrong": 0, "scored": 10, "seconds": 4.0}] if solved else [],
                 "train_seconds": 100.0, "wall_s": 130.0}
 
+    def refused(recipe, lang, seed):
+        return {"id": f"{recipe}__{lang}__s{seed}", "recipe": recipe, "language": lang,
+                "half": "dev", "seed": seed, "status": "refused", "message": "too many targets"}
+
     rows = [row("base", "a", 0, True), row("base", "a", 1, False), row("base", "b", 0, False),
-            row("mix", "a", 0, True), row("mix", "a", 1, True)]
+            row("mix", "a", 0, True), row("mix", "a", 1, True),
+            refused("mix", "c", 0), refused("mix", "c", 1)]
     text = results_table({r["id"]: r for r in rows})
     assert "| language | base (dev) | mix (dev) |" in text
     # b has one of two seeds: not yet a language solved or unsolved
     assert "| base | dev | 0/1 (1 unfinished) | 1/3 |" in text
-    assert "| mix | dev | 1/1 | 2/2 |" in text
+    # a language the recipe refuses counts, as unsolved: 1 of 2, 2 of 4 runs
+    assert "| mix | dev | 1/2 (1 refused) | 2/4 |" in text
+    assert "| c |  | 0/2 |" in text
     assert "| a | 1/2 | 2/2 |" in text and "| b | 0/1 |  |" in text
     # a solved run: 130 s wall = 100 training + 4 fresh + 26 of its own test
     assert "| base__a__s0 | yes | 0/10 | near_miss 1.000/0.50/0.70 | 0/10 | 100 | 26 | 4 |" \
@@ -263,7 +270,8 @@ def test_the_choice_rule_ranks_finished_recipes_and_waits_for_unfinished_ones(
     sys.path.insert(0, str(ROOT / "bench"))
     import bench_random_languages as mod
 
-    assert function_doctests(mod, mod.choose, mod.freeze_text) == (0, 8)
+    assert function_doctests(mod, mod.choose, mod.freeze_text, mod.held_out_text, mod.lineage,
+                             mod.bought, mod.claim)[0] == 0
 
     def row(recipe, lang, seed, ok, t=100.0, half="dev", status="done"):
         return {"recipe": recipe, "half": half, "language": lang, "seed": seed,
@@ -414,7 +422,8 @@ def test_each_recipe_is_read_as_one_change_of_an_earlier_one():
     runs += [row("mix-ec", "x", s, True) for s in (0, 1)] + [row("mix-ec", "y", 0, None),
                                                              row("mix-ec", "y", 1, True)]
     ledger = {str(i): r for i, r in enumerate(runs)}
-    lines = bought(ledger, {"dev": ["x", "y"]}, [0, 1], recipes)
+    lines = bought(ledger, {"dev": ["x", "y"]}, [0, 1], {**recipes, "final": frozen})
+    assert not any(line.startswith("final") for line in lines)  # a copy bought nothing new
     assert ("mix-ec (base with near_miss_mix changed): languages solved on every seed 1 -> 1 of "
             "2 (gained x; lost y), runs solved 3 -> 3 of 4") in lines
     assert "mix-ec-12k (mix-ec with restarts, steps changed): not both through the dev half yet" \

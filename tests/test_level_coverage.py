@@ -198,6 +198,39 @@ def test_the_trainer_trains_on_covering_strings_and_refuses_too_short_runs():
     assert "lower k" not in str(refused.value) and 'sampler = "near_miss"' in str(refused.value)
 
 
+def test_a_covering_runs_sampled_coverage_counts_its_plan_over_all_its_steps():
+    """The diagnosis regenerates a run's first batches; a covering run's plan reaches its later
+    targets only in later steps, so its targets are counted over the whole run: never more
+    than the run's batches really show (brute force over every step), and every target seen."""
+    from monoidlab.training.config import RunConfig
+    from monoidlab.training.data_coverage import sampled_counts, training_coverage
+    from monoidlab.training.loop import training_batch
+    from monoidlab.training.problems import make_problem
+
+    cfg = RunConfig(language="dyck-2", sampler="covering", steps=40, batch_size=16,
+                    train_lengths="1:8", test_lengths="30:31", test_samples=4,
+                    covering={"share": 0.5, "k": 1},
+                    model_options={"d": 8, "padding": "identity"}, device="cpu")
+    problem = make_problem(cfg)
+    plan, _ = problem.covering
+    m = problem.language.monoid()
+    lens = problem.lengths(cfg.train_lengths)
+    every = np.zeros((8, m.size, m.size), np.int64)  # every batch of the run, brute force
+    for step in range(cfg.steps):
+        _, b = training_batch(cfg, problem, lens, step)
+        c = composition_counts(m, b["tokens"], b["lengths"], per_level=True,
+                               padding="identity")
+        every[: c.shape[0]] += c
+    lev, x, y = np.asarray(plan.targets).T
+    assert 8 * 2 < len(plan.targets) <= 8 * cfg.steps  # two steps show only some targets
+    first, n = sampled_counts(cfg, problem, steps=2)
+    assert n == 32 and (first[lev, x, y] >= 1).all()
+    whole, _ = sampled_counts(cfg, problem, steps=cfg.steps)
+    assert (whole[: every.shape[0]] == every[: whole.shape[0]]).all()  # never above the truth
+    rep = training_coverage(cfg, problem, steps=2)
+    assert "targets: counted over all 40 steps" in rep["text"]
+
+
 def test_below_the_support_the_covering_sampler_shows_what_it_can_when_asked():
     lang = ml.load_language("dyck-6")
     plan = CoveringPlan(lang, range(1, 41), range(41, 501), padding="learned",

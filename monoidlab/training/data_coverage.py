@@ -24,7 +24,7 @@ from monoidlab.training.config import RunConfig
 if TYPE_CHECKING:
     from monoidlab.training.problems import Problem
 
-__all__ = ["training_coverage", "sampled_counts", "DEFAULT_STEPS"]
+__all__ = ["training_coverage", "sampled_counts", "covering_floor", "DEFAULT_STEPS"]
 
 #: Steps whose batches the sampled coverage regenerates by default (a run's first ones).
 DEFAULT_STEPS = 500
@@ -34,7 +34,8 @@ def sampled_counts(cfg: RunConfig, problem: Problem, steps: int | None = None
                    ) -> tuple[np.ndarray, int]:
     """Per-level composition counts ``(levels, |M|, |M|)`` of the first ``steps`` training
     batches of the run (default :data:`DEFAULT_STEPS`, at most the run's), regenerated from its
-    sampler and seeds, and the number of strings they hold."""
+    sampler and seeds, and the number of strings they hold; a covering run's plan targets are
+    counted over all of its steps (:func:`covering_floor`)."""
     from monoidlab.compositions import composition_counts
     from monoidlab.models import model_spec
     from monoidlab.training.loop import training_batch
@@ -59,7 +60,32 @@ def sampled_counts(cfg: RunConfig, problem: Problem, steps: int | None = None
                                                        *counts.shape[1:]), np.int64)])
         counts[: c.shape[0]] += c
         n += len(b["lengths"])
-    return counts, n
+    return covering_floor(cfg, problem, counts), n
+
+
+def covering_floor(cfg: RunConfig, problem: Problem, counts: np.ndarray) -> np.ndarray:
+    """``counts`` raised, for a run on the covering sampler, to what its plan shows over ALL of
+    its steps: covering string i shows target i mod T at its level, ``share`` of each batch,
+    so target t is shown at least ⌊N/T⌋ (+1 when t < N mod T) times in N = steps × n strings.
+    The first batches show only the first targets of the cycle: counting those alone would
+    call a covering run's targets unseen that its later steps show. Other runs: unchanged."""
+    cover = getattr(problem, "covering", None)
+    if cover is None:
+        return counts
+    plan, share = cover
+    targets = np.asarray(plan.targets, np.int64).reshape(-1, 3)
+    if not len(targets):
+        return counts
+    n_total = cfg.steps * min(cfg.batch_size, max(1, int(round(share * cfg.batch_size))))
+    T = len(targets)
+    times = n_total // T + (np.arange(T) < n_total % T)
+    levels = int(targets[:, 0].max()) + 1
+    if levels > counts.shape[0]:
+        counts = np.concatenate([counts, np.zeros((levels - counts.shape[0], *counts.shape[1:]),
+                                                  counts.dtype)])
+    floor = np.zeros_like(counts)
+    np.maximum.at(floor, (targets[:, 0], targets[:, 1], targets[:, 2]), times)
+    return np.maximum(counts, floor)
 
 
 def training_coverage(cfg: RunConfig, problem: Problem | None = None,
@@ -83,4 +109,12 @@ def training_coverage(cfg: RunConfig, problem: Problem | None = None,
     counts, n = sampled_counts(cfg, problem, steps)
     sampled = lc.sampled(counts, n, k)
     return {"exact": lc.summary(), "sampled": sampled.as_dict(), "steps": steps,
-            "sampler": cfg.sampler, "text": sampled.text()}
+            "sampler": cfg.sampler, "text": sampled.text() + _covering_note(cfg, problem)}
+
+
+def _covering_note(cfg: RunConfig, problem: Problem) -> str:
+    cover = getattr(problem, "covering", None)
+    if cover is None:
+        return ""
+    return (f"\n  (the covering plan's {len(cover[0].targets)} targets: counted over all "
+            f"{cfg.steps} steps of the run, the rest over the strings above)")

@@ -13,8 +13,11 @@ import pytest
 from monoidlab.cli import main
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+# the trainer's own defaults: these tests are about the command's mechanics, and the
+# default for a language (the random-language benchmark's frozen recipe, tested in
+# test_recipes.py) trains with restarts
 TINY = ["--device=cpu", "--batch_size=16", "--train_lengths=1:8", "--test_samples=16",
-        "--model_options.d=16"]
+        "--model_options.d=16", "--recipe=default"]
 
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")

@@ -347,7 +347,7 @@ def test_cli_probe_on_a_five_step_run(tmp_path, capsys):
     run = tmp_path / "run"
     assert main(["train", "--language", "parity", "--steps", "5", "--out", str(run), "--json",
                  "--batch_size=8", "--test_lengths=41:42", "--test_samples=4",
-                 "--model_options.d=16"]) == 0
+                 "--model_options.d=16", "--recipe=default"]) == 0
     capsys.readouterr()
     assert main(["probe", str(run), "--json", "--no-umap", "--n-strings", "16",
                  "--n-triples", "12", "--max-nodes", "400"]) == 0

@@ -218,3 +218,47 @@ def test_the_21_task_comparison_reads_the_committed_cpu_table():
         "solved there 16, here 16; lost here: tomita-3; gained here: dyck-4.")
     with pytest.raises(SystemExit, match="no generated section 'nope'"):
         solved_in_section("text", "nope")
+
+
+COVERING = FROZEN.replace('sampler = "near_miss"\nnear_miss_mix', 'sampler = "covering"\n'
+                          'covering = { share = 0.5, k = 1, uncovered = "skip" }\n'
+                          'near_miss_mix').replace("steps = 12000", "steps = 40")
+
+
+def test_min_length_and_the_report_say_when_the_recipe_refuses_a_language(tmp_path, monkeypatch,
+                                                                          capsys):
+    """A covering recipe of 40 steps × 24 strings (960) shows parity's plan, not dyck-4's: the
+    recommendation says so before `monoidlab train` would stop on it."""
+    import monoidlab as ml
+    from monoidlab.report.summary import summary_box
+    from monoidlab.training.problems import recipe_refusal
+
+    path = tmp_path / "covering.toml"
+    path.write_text(COVERING)
+    monkeypatch.setattr(recipes, "BENCHMARK", path)
+    assert recipe_refusal(ml.load_language("parity")) is None
+    why = recipe_refusal(ml.load_language("dyck-4"))
+    assert why is not None and why.startswith("key 'covering':") and "need" in why
+    # the trainer itself refuses it with the same words
+    cfg = config_from_dict({"language": "dyck-4", "recipe": "languages"})
+    from monoidlab.training.problems import make_problem
+
+    with pytest.raises(ConfigError) as refused:
+        make_problem(cfg)
+    assert str(refused.value) == why
+    assert main(["min-length", "dyck-4"]) in (0, None)
+    assert f"recipe 'languages' refuses dyck-4: {why}" in capsys.readouterr().out
+    assert main(["min-length", "parity", "--json"]) in (0, None)
+    assert json.loads(capsys.readouterr().out)["recipe_refusal"] is None
+    from monoidlab.report.page import _recipe_for
+
+    advice = _recipe_for(ml.load_language("dyck-4"), range(41, 501))  # what the report asks
+    assert advice["refusal"] == why and advice["recipe"] == "languages"
+    key = {"language": "dyck-4", "monoid_size": 7, "support_length": {"none": 2},
+           "recipe": advice}
+    assert "it refuses dyck-4 before training: key &#x27;covering&#x27;" in summary_box(key)
+    # no frozen recipe: nothing is recommended, so nothing is refused
+    none = tmp_path / "none.toml"
+    none.write_text(COVERING.replace("frozen = true\n", ""))
+    monkeypatch.setattr(recipes, "BENCHMARK", none)
+    assert recipe_refusal(ml.load_language("dyck-4")) is None

@@ -167,6 +167,7 @@ def cmd_min_length(args: argparse.Namespace) -> None:
     import monoidlab as ml
     from monoidlab.min_length import min_training_length
     from monoidlab.recipes import recipe_advice
+    from monoidlab.training.problems import recipe_refusal
 
     if bool(args.language) == bool(args.suite):
         raise UsageError("give one language or --suite NAME")
@@ -207,8 +208,15 @@ def cmd_min_length(args: argparse.Namespace) -> None:
         rows.append(row)
     # the training recipe for a language of one's own: the random-language benchmark's frozen one
     advice = recipe_advice()
-    for row in rows:
+    refused = {}
+    for row, name in zip(rows, names, strict=True):
         row["recipe"] = advice["recipe"]
+        # the recommended recipe may refuse a language before training: say so here, not
+        # only when `monoidlab train` stops
+        row["recipe_refusal"] = (recipe_refusal(ml.load_language(name), args.test)
+                                 if advice["recipe"] else None)
+        if row["recipe_refusal"]:
+            refused[row["name"]] = row["recipe_refusal"]
     cols = ["name", "needed", "support_length", "uncovered_at_limit", "recommended_length"]
     if train_range:
         cols.append("samples_needed")
@@ -222,7 +230,12 @@ def cmd_min_length(args: argparse.Namespace) -> None:
                           "recommended_length": r["recommended_length"] or "none"}
                          for r in rows], cols)
          + "".join(f"\nrecommendation: {b}" for b in bases)
-         + f"\ntraining recipe: {advice['basis']}")
+         + f"\ntraining recipe: {advice['basis']}"
+         + (f"\nrecipe 'languages' refuses {next(iter(refused))}: {next(iter(refused.values()))}"
+            if len(refused) == 1 and not args.suite else
+            f"\nrecipe 'languages' refuses {len(refused)} of these before training (a covering "
+            f"plan larger than its steps show; `monoidlab train` says what to change): "
+            f"{', '.join(refused)}" if refused else ""))
 
 
 cmd_min_length.configure = lambda p: (

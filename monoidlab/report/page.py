@@ -23,7 +23,7 @@ from monoidlab._paths import check_entry, check_output_dir, confine, ensure_dir,
 from monoidlab._util import atomic_write_json, atomic_write_text
 from monoidlab.automaton import Automaton
 from monoidlab.errors import InputError
-from monoidlab.geometry import Lengths, LengthsLike, length_array
+from monoidlab.geometry import Lengths, LengthsLike, length_array, range_text
 from monoidlab.recipes import recipe_advice
 from monoidlab.report.sections import SECTIONS, Report, Section
 from monoidlab.report.summary import SUMMARY_CSS, summary_box
@@ -38,6 +38,16 @@ figcaption{font-size:.85em;color:#555}.note{color:#555;font-size:.9em}""" + SUMM
 
 DEFAULT_TRAIN = Lengths(1, 40)  # without a checkpoint: the papers' training lengths
 DEFAULT_TEST = Lengths(41, 500)
+
+
+def _recipe_for(lang: Any, test: Any) -> dict:
+    """The recommended recipe, and whether it refuses ``lang`` at the test lengths ``test``
+    before training (``refusal``: the trainer's message, or None)."""
+    from monoidlab.training.problems import recipe_refusal
+
+    advice = recipe_advice()
+    refusal = recipe_refusal(lang, range_text(test)) if advice["recipe"] else None
+    return {**advice, "refusal": refusal}
 
 
 def build_report(language: str | Automaton | None, out_dir: str | os.PathLike, *,
@@ -105,7 +115,7 @@ def build_report(language: str | Automaton | None, out_dir: str | os.PathLike, *
                  lengths_from, checkpoint, loaded, probe, umap, n_probe,
                  key={"language": lang.name, "monoid_size": lang.monoid().size,
                       "recommended_length": recommended_length,
-                      "recipe": recipe_advice()})
+                      "recipe": _recipe_for(lang, test)})
     title = lang.name
     if loaded is not None and loaded[2].language != lang:
         title = f"{lang.name} (model trained on {loaded[2].name})"

@@ -74,7 +74,10 @@ def summary_box(key: dict[str, Any], recommended_length: int | None = None,
         rows.append(("recommended length", "none: " + (rec.get("basis") or "no rule given")
                      + " (the support length is the least training must reach)"))
     if key.get("recipe"):
-        rows.append(("training recipe", key["recipe"]["basis"]))
+        refusal = key["recipe"].get("refusal")
+        rows.append(("training recipe", key["recipe"]["basis"] + (
+            f"; it refuses {key.get('language', 'this language')} before training: {refusal}"
+            if refusal else "")))
     facts = "".join(f"<tr><th>{e(a)}</th><td>{e(b)}</td></tr>" for a, b in rows)
     left = f"<div><table>{facts}</table></div>"
     return (f'<section id="summary" class="summary">{left}'

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from monoidlab.automaton import Automaton
 
 __all__ = ["Problem", "LanguageProblem", "TapeProblem", "TextProblem", "make_problem",
-           "READOUTS"]
+           "recipe_refusal", "READOUTS"]
 
 #: How a problem's outputs are read: one class per ``string`` (a language), a ``tape``
 #: (Delétang's tasks), ``next_token`` answers (decimal addition). A task declares its own
@@ -509,6 +509,33 @@ def make_problem(cfg: Any, language: Automaton | None = None) -> Problem:
         else:
             problem = TapeProblem(task, protocol=cfg.protocol)
     return problem
+
+
+def recipe_refusal(language: Automaton, test_lengths: Any = None) -> str | None:
+    """Why ``recipe = "languages"`` (the random-language benchmark's frozen recipe, the default
+    of ``monoidlab train --language``) refuses ``language`` before any training, say a covering
+    plan larger than its steps can show; ``None`` when it trains it, or when no recipe is
+    frozen. ``test_lengths``: the run's (default: the trainer's). A second or so: the plan is
+    built, nothing is trained.
+
+    >>> import monoidlab as ml
+    >>> recipe_refusal(ml.load_language("parity")) is None
+    True
+    """
+    from monoidlab.errors import ConfigError, MonoidTooLarge
+    from monoidlab.recipes import has_frozen_recipe
+    from monoidlab.training.parse import config_from_dict
+
+    if not has_frozen_recipe():
+        return None
+    keys = {"language": language.name, "model": "mlp-ldru", "recipe": "languages"}
+    if test_lengths is not None:
+        keys["test_lengths"] = test_lengths
+    try:
+        make_problem(config_from_dict(keys, "recipe 'languages'"), language)
+    except (ConfigError, MonoidTooLarge) as exc:
+        return str(exc)
+    return None
 
 
 def _plan_covering(cfg: Any, problem: Any) -> None:

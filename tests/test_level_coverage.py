@@ -231,6 +231,33 @@ def test_a_covering_runs_sampled_coverage_counts_its_plan_over_all_its_steps():
     assert "targets: counted over all 40 steps" in rep["text"]
 
 
+def test_sampled_counts_in_chunks_equal_the_batches_counted_one_by_one():
+    """A run at random offsets over more steps than one chunk: counting batches together
+    (the regenerated strings padded to one width) changes nothing."""
+    from monoidlab.training.config import RunConfig
+    from monoidlab.training.data_coverage import CHUNK, sampled_counts
+    from monoidlab.training.loop import training_batch
+    from monoidlab.training.problems import make_problem
+
+    cfg = RunConfig(language="tomita-3", steps=2 * CHUNK + 7, batch_size=4,
+                    train_lengths="1:12", test_lengths="30:31", offsets="random",
+                    offset_buffer=64, model_options={"d": 8, "padding": "identity"},
+                    device="cpu")
+    problem = make_problem(cfg)
+    m = problem.language.monoid()
+    lens = problem.lengths(cfg.train_lengths)
+    one = np.zeros((8, m.size, m.size), np.int64)
+    for step in range(cfg.steps):
+        _, b = training_batch(cfg, problem, lens, step)
+        assert "offsets" in b
+        c = composition_counts(m, b["tokens"], b["lengths"], "balanced", b["offsets"],
+                               per_level=True, padding="identity")
+        one[: c.shape[0]] += c
+    together, n = sampled_counts(cfg, problem)
+    assert n == 4 * cfg.steps and together.sum() > 0
+    assert (together == one[: together.shape[0]]).all() and not one[together.shape[0]:].any()
+
+
 def test_below_the_support_the_covering_sampler_shows_what_it_can_when_asked():
     lang = ml.load_language("dyck-6")
     plan = CoveringPlan(lang, range(1, 41), range(41, 501), padding="learned",

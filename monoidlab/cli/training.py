@@ -258,8 +258,9 @@ cmd_evaluate.configure = lambda p: (
                    help="torch CPU threads (0: torch's default)"),
     p.add_argument("--no-coverage", action="store_true",
                    help="skip the sampled coverage of the run's training strings by tree level "
-                        "(regenerated from its sampler and seeds: its first 500 steps, and a "
-                        "covering run's plan targets over all its steps; a few seconds)"),
+                        "(regenerated from its sampler and seeds: its first 20000 steps, and a "
+                        "covering run's plan targets over all its steps; seconds, a minute for "
+                        "strings at offsets in a deep buffer)"),
     p.add_argument("--json", action="store_true"))
 
 

@@ -190,9 +190,10 @@ def cmd_min_length(args: argparse.Namespace) -> None:
     train_range = (parse_lengths(args.sample_lengths, "--sample-lengths") if args.sample_lengths
                    else None)
     offsets = _offsets(args.offsets)
-    rows = []
+    rows, langs = [], []
     for name in names:
         lang = ml.load_language(name)
+        langs.append(lang)
         ranges = [train_range] if train_range else []
         res = min_training_length(lang, test, schedule=args.schedule, within=args.within,
                                   offsets=offsets, padding=args.padding, delta=args.delta,
@@ -209,12 +210,11 @@ def cmd_min_length(args: argparse.Namespace) -> None:
     # the training recipe for a language of one's own: the random-language benchmark's frozen one
     advice = recipe_advice()
     refused = {}
-    for row, name in zip(rows, names, strict=True):
+    for row, lang in zip(rows, langs, strict=True):
         row["recipe"] = advice["recipe"]
         # the recommended recipe may refuse a language before training: say so here, not
         # only when `monoidlab train` stops
-        row["recipe_refusal"] = (recipe_refusal(ml.load_language(name), args.test)
-                                 if advice["recipe"] else None)
+        row["recipe_refusal"] = recipe_refusal(lang, args.test) if advice["recipe"] else None
         if row["recipe_refusal"]:
             refused[row["name"]] = row["recipe_refusal"]
     cols = ["name", "needed", "support_length", "uncovered_at_limit", "recommended_length"]

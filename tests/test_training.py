@@ -797,6 +797,13 @@ def test_a_run_refused_before_training_is_a_row_of_the_sweep_not_its_end(tmp_pat
     # asked with other settings, the refusal is not this sweep's any more: not finished
     f.write_text(f.read_text().replace("k = 1,", "k = 2,"))
     assert [r["problem"] for r in run_sweep(f, table_only=True)["rows"]] == ["parity"]
+    # and once settings that train it are given, it trains and its refusal is gone
+    monkeypatch.undo()
+    f.write_text(f.read_text().replace("k = 2,", "k = 1,").replace(
+        'language = "dyck-2"', 'language = "dyck-2"\nsteps = 400'))
+    trained = {r["problem"]: r for r in run_sweep(f, progress=False)["rows"]}
+    assert trained["dyck-2-covering"]["evaluation"] is not None
+    assert not (run_dir / "refused.json").exists()
 
 
 def test_sweep_refuses_to_reuse_a_run_trained_with_other_settings(tmp_path, monkeypatch):

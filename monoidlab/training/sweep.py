@@ -323,6 +323,7 @@ def _run_one(run: dict[str, Any], out_root: str, progress: bool) -> dict[str, An
             out.mkdir(parents=True, exist_ok=True)
             atomic_write_json(out / REFUSED, {"refused": str(exc), "config": cfg.as_dict()})
             return refused_row(run, str(exc))
+        (out / REFUSED).unlink(missing_ok=True)  # refused with other settings once: no more
     elif "evaluation" not in res:  # finished before strict evaluation: evaluate it again
         res = _reevaluate(cfg, out, res, progress)
     res = json.loads(json.dumps(res))  # one form, fresh or reloaded: lengths as JSON keys

@@ -21,6 +21,12 @@ from monoidlab.level_coverage import level_coverage
 
 LANGS = ["parity", "dyck-2", "tomita-3"]
 
+#: a short covering run on dyck-2: 8 covering strings a step, 40 steps
+COVERING_RUN = dict(language="dyck-2", sampler="covering", steps=40, batch_size=16,
+                    train_lengths="1:8", test_lengths="30:31", test_samples=4,
+                    covering={"share": 0.5, "k": 1},
+                    model_options={"d": 8, "padding": "identity"}, device="cpu")
+
 
 def brute_counts(lang, tokens, lengths, offsets, padding, levels=12):
     """Per-level composition counts by reading every node's children off the reference trees."""
@@ -167,10 +173,7 @@ def test_the_trainer_trains_on_covering_strings_and_refuses_too_short_runs():
     from monoidlab.training.loop import training_batch
     from monoidlab.training.problems import make_problem
 
-    cfg = RunConfig(language="dyck-2", sampler="covering", steps=40, batch_size=16,
-                    train_lengths="1:8", test_lengths="30:31", test_samples=4,
-                    covering={"share": 0.5, "k": 1},
-                    model_options={"d": 8, "padding": "identity"}, device="cpu")
+    cfg = RunConfig(**COVERING_RUN)
     problem = make_problem(cfg)
     plan, share = problem.covering
     lens = problem.lengths(cfg.train_lengths)
@@ -207,10 +210,7 @@ def test_a_covering_runs_sampled_coverage_counts_its_plan_over_all_its_steps():
     from monoidlab.training.loop import training_batch
     from monoidlab.training.problems import make_problem
 
-    cfg = RunConfig(language="dyck-2", sampler="covering", steps=40, batch_size=16,
-                    train_lengths="1:8", test_lengths="30:31", test_samples=4,
-                    covering={"share": 0.5, "k": 1},
-                    model_options={"d": 8, "padding": "identity"}, device="cpu")
+    cfg = RunConfig(**COVERING_RUN)
     problem = make_problem(cfg)
     plan, _ = problem.covering
     m = problem.language.monoid()

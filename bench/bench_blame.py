@@ -33,13 +33,10 @@ import numpy as np
 import torch
 
 from monoidlab.compositions import node_labels
-from monoidlab.languages import load_language
-from monoidlab.models import build_model
 from monoidlab.probing.embeddings import node_embeddings
 from monoidlab.training.loop import training_batch
 from monoidlab.training.parse import config_from_dict
-from monoidlab.training.problems import make_problem
-from monoidlab.training.trainer import read_checkpoint_weights
+from monoidlab.training.trainer import load_checkpoint
 
 
 def margins_of(model, problem, cfg, margin):
@@ -140,12 +137,11 @@ def main(argv=None) -> int:
                            saved=True)
     if cfg.model != "mlp-ldru" or cfg.language is None:
         sys.exit(f"{run}: blame needs an mlp-ldru run on a language, not {cfg.model} / {cfg.task}")
-    problem = make_problem(cfg)
-    lang = load_language(cfg.language)
-    monoid = lang.monoid()
     weights = run / "best.pt" if (run / "best.pt").is_file() else run / "checkpoint.pt"
-    model = build_model("mlp-ldru", problem.vocab_size, problem.n_classes, **cfg.model_options)
-    model.load_state_dict(read_checkpoint_weights(weights))
+    # the run's own model, options and language copy, as its results were measured
+    model, cfg, problem, _ = load_checkpoint(run)
+    lang = problem.language
+    monoid = lang.monoid()
     model.eval()
     torch.set_grad_enabled(False)
 

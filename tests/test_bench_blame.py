@@ -70,3 +70,18 @@ def test_run_errors_counts_the_wrong_strings(tmp_path, bench_script):
     assert mod.wrong_strings(results) == (3, 256)
     row = mod.row_of(run)
     assert row["wrong"] == 3 and row["val_min"] == [0.5] and row["variant"] == ""
+
+
+def test_blame_runs_on_a_trained_run_folder(blame_mod, tmp_path, capsys):
+    """The script end to end on a run folder as `monoidlab train` writes it (the model built
+    from the run's own saved config and weights)."""
+    from monoidlab.training import RunConfig, train
+
+    cfg = RunConfig(language="tomita-3", steps=20, batch_size=8, train_lengths="1:8",
+                    test_lengths="41:43", test_samples=4, device="cpu",
+                    model_options={"d": 8, "padding": "identity"})
+    train(cfg, tmp_path / "run", progress=False)
+    assert blame_mod.main([str(tmp_path / "run"), "--margin", "50", "--batches", "3"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("tomita-3, ") and "largest gains:" in out
+    assert "Share of the nodes of each tree level in an EC" in out

@@ -325,7 +325,7 @@ def prediction_row(pair: str, run: dict | None, members: dict, out: Path,
     if not (path / "results.json").is_file():
         row["prediction"] = f"running (step {row['steps']})"
         return row
-    tested = row["curve"][-1]
+    tested = tested_of(row["curve"])
     row["own"] = f"{sum(tested['wrong'].values())} of {sum(tested['scored'].values())}"
     fresh = (json.loads((path / "fresh.json").read_text()) if (path / "fresh.json").is_file()
              else {})
@@ -340,6 +340,19 @@ def prediction_row(pair: str, run: dict | None, members: dict, out: Path,
     if covered and not row["solved"]:
         row["diagnosis"] = diagnosis_of(path)
     return row
+
+
+def tested_of(points: list[dict]) -> dict:
+    """The curve's row of the tested weights (the best validated ones, often not the last
+    snapshot), which the prediction table reports.
+
+    >>> tested_of([{"step": 10}, {"step": 20, "tested": True}, {"step": 30}])
+    {'step': 20, 'tested': True}
+    """
+    rows = [c for c in points if c.get("tested")]
+    if len(rows) != 1:
+        raise ValueError(f"a finished run's curve has one tested row, got {len(rows)}")
+    return rows[0]
 
 
 def prediction_table(rows: list[dict]) -> str:

@@ -193,6 +193,8 @@ def test_long_runs_pause_snapshot_and_continue_the_favoured_recipe(bench_script,
     row = mod.prediction_row("p", mod.continued_run(members, runs, 8), members, runs,
                              tmp_path / "none", 8)
     assert row["support"] == 2 and row["covered"] and row["steps"] == 12  # parity: support 2
+    best = mod.tested_of(rows)  # the tested weights' errors, not the last snapshot's
+    assert row["own"] == f"{sum(best['wrong'].values())} of {sum(best['scored'].values())}"
     assert row["prediction"] in ("holds", "not confirmed: covered, not solved")
     assert (row["diagnosis"] is not None) == (not row["solved"])
     mod.draw_curves([row], tmp_path / "curves.png")
@@ -321,4 +323,4 @@ def test_the_baseline_length_table_sorts_by_s_and_counts_seeds_per_sampler(bench
 
 def test_the_long_scripts_doctests(bench_script, function_doctests):
     mod = bench_script("bench_long")
-    assert function_doctests(mod, mod.recorded_choice, mod.errors_of) == (0, 6)
+    assert function_doctests(mod, mod.recorded_choice, mod.errors_of, mod.tested_of) == (0, 7)

@@ -549,8 +549,14 @@ def choice_of(pair: str, members: dict[str, dict], out: Path, ledger: Path,
     """(recipe to continue, where the choice comes from): the pair's own validations at
     ``step``; when both its run folders are absent, the recorded ones in ``ledger``."""
     ours, authors = out / members["ours"]["id"], out / members["authors"]["id"]
-    if not ours.exists() and not authors.exists():
-        return recorded_choice(pair, ledger), f"recorded in {ledger.name}; run folders absent"
+    if not (ours.exists() and authors.exists()):
+        # the pair's folders were lost; the recorded choice started one of them (--phase
+        # long), which must not make the pair look undecided when it resumes
+        recorded = recorded_choice(pair, ledger)
+        started = [name for name, path in (("ours", ours), ("authors", authors))
+                   if path.exists()]
+        if recorded is not None and started in ([], [recorded]):
+            return recorded, f"recorded in {ledger.name}; run folders absent"
     return favoured(ours, authors, step), f"validation at step {step}"
 
 

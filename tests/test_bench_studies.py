@@ -212,6 +212,11 @@ def test_long_phase_takes_a_recorded_choice_when_the_pair_folders_are_gone(bench
     runs = tmp_path / "runs"
     assert (runs / "p-authors__mlp-ldru__s0" / "results.json").is_file()
     assert not (runs / "p-ours__mlp-ldru__s0").exists()
+    # resumed once it has started (its folder there, the other still absent): the same choice
+    (runs / "p-authors__mlp-ldru__s0" / "results.json").unlink()
+    assert mod.main(["--config", str(cfg), "--phase", "long", "--pairs-ledger", str(ledger)]) == 0
+    assert "p: continuing authors (recorded in pairs.json" in capsys.readouterr().out
+    assert (runs / "p-authors__mlp-ldru__s0" / "results.json").is_file()
     # a side never validated: no choice, nothing runs
     ledger.write_text(json.dumps({"pairs": {"p": {"ours": 0.5, "authors": None}}}))
     assert mod.recorded_choice("p", ledger) is None

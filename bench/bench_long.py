@@ -257,14 +257,22 @@ def errors_of(ev) -> dict:
             "solved": bool(ev.solved)}
 
 
-def continued_run(members: dict[str, dict], out: Path, pair_step: int) -> dict | None:
+def continued_run(members: dict[str, dict], out: Path, pair_step: int,
+                  ledger: Path | None = None) -> dict | None:
     """The member a pair continued past the pair step (or the only member of a plain
-    condition); None while none has."""
+    condition), or the member its recorded choice in ``ledger`` started from step 0 (the
+    pair's folders lost: that one folder alone); None while none has."""
     if set(members) != {"ours", "authors"}:
         return next(iter(members.values()))
     past = [r for r in members.values() if (out / r["id"] / "results.json").is_file()
             or checkpoint_step(out / r["id"]) > pair_step]
-    return past[0] if past else None
+    if past:
+        return past[0]
+    alone = [name for name, r in members.items() if (out / r["id"]).exists()]
+    pair = pair_of(members["ours"]["id"])
+    if ledger is not None and len(alone) == 1 and recorded_choice(pair, ledger) == alone[0]:
+        return members[alone[0]]
+    return None
 
 
 def support_of(cfg) -> tuple[int | None, int]:
@@ -423,7 +431,8 @@ def write_table(runs: list[dict], out: Path, ledger: Path, pair_step: int,
                 write_docs: bool) -> int:
     """``--table``: print the prediction table and the curves' points; with ``write_docs``, the
     figure and the ``long runs`` section of docs/results.md."""
-    rows = [prediction_row(pair, continued_run(members, out, pair_step), members, out, ledger,
+    rows = [prediction_row(pair, continued_run(members, out, pair_step, ledger), members, out,
+                           ledger,
                            pair_step)
             for pair, members in pairs_of(runs).items()]
     table = prediction_table(rows)

@@ -214,6 +214,12 @@ def test_long_phase_takes_a_recorded_choice_when_the_pair_folders_are_gone(bench
     assert not (runs / "p-ours__mlp-ldru__s0").exists()
     # resumed once it has started (its folder there, the other still absent): the same choice
     (runs / "p-authors__mlp-ldru__s0" / "results.json").unlink()
+    from monoidlab.training.sweep import load_sweep
+
+    members = mod.pairs_of(load_sweep(cfg)["runs"])["p"]
+    assert mod.continued_run(members, runs, 20000, ledger)["id"] == "p-authors__mlp-ldru__s0"
+    # a pair whose one side has started in --phase pairs (no recorded choice): not continued
+    assert mod.continued_run(members, runs, 20000, tmp_path / "none.json") is None
     assert mod.main(["--config", str(cfg), "--phase", "long", "--pairs-ledger", str(ledger)]) == 0
     assert "p: continuing authors (recorded in pairs.json" in capsys.readouterr().out
     assert (runs / "p-authors__mlp-ldru__s0" / "results.json").is_file()

@@ -132,6 +132,11 @@ def main(argv=None) -> int:
     p.add_argument("--ecs", type=int, default=6, help="ECs in the share table")
     args = p.parse_args(argv)
     torch.set_num_threads(1)
+    with torch.no_grad():  # inference only; the caller's grad mode is left as it was
+        return _blame_run(args)
+
+
+def _blame_run(args: argparse.Namespace) -> int:
     run = Path(args.run)
     cfg = config_from_dict(json.loads((run / "config.json").read_text()), str(run / "config.json"),
                            saved=True)
@@ -143,7 +148,6 @@ def main(argv=None) -> int:
     lang = problem.language
     monoid = lang.monoid()
     model.eval()
-    torch.set_grad_enabled(False)
 
     low, n = margins_of(model, problem, cfg, args.margin)
     print(f"{cfg.language}, {weights}: {n} test strings, {sum(m < 0 for _, _, m, _, _ in low)} "

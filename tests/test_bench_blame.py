@@ -82,6 +82,7 @@ def test_blame_runs_on_a_trained_run_folder(blame_mod, tmp_path, capsys):
                     model_options={"d": 8, "padding": "identity"})
     train(cfg, tmp_path / "run", progress=False)
     assert blame_mod.main([str(tmp_path / "run"), "--margin", "50", "--batches", "3"]) == 0
+    assert torch.is_grad_enabled()  # the script leaves the test process as it found it
     out = capsys.readouterr().out
     assert out.startswith("tomita-3, ") and "largest gains:" in out
     assert "Share of the nodes of each tree level in an EC" in out

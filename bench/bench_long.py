@@ -268,11 +268,17 @@ def continued_run(members: dict[str, dict], out: Path, pair_step: int,
             or checkpoint_step(out / r["id"]) > pair_step]
     if past:
         return past[0]
-    alone = [name for name, r in members.items() if (out / r["id"]).exists()]
-    pair = pair_of(members["ours"]["id"])
-    if ledger is not None and len(alone) == 1 and recorded_choice(pair, ledger) == alone[0]:
-        return members[alone[0]]
-    return None
+    started = recorded_start(members, out, ledger) if ledger is not None else None
+    return members[started] if started and (out / members[started]["id"]).exists() else None
+
+
+def recorded_start(members: dict[str, dict], out: Path, ledger: Path) -> str | None:
+    """The recorded choice of a pair whose folders were lost (``--phase long`` starts it from
+    step 0): when neither folder exists, or only that choice's; None otherwise (the pair's
+    own validations decide) or when nothing is recorded."""
+    recorded = recorded_choice(pair_of(members["ours"]["id"]), ledger)
+    started = [name for name in ("ours", "authors") if (out / members[name]["id"]).exists()]
+    return recorded if recorded is not None and started in ([], [recorded]) else None
 
 
 def support_of(cfg) -> tuple[int | None, int]:
@@ -432,8 +438,7 @@ def write_table(runs: list[dict], out: Path, ledger: Path, pair_step: int,
     """``--table``: print the prediction table and the curves' points; with ``write_docs``, the
     figure and the ``long runs`` section of docs/results.md."""
     rows = [prediction_row(pair, continued_run(members, out, pair_step, ledger), members, out,
-                           ledger,
-                           pair_step)
+                           ledger, pair_step)
             for pair, members in pairs_of(runs).items()]
     table = prediction_table(rows)
     points = curve_text(rows)
@@ -556,16 +561,12 @@ def pairs_of(runs: list[dict]) -> dict[str, dict[str, dict]]:
 def choice_of(pair: str, members: dict[str, dict], out: Path, ledger: Path,
               step: int = PAIR_STEP) -> tuple[str | None, str]:
     """(recipe to continue, where the choice comes from): the pair's own validations at
-    ``step``; when both its run folders are absent, the recorded ones in ``ledger``."""
+    ``step``; when its run folders were lost, the recorded ones in ``ledger`` (recorded_start)."""
+    # a started recorded choice must not make the pair look undecided when it resumes
+    recorded = recorded_start(members, out, ledger)
+    if recorded is not None:
+        return recorded, f"recorded in {ledger.name}; run folders absent"
     ours, authors = out / members["ours"]["id"], out / members["authors"]["id"]
-    if not (ours.exists() and authors.exists()):
-        # the pair's folders were lost; the recorded choice started one of them (--phase
-        # long), which must not make the pair look undecided when it resumes
-        recorded = recorded_choice(pair, ledger)
-        started = [name for name, path in (("ours", ours), ("authors", authors))
-                   if path.exists()]
-        if recorded is not None and started in ([], [recorded]):
-            return recorded, f"recorded in {ledger.name}; run folders absent"
     return favoured(ours, authors, step), f"validation at step {step}"
 
 

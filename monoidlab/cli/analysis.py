@@ -230,12 +230,20 @@ def cmd_min_length(args: argparse.Namespace) -> None:
                           "recommended_length": r["recommended_length"] or "none"}
                          for r in rows], cols)
          + "".join(f"\nrecommendation: {b}" for b in bases)
-         + f"\ntraining recipe: {advice['basis']}"
-         + (f"\nrecipe 'languages' refuses {next(iter(refused))}: {next(iter(refused.values()))}"
-            if len(refused) == 1 and not args.suite else
-            f"\nrecipe 'languages' refuses {len(refused)} of these before training (a covering "
+         + f"\ntraining recipe: {advice['basis']}" + _refusal_line(refused, args.suite))
+
+
+def _refusal_line(refused: dict[str, str], suite: str | None) -> str:
+    """The line under ``training recipe:`` naming the languages the recipe refuses: one
+    language with the trainer's message, a suite by name."""
+    if not refused:
+        return ""
+    if len(refused) == 1 and not suite:
+        (name, why), = refused.items()
+        return f"\nrecipe 'languages' refuses {name}: {why}"
+    return (f"\nrecipe 'languages' refuses {len(refused)} of these before training (a covering "
             f"plan larger than its steps show; `monoidlab train` says what to change): "
-            f"{', '.join(refused)}" if refused else ""))
+            f"{', '.join(refused)}")
 
 
 cmd_min_length.configure = lambda p: (

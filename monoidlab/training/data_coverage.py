@@ -94,6 +94,8 @@ def covering_floor(cfg: RunConfig, problem: Problem, counts: np.ndarray) -> np.n
     so target t is shown at least ⌊N/T⌋ (+1 when t < N mod T) times in N = steps × n strings.
     The first batches show only the first targets of the cycle: counting those alone would
     call a covering run's targets unseen that its later steps show. Other runs: unchanged."""
+    from monoidlab.training.problems import covering_per_step
+
     cover = getattr(problem, "covering", None)
     if cover is None:
         return counts
@@ -101,7 +103,7 @@ def covering_floor(cfg: RunConfig, problem: Problem, counts: np.ndarray) -> np.n
     targets = np.asarray(plan.targets, np.int64).reshape(-1, 3)
     if not len(targets):
         return counts
-    n_total = cfg.steps * min(cfg.batch_size, max(1, int(round(share * cfg.batch_size))))
+    n_total = cfg.steps * covering_per_step(share, cfg.batch_size)
     T = len(targets)
     times = n_total // T + (np.arange(T) < n_total % T)
     levels = int(targets[:, 0].max()) + 1

@@ -178,7 +178,7 @@ class LanguageProblem:
         from monoidlab.sampling import sample
 
         plan, share = self.covering
-        n = min(batch_size, max(1, int(round(share * batch_size))))
+        n = covering_per_step(share, batch_size)
         c = plan.draw(rng, step * n + np.arange(n))
         rest = sample(self.language, [length], batch_size - n, sampler="near_miss", seed=rng,
                       within=self.within, mix=self.mix)
@@ -511,6 +511,15 @@ def make_problem(cfg: Any, language: Automaton | None = None) -> Problem:
     return problem
 
 
+def covering_per_step(share: float, batch_size: int) -> int:
+    """Covering strings in each training batch: ``share`` of it, at least one.
+
+    >>> covering_per_step(0.5, 64), covering_per_step(0.001, 64), covering_per_step(1.0, 8)
+    (32, 1, 8)
+    """
+    return min(batch_size, max(1, int(round(share * batch_size))))
+
+
 def recipe_refusal(language: Automaton, test_lengths: Any = None) -> str | None:
     """Why ``recipe = "languages"`` (the random-language benchmark's frozen recipe, the default
     of ``monoidlab train --language``) refuses ``language`` before any training, say a covering
@@ -556,7 +565,7 @@ def _plan_covering(cfg: Any, problem: Any) -> None:
                             seed=cfg.seed, allow_uncovered=settings["uncovered"] == "skip")
     except InputError as exc:
         raise ConfigError(f"key 'sampler': covering: {exc}") from None
-    per_step = min(cfg.batch_size, max(1, int(round(settings["share"] * cfg.batch_size))))
+    per_step = covering_per_step(settings["share"], cfg.batch_size)
     need = settings["k"] * len(plan.targets)
     if per_step * cfg.steps < need:
         raise ConfigError(f"key 'covering': {len(plan.targets)} targets shown k = "

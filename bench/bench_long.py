@@ -4,6 +4,7 @@ Usage: python bench/bench_long.py --phase pairs [--workers 2] [--config FILE] [-
        python bench/bench_long.py --phase long [--workers 2] [--only PAIRS]
        python bench/bench_long.py --status
        python bench/bench_long.py --table [--write-docs]
+       python bench/bench_long.py --save-state     # before the machine goes: then commit
 
 ``--phase pairs`` trains both recipes of every condition (``NAME-ours``, ``NAME-authors``) to
 step 20000; ``--phase long`` continues, per condition, the recipe its step-20000 validation
@@ -18,6 +19,14 @@ prints where every run stands. One torch thread per run, ``--workers`` runs side
 A pair whose two run folders are both absent takes its choice from the validations recorded in
 ``docs/data/ldru-long-pairs.json`` (the same rule on the recorded minimum accuracies), and its
 favoured recipe starts from step 0. ``--only`` restricts either phase to some pairs.
+
+A session's machine does not outlive it, and the run folders (``runs/``) go with it.
+``--save-state`` records every finished row of the prediction table in
+``docs/data/ldru-long-finished.json`` and packs every started, unfinished run (its checkpoint,
+best weights, metrics, segments and curve points: ``CARRIED``) into
+``docs/data/long-state/RUN.tar.gz``; commit both. Every later command unpacks a pack into an
+absent run folder first, so the next session resumes with the same command; a pair recorded as
+finished is never trained again, and the table reads its row from the ledger.
 
 ``--table`` draws, for the run each condition continued: its learning curve (the strict test
 errors of every snapshot, per kind and per tree level of the string: ``curve.jsonl`` in the run
@@ -40,6 +49,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "configs" / "ldru-long-cpu.toml"
 PAIRS_LEDGER = ROOT / "docs" / "data" / "ldru-long-pairs.json"
+FINISHED_LEDGER = ROOT / "docs" / "data" / "ldru-long-finished.json"
+STATE_DIR = ROOT / "docs" / "data" / "long-state"
+# what a started run needs to resume and to draw its curve elsewhere: the snapshots stay
+# behind once their points are in curve.jsonl
+CARRIED = ("checkpoint.pt", "best.pt", "metrics.jsonl", "config.json", "segments.jsonl",
+           "curve.jsonl")
+# a finished row's fields that the prediction table shows (the rest is recomputed)
+RECORDED = ("recipe", "steps", "own", "fresh", "solved", "wall_h", "cpu_h", "curve",
+            "diagnosis")
 FIGURE = ROOT / "docs" / "figures" / "long-curves.png"
 PAIR_STEP = 20000
 FRESH_SEEDS = (1000, 1001)
@@ -112,6 +130,97 @@ def recorded_choice(pair: str, ledger: Path = PAIRS_LEDGER) -> str | None:
     if ours is None or authors is None:
         return None
     return "authors" if authors > ours else "ours"
+
+
+def recorded_finished(pair: str, ledger: Path = FINISHED_LEDGER) -> dict | None:
+    """The recorded prediction-table row of a pair whose continued run finished (its run
+    folder may be gone since: a session's machine does not outlive it); None if not recorded.
+    """
+    if not ledger.is_file():
+        return None
+    return json.loads(ledger.read_text())["rows"].get(pair)
+
+
+def record_finished(rows: list[dict], ledger: Path) -> int:
+    """Record every finished row of a prediction table (``solved`` known) in ``ledger``, so
+    that the table outlives the run folders; returns how many rows were new or changed."""
+    from monoidlab._util import atomic_write_text
+
+    data = (json.loads(ledger.read_text()) if ledger.is_file() else
+            {"why": "the prediction-table rows of the finished long runs, written by "
+                    "bench/bench_long.py --table --write-docs or --save-state; the table reads a row from "
+                    "here when the run's folder is gone", "rows": {}})
+    changed = 0
+    for r in rows:
+        if r["solved"] is None:
+            continue
+        rec = json.loads(json.dumps({k: r[k] for k in RECORDED}))
+        if data["rows"].get(r["condition"]) != rec:
+            data["rows"][r["condition"]] = rec
+            changed += 1
+    if changed:
+        atomic_write_text(ledger, json.dumps(data, indent=1) + "\n")
+    return changed
+
+
+def save_state(run: Path, state_dir: Path = STATE_DIR) -> Path | None:
+    """Pack a started, unfinished run into ``state_dir/<run id>.tar.gz`` (the files of CARRIED;
+    every snapshot's curve point is computed first, so the snapshots stay behind) for a later
+    session on a fresh machine (:func:`restore_state`). A finished run's pack is removed: its
+    row lives in the finished ledger. None when nothing was packed.
+
+    The time of a segment still training is not in segments.jsonl yet, so a run resumed from
+    a pack made mid-segment under-counts its wall and CPU hours by at most that segment."""
+    import io
+    import tarfile
+
+    from monoidlab._util import atomic_write_bytes
+
+    pack = state_dir / f"{run.name}.tar.gz"
+    if (run / "results.json").is_file():
+        pack.unlink(missing_ok=True)
+        return None
+    if not (run / "checkpoint.pt").is_file():
+        return None
+    curve(run)
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for name in CARRIED:
+            if (run / name).is_file():
+                tar.add(run / name, arcname=name)
+    state_dir.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(pack, buf.getvalue())
+    return pack
+
+
+def restore_state(run: Path, state_dir: Path = STATE_DIR) -> bool:
+    """Unpack ``state_dir/<run id>.tar.gz`` into the run folder when that folder does not
+    exist (an existing folder is never overwritten); True when unpacked."""
+    import tarfile
+
+    pack = state_dir / f"{run.name}.tar.gz"
+    if run.exists() or not pack.is_file():
+        return False
+    tmp = run.with_name(run.name + ".restoring")
+    shutil.rmtree(tmp, ignore_errors=True)
+    with tarfile.open(pack) as tar:
+        odd = [n for n in tar.getnames() if n not in CARRIED]
+        if odd:
+            raise SystemExit(f"{pack}: {odd[0]!r} is not a run file ({', '.join(CARRIED)})")
+        tar.extractall(tmp, filter="data")
+    tmp.rename(run)
+    return True
+
+
+def prediction_of(covered: bool, solved: bool) -> str:
+    """The prediction's verdict on one finished condition.
+
+    >>> prediction_of(True, False), prediction_of(False, True)
+    ('not confirmed: covered, not solved', 'REFUTED: uncovered, solved')
+    """
+    if covered:
+        return "holds" if solved else "not confirmed: covered, not solved"
+    return "REFUTED: uncovered, solved" if solved else "holds"
 
 
 def train_until(run_id: str, config: dict, out: Path, until: int) -> dict:
@@ -316,8 +425,9 @@ def diagnosis_of(run: Path) -> dict:
 
 
 def prediction_row(pair: str, run: dict | None, members: dict, out: Path,
-                   ledger: Path, pair_step: int) -> dict:
-    """One row of the prediction table."""
+                   ledger: Path, pair_step: int, finished: Path | None = None) -> dict:
+    """One row of the prediction table; a condition without a run folder whose finished row
+    was recorded in ``finished`` takes it from there."""
     cfg = next(iter(members.values()))["config"]
     support, train_max = support_of(cfg)
     covered = support is not None and support <= train_max
@@ -325,6 +435,12 @@ def prediction_row(pair: str, run: dict | None, members: dict, out: Path,
            "support": support, "covered": covered, "recipe": "-", "steps": 0,
            "solved": None, "own": "-", "fresh": "-", "wall_h": 0.0, "cpu_h": 0.0,
            "prediction": "not run yet", "diagnosis": None, "curve": []}
+    done = recorded_finished(pair, finished) if finished is not None and run is None else None
+    if done is not None:
+        row.update({k: done[k] for k in RECORDED})
+        row["prediction"] = prediction_of(covered, row["solved"])
+        row["diagnosis"] = done["diagnosis"] if covered and not row["solved"] else None
+        return row
     if run is None:
         if set(members) == {"ours", "authors"}:
             choice, source = choice_of(pair, members, out, ledger, pair_step)
@@ -347,10 +463,7 @@ def prediction_row(pair: str, run: dict | None, members: dict, out: Path,
     row["fresh"] = ", ".join(f"{v['wrong']} of {v['scored']}" for v in fresh_sets) or "-"
     row["solved"] = bool(tested["solved"]) and bool(fresh_sets) and all(
         v["solved"] for v in fresh_sets)
-    if covered:
-        row["prediction"] = "holds" if row["solved"] else "not confirmed: covered, not solved"
-    else:
-        row["prediction"] = "REFUTED: uncovered, solved" if row["solved"] else "holds"
+    row["prediction"] = prediction_of(covered, row["solved"])
     if covered and not row["solved"]:
         row["diagnosis"] = diagnosis_of(path)
     return row
@@ -434,12 +547,15 @@ def draw_curves(rows: list[dict], path: Path) -> None:
 
 
 def write_table(runs: list[dict], out: Path, ledger: Path, pair_step: int,
-                write_docs: bool) -> int:
+                write_docs: bool, finished: Path = FINISHED_LEDGER, record: bool = False) -> int:
     """``--table``: print the prediction table and the curves' points; with ``write_docs``, the
-    figure and the ``long runs`` section of docs/results.md."""
+    figure and the ``long runs`` section of docs/results.md; with ``write_docs`` or ``record``,
+    its finished rows in ``finished``."""
     rows = [prediction_row(pair, continued_run(members, out, pair_step, ledger), members, out,
-                           ledger, pair_step)
+                           ledger, pair_step, finished)
             for pair, members in pairs_of(runs).items()]
+    if (write_docs or record) and record_finished(rows, finished):
+        print(f"recorded the finished rows in {finished}")
     table = prediction_table(rows)
     points = curve_text(rows)
     diagnoses = "\n".join(f"- **{r['condition']}** ({r['recipe']}): "
@@ -465,7 +581,9 @@ def write_table(runs: list[dict], out: Path, ledger: Path, pair_step: int,
                 f"prediction: covered conditions can be solved, uncovered ones cannot. "
                 f"Strictly solved means every kind at every test length, on the own test set "
                 f"and on two fresh ones (seeds {FRESH_SEEDS[0]}, {FRESH_SEEDS[1]}). "
-                f"{finished} of {len(rows)} conditions finished, {solved} strictly solved.\n\n"
+                f"{finished} of {len(rows)} conditions finished, {solved} strictly solved "
+                f"(a finished row whose run folder is gone comes from "
+                f"docs/data/ldru-long-finished.json).\n\n"
                 + table
                 + ("\n![learning curves](figures/long-curves.png)\n\n"
                    "The learning curves (strict test errors of each validation-step snapshot on "
@@ -490,6 +608,14 @@ def main(argv=None) -> int:
                    help="comma list of pairs (conditions without -ours/-authors) to run")
     p.add_argument("--pairs-ledger", default=str(PAIRS_LEDGER),
                    help="recorded pair validations, read when a pair's run folders are absent")
+    p.add_argument("--finished-ledger", default=str(FINISHED_LEDGER),
+                   help="recorded rows of finished runs, read when their run folders are absent")
+    p.add_argument("--state-dir", default=str(STATE_DIR),
+                   help="packed states of unfinished runs (--save-state writes them, every "
+                        "command unpacks them into absent run folders)")
+    p.add_argument("--save-state", action="store_true",
+                   help="record the finished rows and pack every started, unfinished run, to "
+                        "commit before a session's machine goes")
     p.add_argument("--status", action="store_true")
     p.add_argument("--table", action="store_true",
                    help="learning curves and the prediction table of the continued runs")
@@ -510,22 +636,36 @@ def main(argv=None) -> int:
             sys.exit(f"--only: no pair {unknown[0]!r} in {args.config}; its pairs: "
                      f"{', '.join(known)}")
         runs = [r for r in runs if pair_of(r["id"]) in wanted]
-    if args.table:
-        return write_table(runs, out, Path(args.pairs_ledger), args.pair_step, args.write_docs)
+    finished, state_dir = Path(args.finished_ledger), Path(args.state_dir)
+    for r in runs:
+        if restore_state(out / r["id"], state_dir):
+            print(f"{r['id']}: restored from {state_dir / (r['id'] + '.tar.gz')}")
+    if args.table or args.save_state:
+        code = write_table(runs, out, Path(args.pairs_ledger), args.pair_step, args.write_docs,
+                           finished, record=args.save_state)
+        for r in runs if args.save_state else []:
+            pack = save_state(out / r["id"], state_dir)
+            if pack is not None:
+                print(f"{r['id']}: packed at step {checkpoint_step(out / r['id'])} into {pack} "
+                      f"({pack.stat().st_size // 1024} KiB)")
+        return code
     if args.status or not args.phase:
         from monoidlab.cli._common import format_table
 
         rows = status_rows(runs, out)
         print(format_table(rows, list(rows[0])))
         return 0
-    if args.phase == "pairs":
-        jobs = [(r["id"], r["config"], args.pair_step) for r in runs]
-    else:
-        jobs = []
-        for pair, members in pairs_of(runs).items():
-            if set(members) != {"ours", "authors"}:
-                jobs += [(r["id"], r["config"], 10**12) for r in members.values()]
-                continue
+    jobs = []
+    for pair, members in pairs_of(runs).items():
+        if (recorded_finished(pair, finished) is not None
+                and not any((out / r["id"]).exists() for r in members.values())):
+            print(f"{pair}: finished (recorded in {finished.name}; run folders absent)")
+            continue
+        if args.phase == "pairs":
+            jobs += [(r["id"], r["config"], args.pair_step) for r in members.values()]
+        elif set(members) != {"ours", "authors"}:
+            jobs += [(r["id"], r["config"], 10**12) for r in members.values()]
+        else:
             choice, source = choice_of(pair, members, out, Path(args.pairs_ledger),
                                        args.pair_step)
             if choice is None:
@@ -533,8 +673,7 @@ def main(argv=None) -> int:
                       "pairs)")
                 continue
             print(f"{pair}: continuing {choice} ({source})")
-            r = members[choice]
-            jobs.append((r["id"], r["config"], 10**12))
+            jobs.append((members[choice]["id"], members[choice]["config"], 10**12))
     t0 = time.time()
     if args.workers == 1:
         done = [train_until(i, c, out, u) for i, c, u in jobs]

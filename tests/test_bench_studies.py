@@ -5,6 +5,7 @@ bench/bench_listops.py (the cells, the baselines, the ledger and the table)."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -230,6 +231,73 @@ def test_long_phase_takes_a_recorded_choice_when_the_pair_folders_are_gone(bench
         mod.main(["--config", str(cfg), "--phase", "long", "--only", "q"])
 
 
+def test_long_runs_outlive_their_machine_packed_and_recorded(bench_script, tmp_path, capsys):
+    """A run packed mid-way (--save-state) and unpacked on a fresh machine ends exactly where
+    the same run left alone ends; a finished row is recorded and the table, and --phase long,
+    read it once the folders are gone."""
+    mod = bench_script("bench_long")
+    schedule = ('steps = 12\neval_every = 4\nval_lengths = "9:10"\nval_samples = 4\n'
+                'early_stop = 3\ncheckpoint_every = 2')
+    results = {}
+    for name in ("alone", "moved"):
+        (tmp_path / name).mkdir()
+        cfg = _tiny_long_config(tmp_path / name, schedule)
+        state, finished = tmp_path / name / "state", tmp_path / name / "finished.json"
+        common = ["--config", str(cfg), "--pair-step", "8", "--state-dir", str(state),
+                  "--finished-ledger", str(finished), "--pairs-ledger", str(tmp_path / "none")]
+        assert mod.main([*common, "--phase", "pairs"]) == 0
+        runs = tmp_path / name / "runs"
+        if name == "moved":
+            assert mod.main([*common, "--save-state"]) == 0
+            packs = sorted(p.name for p in state.iterdir())
+            assert packs == ["p-authors__mlp-ldru__s0.tar.gz", "p-ours__mlp-ldru__s0.tar.gz"]
+            curves = {p.name: mod.curve(p) for p in runs.iterdir()}
+            shutil.rmtree(runs)  # the machine goes
+            assert mod.main([*common, "--status"]) == 0
+            assert "p-ours__mlp-ldru__s0: restored from" in capsys.readouterr().out
+            for p in runs.iterdir():
+                assert mod.checkpoint_step(p) == 8 and not (p / "snapshots").exists()
+                assert mod.curve(p) == curves[p.name]  # the snapshots' points came along
+            assert mod.restore_state(runs / "p-ours__mlp-ldru__s0", state) is False  # kept
+        assert mod.main([*common, "--phase", "long"]) == 0
+        done = [p for p in runs.iterdir() if (p / "results.json").is_file()]
+        assert len(done) == 1
+        results[name] = (done[0].name, json.loads((done[0] / "results.json").read_text()))
+        if name == "moved":
+            assert mod.main([*common, "--save-state"]) == 0
+            assert "recorded the finished rows" in capsys.readouterr().out
+            assert not (state / (done[0].name + ".tar.gz")).exists()  # its row instead
+            assert mod.main([*common, "--table"]) == 0
+            before = capsys.readouterr().out
+            shutil.rmtree(runs)
+            shutil.rmtree(state)
+            assert mod.main([*common, "--table"]) == 0
+            after = capsys.readouterr().out
+            row = before.splitlines()[2]
+            assert row.startswith("| p |") and "| 12 |" in row and row in after.splitlines()
+            assert mod.main([*common, "--phase", "long"]) == 0
+            assert "p: finished (recorded in finished.json" in capsys.readouterr().out
+            assert not runs.exists() or not any(runs.iterdir())  # nothing trained again
+    (a_id, a), (b_id, b) = results["alone"], results["moved"]
+    assert a_id == b_id and a["evaluation"] == b["evaluation"]
+
+
+def test_a_packed_run_with_a_foreign_file_is_refused(bench_script, tmp_path):
+    import io
+    import tarfile
+
+    mod = bench_script("bench_long")
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        info = tarfile.TarInfo("../escape.txt")
+        tar.addfile(info, io.BytesIO(b""))
+    (tmp_path / "state").mkdir()
+    (tmp_path / "state" / "r.tar.gz").write_bytes(buf.getvalue())
+    with pytest.raises(SystemExit, match=r"r.tar.gz: '../escape.txt' is not a run file"):
+        mod.restore_state(tmp_path / "runs" / "r", tmp_path / "state")
+    assert not (tmp_path / "runs" / "r").exists()
+
+
 def _tiny_listops_config(tmp_path: Path) -> Path:
     text = (ROOT / "configs" / "listops-table.toml").read_text()
     for a, b in (("steps = 3000", "steps = 3"), ("per_length = 16", "per_length = 3"),
@@ -334,4 +402,5 @@ def test_the_baseline_length_table_sorts_by_s_and_counts_seeds_per_sampler(bench
 
 def test_the_long_scripts_doctests(bench_script, function_doctests):
     mod = bench_script("bench_long")
-    assert function_doctests(mod, mod.recorded_choice, mod.errors_of, mod.tested_of) == (0, 7)
+    assert function_doctests(mod, mod.recorded_choice, mod.errors_of, mod.tested_of,
+                            mod.prediction_of) == (0, 8)

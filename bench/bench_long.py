@@ -645,11 +645,16 @@ def main(argv=None) -> int:
     if args.table or args.save_state:
         code = write_table(runs, out, Path(args.pairs_ledger), args.pair_step, args.write_docs,
                            finished, record=args.save_state)
-        for r in runs if args.save_state else []:
-            pack = save_state(out / r["id"], state_dir)
-            if pack is not None:
-                print(f"{r['id']}: packed at step {checkpoint_step(out / r['id'])} into {pack} "
-                      f"({pack.stat().st_size // 1024} KiB)")
+        for members in pairs_of(runs).values() if args.save_state else []:
+            kept = continued_run(members, out, args.pair_step, Path(args.pairs_ledger))
+            for r in members.values():
+                if kept is not None and r is not kept:  # the paused side of a decided pair
+                    (state_dir / f"{r['id']}.tar.gz").unlink(missing_ok=True)
+                    continue
+                pack = save_state(out / r["id"], state_dir)
+                if pack is not None:
+                    print(f"{r['id']}: packed at step {checkpoint_step(out / r['id'])} into "
+                          f"{pack} ({pack.stat().st_size // 1024} KiB)")
         return code
     if args.status or not args.phase:
         from monoidlab.cli._common import format_table

@@ -267,6 +267,7 @@ def test_long_runs_outlive_their_machine_packed_and_recorded(bench_script, tmp_p
             assert mod.main([*common, "--save-state"]) == 0
             assert "recorded the finished rows" in capsys.readouterr().out
             assert not (state / (done[0].name + ".tar.gz")).exists()  # its row instead
+            assert not any(state.iterdir())  # nor the paused side of the decided pair
             assert mod.main([*common, "--table"]) == 0
             before = capsys.readouterr().out
             shutil.rmtree(runs)

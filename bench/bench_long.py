@@ -171,8 +171,9 @@ def save_state(run: Path, state_dir: Path = STATE_DIR) -> Path | None:
     session on a fresh machine (:func:`restore_state`). A finished run's pack is removed: its
     row lives in the finished ledger. None when nothing was packed.
 
-    The time of a segment still training is not in segments.jsonl yet, so a run resumed from
-    a pack made mid-segment under-counts its wall and CPU hours by at most that segment."""
+    The time of a segment still training is not in segments.jsonl yet: the pack's copy gets
+    one more record for the part of it up to the checkpoint (:func:`interrupted_segment`), so
+    a run resumed from the pack counts that time too."""
     import io
     import tarfile
 
@@ -185,10 +186,19 @@ def save_state(run: Path, state_dir: Path = STATE_DIR) -> Path | None:
     if not (run / "checkpoint.pt").is_file():
         return None
     curve(run)
+    segments = (run / "segments.jsonl").read_text() if (run / "segments.jsonl").is_file() \
+        else ""
+    open_part = interrupted_segment(run)
+    if open_part is not None:  # the pack's copy only: the live run still appends to its own
+        segments += json.dumps(open_part) + "\n"
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz") as tar:
         for name in CARRIED:
-            if (run / name).is_file():
+            if name == "segments.jsonl" and segments:
+                info = tarfile.TarInfo(name)
+                info.size, info.mtime = len(segments.encode()), int(time.time())
+                tar.addfile(info, io.BytesIO(segments.encode()))
+            elif name != "segments.jsonl" and (run / name).is_file():
                 tar.add(run / name, arcname=name)
     state_dir.mkdir(parents=True, exist_ok=True)
     atomic_write_bytes(pack, buf.getvalue())
@@ -278,12 +288,48 @@ def fresh_check(run: Path) -> dict:
     return data
 
 
-def hours(run: Path) -> tuple[float, float]:
-    """(wall, CPU) hours a run has trained so far, from its segments.jsonl."""
+def interrupted_segment(run: Path) -> dict | None:
+    """The record of the part of a segment trained past the last one in segments.jsonl, up to
+    the checkpoint (the steps a resumed run keeps), from the trainer's ``elapsed_s`` and
+    ``cpu_s`` log fields; each process that trained it restarts those clocks, so the part is
+    the sum of each process's last reading. ``cpu_s`` is None when a process logged no CPU
+    time. None when the checkpoint is not past the last record.
+
+    >>> interrupted_segment(Path("no-such-run")) is None
+    True
+    """
+    from monoidlab.training.run_folder import read_metrics
+
     segs = ([json.loads(x) for x in (run / "segments.jsonl").read_text().splitlines()]
             if (run / "segments.jsonl").is_file() else [])
+    done, ckpt = max((x["step"] for x in segs), default=0), checkpoint_step(run)
+    if ckpt <= done or not (run / "metrics.jsonl").is_file():
+        return None
+    lines = [m for m in read_metrics(run / "metrics.jsonl")
+             if "elapsed_s" in m and done < m["step"] <= ckpt]
+    last: list[dict] = []  # each process's last line
+    for m in lines:
+        if last and m["elapsed_s"] >= last[-1]["elapsed_s"]:
+            last[-1] = m
+        else:
+            last.append(m)
+    if not last:
+        return None
+    cpu = (round(sum(m["cpu_s"] for m in last), 1) if all("cpu_s" in m for m in last)
+           else None)
+    return {"target": None, "step": ckpt, "wall_s": round(sum(m["elapsed_s"] for m in last), 1),
+            "cpu_s": cpu, "interrupted": True}
+
+
+def hours(run: Path) -> tuple[float, float | str]:
+    """(wall, CPU) hours a run has trained so far, from its segments.jsonl; the CPU hours are
+    a lower bound ``">= x"`` when a record's CPU time is not known (an interrupted segment
+    logged by a trainer that did not record it)."""
+    segs = ([json.loads(x) for x in (run / "segments.jsonl").read_text().splitlines()]
+            if (run / "segments.jsonl").is_file() else [])
+    cpu = round(sum(x["cpu_s"] or 0 for x in segs) / 3600, 2)
     return (round(sum(x["wall_s"] for x in segs) / 3600, 2),
-            round(sum(x["cpu_s"] for x in segs) / 3600, 2))
+            f">= {cpu}" if any(x["cpu_s"] is None for x in segs) else cpu)
 
 
 def status_rows(runs: list[dict], out: Path) -> list[dict]:

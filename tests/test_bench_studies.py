@@ -283,6 +283,48 @@ def test_long_runs_outlive_their_machine_packed_and_recorded(bench_script, tmp_p
     assert a_id == b_id and a["evaluation"] == b["evaluation"]
 
 
+def test_a_pack_made_mid_segment_counts_the_time_of_the_part_trained(bench_script, tmp_path):
+    """The time of the steps trained since the last segment record, up to the checkpoint, goes
+    into the pack as one more record (the sum of each process's last clock reading; lines past
+    the checkpoint are work a resumed run redoes); the live run's own file is left alone."""
+    import tarfile
+
+    import torch
+
+    mod = bench_script("bench_long")
+    run = tmp_path / "runs" / "r"
+    run.mkdir(parents=True)
+    torch.save({"step": 8}, run / "checkpoint.pt")
+    seg = '{"target": 4, "step": 4, "wall_s": 3600.0, "cpu_s": 3240.0, "paused": true}\n'
+    (run / "segments.jsonl").write_text(seg)
+    lines = [{"step": 4, "elapsed_s": 3600.0, "cpu_s": 3240.0},  # before the part: not counted
+             {"step": 5, "elapsed_s": 360.0, "cpu_s": 324.0},  # process 1
+             {"step": 6, "elapsed_s": 720.0, "cpu_s": 648.0},
+             {"step": 6, "val_min_accuracy": 0.5},  # a validation line has no clock
+             {"step": 7, "elapsed_s": 180.0, "cpu_s": 144.0},  # process 2, resumed at 6
+             {"step": 8, "elapsed_s": 540.0, "cpu_s": 432.0},
+             {"step": 9, "elapsed_s": 900.0, "cpu_s": 720.0}]  # past the checkpoint: redone
+    (run / "metrics.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    part = mod.interrupted_segment(run)
+    assert part == {"target": None, "step": 8, "wall_s": 1260.0, "cpu_s": 1080.0, "interrupted": True}
+    pack = mod.save_state(run, tmp_path / "state")
+    assert (run / "segments.jsonl").read_text() == seg
+    with tarfile.open(pack) as tar:
+        packed = tar.extractfile("segments.jsonl").read().decode().splitlines()
+    assert [json.loads(x) for x in packed] == [json.loads(seg), part]
+    moved = tmp_path / "elsewhere" / "r"
+    assert mod.restore_state(moved, tmp_path / "state")
+    assert mod.hours(moved) == (1.35, 1.2)
+    assert mod.interrupted_segment(moved) is None  # the part is counted once
+    # a process that logged no CPU time: the CPU hours are a lower bound
+    (run / "metrics.jsonl").write_text("".join(
+        json.dumps({k: v for k, v in x.items() if not (k == "cpu_s" and x["step"] == 8)}) + "\n"
+        for x in lines))
+    assert mod.interrupted_segment(run)["cpu_s"] is None
+    (run / "segments.jsonl").write_text(seg + json.dumps(mod.interrupted_segment(run)) + "\n")
+    assert mod.hours(run) == (1.35, ">= 0.9")
+
+
 def test_a_packed_run_with_a_foreign_file_is_refused(bench_script, tmp_path):
     import io
     import tarfile

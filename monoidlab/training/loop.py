@@ -257,7 +257,7 @@ def run_steps(s: Session, start: int, stop_at: int | None = None,
     train_lengths = problem.lengths(cfg.train_lengths) if s.train_lengths is None \
         else s.train_lengths
     s.model.train()
-    t0, ema_loss, ema_acc = time.time(), None, None
+    t0, c0, ema_loss, ema_acc = time.time(), time.process_time(), None, None
     for step in bar:
         a, local = divmod(step, cfg.steps)
         # 1. periodic validation (of the weights *before* this step; local 0 of a new attempt
@@ -305,7 +305,8 @@ def run_steps(s: Session, start: int, stop_at: int | None = None,
             bar.set_postfix(loss=f"{ema_loss:.4f}", acc=f"{ema_acc:.3f}", L=L, refresh=False)
         if (step + 1) % cfg.log_every == 0 or step + 1 == total:
             s.log.write(step + 1, {"loss": lv, "acc": av, "lr": lr, "length": L,
-                                   "elapsed_s": round(time.time() - t0, 2)})
+                                   "elapsed_s": round(time.time() - t0, 2),
+                                   "cpu_s": round(time.process_time() - c0, 2)})
     return total, False, False
 
 

@@ -631,7 +631,9 @@ def write_table(runs: list[dict], out: Path, ledger: Path, pair_step: int,
                 f"and on two fresh ones (seeds {FRESH_SEEDS[0]}, {FRESH_SEEDS[1]}). "
                 f"{finished} of {len(rows)} conditions finished, {solved} strictly solved "
                 f"(a finished row whose run folder is gone comes from "
-                f"docs/data/ldru-long-finished.json).\n\n"
+                f"docs/data/ldru-long-finished.json). Wall and CPU hours count every part "
+                f"trained, across sessions (`>= x`: a part trained before the trainer logged "
+                f"its CPU time).\n\n"
                 + table
                 + ("\n![learning curves](figures/long-curves.png)\n\n"
                    "The learning curves (strict test errors of each validation-step snapshot on "

@@ -12,7 +12,9 @@ favours (the rule in the config's comments: :func:`favoured`) to the end, tests 
 re-checks the tested weights on two fresh test sets (seeds 1000, 1001; ``fresh.json``). Every
 run pauses at each validation step (``eval_every``) and keeps a copy of its checkpoint there
 (``snapshots/step-N.pt``: the learning curves are drawn from them) and one line of wall and CPU
-time per segment (``segments.jsonl``). Everything is resumable: rerun the same command after a
+time per segment (``segments.jsonl``; the part trained by a process killed mid-segment, or
+packed before a session ended, gets its own line from the trainer's logged clocks:
+:func:`interrupted_segment`). Everything is resumable: rerun the same command after a
 kill or in a later session (a kill loses at most ``checkpoint_every`` steps). ``--status``
 prints where every run stands. One torch thread per run, ``--workers`` runs side by side.
 
@@ -258,6 +260,10 @@ def train_until(run_id: str, config: dict, out: Path, until: int) -> dict:
             break  # finished (maybe stopped early at a validation)
         if checkpoint_step(run) >= target and target < total:
             continue
+        part = interrupted_segment(run)  # trained by a process killed before its segment ended
+        if part is not None:
+            with open(run / "segments.jsonl", "a") as fh:
+                fh.write(json.dumps(part) + "\n")
         t0, c0 = time.time(), time.process_time()
         has = (run / "checkpoint.pt").is_file()
         res = train(cfg, run, resume=has, overwrite=not has, progress=False,

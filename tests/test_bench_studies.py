@@ -325,6 +325,33 @@ def test_a_pack_made_mid_segment_counts_the_time_of_the_part_trained(bench_scrip
     assert mod.hours(run) == (1.35, ">= 0.9")
 
 
+def test_a_segment_resumed_after_a_kill_keeps_the_killed_part_s_time(bench_script, tmp_path):
+    """A process killed mid-segment leaves its time only in the log's clocks; the next segment
+    records it before training on, so the run's hours count both processes."""
+    from monoidlab.training import train
+    from monoidlab.training.config import RunConfig
+
+    mod = bench_script("bench_long")
+    cfg = RunConfig(language="parity", model="mlp-ldru", steps=12, eval_every=4,
+                    val_lengths="9:10", val_samples=4, test_lengths="9:10", test_samples=4,
+                    train_lengths="1:6", batch_size=8, checkpoint_every=2, log_every=1,
+                    model_options={"d": 8}, device="cpu")
+    out = tmp_path / "runs"
+    mod.train_until("r", cfg, out, 4)
+    run = out / "r"
+    train(cfg, run, resume=True, progress=False, stop_at=6)  # the killed process, step 6
+    killed = mod.interrupted_segment(run)
+    clocks = [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines()]
+    at6 = [x for x in clocks if x["step"] == 6 and "elapsed_s" in x][-1]
+    assert killed == {"target": None, "step": 6, "wall_s": round(at6["elapsed_s"], 1),
+                      "cpu_s": round(at6["cpu_s"], 1), "interrupted": True}
+    mod.train_until("r", cfg, out, 8)
+    segs = [json.loads(x) for x in (run / "segments.jsonl").read_text().splitlines()]
+    assert [(x["target"], x["step"]) for x in segs] == [(4, 4), (None, 6), (8, 8)]
+    assert segs[1] == killed
+    assert mod.interrupted_segment(run) is None
+
+
 def test_a_packed_run_with_a_foreign_file_is_refused(bench_script, tmp_path):
     import io
     import tarfile

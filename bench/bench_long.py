@@ -56,10 +56,10 @@ STATE_DIR = ROOT / "docs" / "data" / "long-state"
 # what a started run needs to resume and to draw its curve elsewhere: the snapshots stay
 # behind once their points are in curve.jsonl
 CARRIED = ("checkpoint.pt", "best.pt", "metrics.jsonl", "config.json", "segments.jsonl",
-           "curve.jsonl")
+           "curve.jsonl", "baselines.json")
 # a finished row's fields that the prediction table shows (the rest is recomputed)
 RECORDED = ("recipe", "steps", "own", "fresh", "solved", "wall_h", "cpu_h", "curve",
-            "diagnosis")
+            "diagnosis", "baselines")
 FIGURE = ROOT / "docs" / "figures" / "long-curves.png"
 PAIR_STEP = 20000
 FRESH_SEEDS = (1000, 1001)
@@ -420,6 +420,74 @@ def errors_of(ev) -> dict:
             "solved": bool(ev.solved)}
 
 
+def baseline_wrong(ev) -> dict:
+    """Wrong strings per kind of the trivial baselines (majority class, count-only) on the
+    lengths an Evaluation scored, counted as :func:`errors_of` counts the model's; a kind is
+    None where a baseline does not apply at some length.
+
+    >>> from monoidlab.evaluation.result import Evaluation
+    >>> ev = Evaluation("x", ("near_miss",), 0.99, 4, accuracy={"near_miss": {41: 1.0, 42: 1.0}},
+    ...                 baselines={"majority": {"near_miss": {41: 0.5, 42: 0.75}},
+    ...                            "count_only": {"near_miss": {41: 0.75, 42: None}}})
+    >>> baseline_wrong(ev)
+    {'majority': {'near_miss': 3}, 'count_only': {'near_miss': None}}
+    """
+    n = int(ev.n_per_length)
+    out = {}
+    for name in ("majority", "count_only"):
+        per_kind = ev.baselines.get(name, {})
+        out[name] = {}
+        for kind, scored in ev.accuracy.items():
+            b = per_kind.get(kind, {})
+            vals = [b.get(L, b.get(str(L))) for L in scored]
+            out[name][kind] = (None if any(v is None for v in vals)
+                               else sum(round((1 - v) * n) for v in vals))
+    return out
+
+
+def trivial_wrong(cfg, run: Path | None = None) -> dict:
+    """:func:`baseline_wrong` on a condition's own test set. The strings depend on the
+    language, lengths, strings per length, seed and kinds alone, so an untrained model of the
+    config draws the same set (only the baselines are read, never its answers); a finished
+    run's results.json already holds them. Cached in ``run/baselines.json``."""
+    from monoidlab.evaluation.result import Evaluation
+
+    if run is not None and (run / "results.json").is_file():
+        res = json.loads((run / "results.json").read_text())
+        return baseline_wrong(Evaluation.from_dict(res["evaluation"]))
+    cache = run / "baselines.json" if run is not None else None
+    if cache is not None and cache.is_file():
+        return json.loads(cache.read_text())
+    import torch
+
+    from monoidlab._util import atomic_write_text, inference
+    from monoidlab.training import evaluate_kinds
+    from monoidlab.training.loop import build_for
+    from monoidlab.training.problems import make_problem
+
+    problem = make_problem(cfg)
+    with torch.random.fork_rng():  # the caller's random state stays as it was
+        torch.manual_seed(cfg.seed)
+        model = build_for(cfg, problem)
+    with inference():
+        ev = evaluate_kinds(model, problem, cfg.test_lengths, cfg.test_samples, cfg.seed,
+                            cfg.eval_kinds, cfg.solved_threshold, progress=False)
+    out = baseline_wrong(ev)
+    if cache is not None and run.is_dir():
+        atomic_write_text(cache, json.dumps(out))
+    return out
+
+
+def wrong_text(per_kind: dict) -> str:
+    """A baseline's wrong strings over all kinds ("-" where it does not apply).
+
+    >>> wrong_text({"paper": 3, "near_miss": 4}), wrong_text({"paper": None})
+    ('7', '-')
+    """
+    vals = list(per_kind.values())
+    return "-" if not vals or any(v is None for v in vals) else str(sum(vals))
+
+
 def continued_run(members: dict[str, dict], out: Path, pair_step: int,
                   ledger: Path | None = None) -> dict | None:
     """The member a pair continued past the pair step (or the only member of a plain
@@ -488,10 +556,12 @@ def prediction_row(pair: str, run: dict | None, members: dict, out: Path,
     row = {"condition": pair, "padding": str(cfg.padding), "train": f"1..{train_max}",
            "support": support, "covered": covered, "recipe": "-", "steps": 0,
            "solved": None, "own": "-", "fresh": "-", "wall_h": 0.0, "cpu_h": 0.0,
-           "prediction": "not run yet", "diagnosis": None, "curve": []}
+           "prediction": "not run yet", "diagnosis": None, "curve": [], "baselines": None}
     done = recorded_finished(pair, finished) if finished is not None and run is None else None
     if done is not None:
-        row.update({k: done[k] for k in RECORDED})
+        row.update({k: done.get(k) for k in RECORDED})
+        if row["baselines"] is None:  # recorded before baselines were
+            row["baselines"] = trivial_wrong(cfg)
         row["prediction"] = prediction_of(covered, row["solved"])
         row["diagnosis"] = done["diagnosis"] if covered and not row["solved"] else None
         return row
@@ -506,6 +576,7 @@ def prediction_row(pair: str, run: dict | None, members: dict, out: Path,
     row["steps"] = checkpoint_step(path)
     row["wall_h"], row["cpu_h"] = hours(path)
     row["curve"] = curve(path)
+    row["baselines"] = trivial_wrong(cfg, path)
     if not (path / "results.json").is_file():
         row["prediction"] = f"running (step {row['steps']})"
         return row
@@ -539,14 +610,17 @@ def tested_of(points: list[dict]) -> dict:
 def prediction_table(rows: list[dict]) -> str:
     """The prediction table as markdown (one row per condition)."""
     head = ("| condition | padding | training | support length | covered? | recipe continued | "
-            "steps | own test set (wrong) | fresh sets (wrong) | strictly solved | wall h | "
-            "CPU h | prediction |\n|" + "---|" * 13 + "\n")
+            "steps | own test set (wrong) | majority / count-only (wrong) | fresh sets (wrong) | "
+            "strictly solved | wall h | CPU h | prediction |\n|" + "---|" * 14 + "\n")
     body = []
     for r in rows:
         solved = "-" if r["solved"] is None else "**yes**" if r["solved"] else "no"
+        base = ("-" if not r.get("baselines") else
+                f"{wrong_text(r['baselines']['majority'])} / "
+                f"{wrong_text(r['baselines']['count_only'])}")
         body.append(f"| {r['condition']} | {r['padding']} | {r['train']} | {r['support']} | "
                     f"{'yes' if r['covered'] else '**no**'} | {r['recipe']} | {r['steps']} | "
-                    f"{r['own']} | {r['fresh']} | {solved} | {r['wall_h']} | {r['cpu_h']} | "
+                    f"{r['own']} | {base} | {r['fresh']} | {solved} | {r['wall_h']} | {r['cpu_h']} | "
                     f"{r['prediction']} |")
     return head + "\n".join(body) + "\n"
 
@@ -566,8 +640,9 @@ def curve_text(rows: list[dict]) -> str:
 
 
 def draw_curves(rows: list[dict], path: Path) -> None:
-    """Per condition: wrong test strings against steps, one line per kind (top) and one per
-    tree level of the string (bottom); symlog y (0 is drawn)."""
+    """Per condition: wrong test strings against steps, one line per kind (top, the majority
+    class baseline of each kind dashed in its colour) and one per tree level of the string
+    (bottom); symlog y (0 is drawn); every panel spans the same steps."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -576,11 +651,17 @@ def draw_curves(rows: list[dict], path: Path) -> None:
     shown = [r for r in rows if r["curve"]]
     fig, axes = plt.subplots(2, max(1, len(shown)), figsize=(3.2 * max(1, len(shown)), 5.6),
                              squeeze=False)
+    last = max((c["step"] for r in shown for c in r["curve"]), default=1)
     for j, r in enumerate(shown):
         steps = [c["step"] for c in r["curve"]]
         top, bottom = axes[0][j], axes[1][j]
+        majority = (r.get("baselines") or {}).get("majority", {})
         for kind in r["curve"][-1]["wrong"]:
-            top.plot(steps, [c["wrong"].get(kind, 0) for c in r["curve"]], marker="o", label=kind)
+            line, = top.plot(steps, [c["wrong"].get(kind, 0) for c in r["curve"]], marker="o",
+                             label=kind)
+            if majority.get(kind) is not None:
+                top.axhline(majority[kind], color=line.get_color(), linestyle="--",
+                            linewidth=0.8, label=f"{kind}: majority class")
         levels = sorted({d for c in r["curve"] for d in c["wrong_by_level"]}, key=int)
         for d in levels:
             bottom.plot(steps, [c["wrong_by_level"].get(d, 0) for c in r["curve"]], marker=".",
@@ -588,6 +669,7 @@ def draw_curves(rows: list[dict], path: Path) -> None:
         cover = "covered" if r["covered"] else "uncovered"
         top.set_title(f"{r['condition']}\n({r['recipe']}, {cover})", fontsize=8)
         for ax in (top, bottom):
+            ax.set_xlim(0, last * 1.03)
             ax.set_yscale("symlog", linthresh=1)
             ax.set_xlabel("step", fontsize=7)
             ax.tick_params(labelsize=7)
@@ -639,7 +721,12 @@ def write_table(runs: list[dict], out: Path, ledger: Path, pair_step: int,
                 f"(a finished row whose run folder is gone comes from "
                 f"docs/data/ldru-long-finished.json). Wall and CPU hours count every part "
                 f"trained, across sessions (`>= x`: a part trained before the trainer logged "
-                f"its CPU time).\n\n"
+                f"its CPU time). Beside the own test set, the trivial baselines on the same "
+                f"strings: always the majority class, and the best model that sees only the "
+                f"symbol counts (an upper bound computed on the test strings themselves: where "
+                f"every string has counts of its own, as in modular-arithmetic (64 distinct "
+                f"count vectors among the 64 strings of each kind at lengths 41, 101 and 301), "
+                f"it is vacuous).\n\n"
                 + table
                 + ("\n![learning curves](figures/long-curves.png)\n\n"
                    "The learning curves (strict test errors of each validation-step snapshot on "

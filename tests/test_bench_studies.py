@@ -198,6 +198,24 @@ def test_long_runs_pause_snapshot_and_continue_the_favoured_recipe(bench_script,
     assert row["own"] == f"{sum(best['wrong'].values())} of {sum(best['scored'].values())}"
     assert row["prediction"] in ("holds", "not confirmed: covered, not solved")
     assert (row["diagnosis"] is not None) == (not row["solved"])
+    # the trivial baselines on the same strings: from the tested evaluation, from an untrained
+    # model of the config (no run needed), and counted on the strings drawn directly
+    import numpy as np
+
+    from monoidlab.evaluation.result import Evaluation
+    from monoidlab.training.problems import make_problem
+
+    tested_ev = Evaluation.from_dict(tested)
+    assert row["baselines"] == mod.baseline_wrong(tested_ev)
+    cfg0 = next(iter(members.values()))["config"]
+    assert mod.trivial_wrong(cfg0) == row["baselines"]
+    problem = make_problem(cfg0)
+    for kind, lengths in tested_ev.accuracy.items():
+        drawn = [problem.kind_batch(problem.eval_rng(cfg0.seed, kind, int(L)), int(L),
+                                    cfg0.test_samples, kind)["targets"] for L in lengths]
+        minority = sum(len(t) - np.bincount(t).max() for t in drawn)
+        assert row["baselines"]["majority"][kind] == minority
+    assert f"| {mod.wrong_text(row['baselines']['majority'])} / " in table
     mod.draw_curves([row], tmp_path / "curves.png")
     assert (tmp_path / "curves.png").stat().st_size > 1000
 

@@ -671,9 +671,10 @@ def draw_curves(rows: list[dict], path: Path) -> None:
         for ax in (top, bottom):
             ax.set_xlim(0, last * 1.03)
             ax.set_yscale("symlog", linthresh=1)
+            ax.set_ylim(bottom=0)  # counts: symlog's autoscale would open a negative decade
             ax.set_xlabel("step", fontsize=7)
             ax.tick_params(labelsize=7)
-            ax.legend(fontsize=6)
+            ax.legend(fontsize=5)
         top.set_ylabel("wrong test strings, per kind", fontsize=7)
         bottom.set_ylabel("wrong, per tree level", fontsize=7)
     fig.tight_layout()

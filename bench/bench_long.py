@@ -328,11 +328,14 @@ def interrupted_segment(run: Path) -> dict | None:
 
 
 def hours(run: Path) -> tuple[float, float | str]:
-    """(wall, CPU) hours a run has trained so far, from its segments.jsonl; the CPU hours are
-    a lower bound ``">= x"`` when a record's CPU time is not known (an interrupted segment
-    logged by a trainer that did not record it)."""
+    """(wall, CPU) hours a run has trained so far, from its segments.jsonl and the part of a
+    segment trained since (:func:`interrupted_segment`); the CPU hours are a lower bound
+    ``">= x"`` when a record's CPU time is not known (a part logged by a trainer that did not
+    record it)."""
     segs = ([json.loads(x) for x in (run / "segments.jsonl").read_text().splitlines()]
             if (run / "segments.jsonl").is_file() else [])
+    part = interrupted_segment(run)
+    segs += [part] if part is not None else []
     cpu = round(sum(x["cpu_s"] or 0 for x in segs) / 3600, 2)
     return (round(sum(x["wall_s"] for x in segs) / 3600, 2),
             f">= {cpu}" if any(x["cpu_s"] is None for x in segs) else cpu)

@@ -325,6 +325,7 @@ def test_a_pack_made_mid_segment_counts_the_time_of_the_part_trained(bench_scrip
     (run / "metrics.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
     part = mod.interrupted_segment(run)
     assert part == {"target": None, "step": 8, "wall_s": 1260.0, "cpu_s": 1080.0, "interrupted": True}
+    assert mod.hours(run) == (1.35, 1.2)  # the live run's hours count the part too
     pack = mod.save_state(run, tmp_path / "state")
     assert (run / "segments.jsonl").read_text() == seg
     with tarfile.open(pack) as tar:

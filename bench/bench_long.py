@@ -188,20 +188,20 @@ def save_state(run: Path, state_dir: Path = STATE_DIR) -> Path | None:
     if not (run / "checkpoint.pt").is_file():
         return None
     curve(run)
-    segments = (run / "segments.jsonl").read_text() if (run / "segments.jsonl").is_file() \
-        else ""
+    # the pack's copy of segments.jsonl gains the part in progress; the live run still
+    # appends to its own
     open_part = interrupted_segment(run)
-    if open_part is not None:  # the pack's copy only: the live run still appends to its own
-        segments += json.dumps(open_part) + "\n"
+    segments = "".join(json.dumps(x) + "\n" for x in
+                       segments_of(run) + ([open_part] if open_part is not None else []))
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz") as tar:
         for name in CARRIED:
-            if name == "segments.jsonl" and segments:
-                info = tarfile.TarInfo(name)
-                info.size, info.mtime = len(segments.encode()), int(time.time())
-                tar.addfile(info, io.BytesIO(segments.encode()))
-            elif name != "segments.jsonl" and (run / name).is_file():
+            if name != "segments.jsonl" and (run / name).is_file():
                 tar.add(run / name, arcname=name)
+        if segments:
+            info = tarfile.TarInfo("segments.jsonl")
+            info.size, info.mtime = len(segments.encode()), int(time.time())
+            tar.addfile(info, io.BytesIO(segments.encode()))
     state_dir.mkdir(parents=True, exist_ok=True)
     atomic_write_bytes(pack, buf.getvalue())
     return pack
@@ -294,6 +294,12 @@ def fresh_check(run: Path) -> dict:
     return data
 
 
+def segments_of(run: Path) -> list[dict]:
+    """The records of a run's segments.jsonl (none without one)."""
+    path = run / "segments.jsonl"
+    return [json.loads(x) for x in path.read_text().splitlines()] if path.is_file() else []
+
+
 def interrupted_segment(run: Path) -> dict | None:
     """The record of the part of a segment trained past the last one in segments.jsonl, up to
     the checkpoint (the steps a resumed run keeps), from the trainer's ``elapsed_s`` and
@@ -306,8 +312,7 @@ def interrupted_segment(run: Path) -> dict | None:
     """
     from monoidlab.training.run_folder import read_metrics
 
-    segs = ([json.loads(x) for x in (run / "segments.jsonl").read_text().splitlines()]
-            if (run / "segments.jsonl").is_file() else [])
+    segs = segments_of(run)
     done, ckpt = max((x["step"] for x in segs), default=0), checkpoint_step(run)
     if ckpt <= done or not (run / "metrics.jsonl").is_file():
         return None
@@ -332,8 +337,7 @@ def hours(run: Path) -> tuple[float, float | str]:
     segment trained since (:func:`interrupted_segment`); the CPU hours are a lower bound
     ``">= x"`` when a record's CPU time is not known (a part logged by a trainer that did not
     record it)."""
-    segs = ([json.loads(x) for x in (run / "segments.jsonl").read_text().splitlines()]
-            if (run / "segments.jsonl").is_file() else [])
+    segs = segments_of(run)
     part = interrupted_segment(run)
     segs += [part] if part is not None else []
     cpu = round(sum(x["cpu_s"] or 0 for x in segs) / 3600, 2)
@@ -442,7 +446,7 @@ def baseline_wrong(ev) -> dict:
         out[name] = {}
         for kind, scored in ev.accuracy.items():
             b = per_kind.get(kind, {})
-            vals = [b.get(L, b.get(str(L))) for L in scored]
+            vals = [b.get(L) for L in scored]
             out[name][kind] = (None if any(v is None for v in vals)
                                else sum(round((1 - v) * n) for v in vals))
     return out

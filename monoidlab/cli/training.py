@@ -65,13 +65,18 @@ def _config(args: argparse.Namespace, extra: list[str]) -> RunConfig:
         if isinstance(value, dict) and isinstance(keys.get(key), dict):
             value = {**keys[key], **value}  # --model_options.d=32 changes one option
         keys[key] = value
-    if (not saved and not args.config and "recipe" not in keys and keys.get("language")
-            and keys.get("model", "mlp-ldru") == "mlp-ldru"):
+    if not saved and not args.config and "recipe" not in keys and keys.get("language"):
+        from monoidlab.models import model_spec
         from monoidlab.recipes import has_frozen_recipe
 
-        # a user's own language: the recipe that the random-language benchmark froze, once
-        # it has (every key given on the command line still wins)
-        if has_frozen_recipe():
+        # a user's own language: MLP-LDRU's recipe that the random-language benchmark froze,
+        # once it has; a depth-exact model's own recipe for languages (every key given on the
+        # command line still wins)
+        model = keys.get("model", "mlp-ldru")
+        if model == "mlp-ldru":
+            if has_frozen_recipe():
+                keys["recipe"] = "languages"
+        elif isinstance(model, str) and "languages" in model_spec(model).recipes:
             keys["recipe"] = "languages"
     return config_from_dict(keys, source, saved=saved)
 

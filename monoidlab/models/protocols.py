@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # torch stays out of `import monoidlab`
 
 __all__ = ["Classifier", "PrefixModel", "TapeModel", "NodeStateModel", "PrefixStateModel",
            "OperatorModel", "OffsetModel", "RegularisedModel", "ConsistentModel", "GenerativeModel",
-           "capabilities", "PROTOCOLS"]
+           "FiniteModel", "AuxiliaryLossModel", "capabilities", "PROTOCOLS"]
 
 
 @runtime_checkable
@@ -132,8 +132,28 @@ class GenerativeModel(Protocol):
                  max_new_tokens: int = 16, **kw: Any) -> Tensor: ...
 
 
+@runtime_checkable
+class FiniteModel(Protocol):
+    """``finite_table() -> FiniteTable``: in eval mode the model is a finite table (letter →
+    code, code × code → code, code → class; :mod:`monoidlab.models.finite`) whose fold over the
+    balanced tree equals its forward pass, so :func:`monoidlab.certify` can decide its
+    correctness at every length (the snapped MLP-LDRU, the transformation tree model)."""
+
+    def finite_table(self) -> Any: ...
+
+
+@runtime_checkable
+class AuxiliaryLossModel(Protocol):
+    """``auxiliary_loss() -> scalar or None``: a loss the model computed during the training
+    step's forward pass (the snapped model's commitment term), which the trainer adds once per
+    step after the forward pass."""
+
+    def auxiliary_loss(self) -> Tensor | None: ...
+
+
 PROTOCOLS = (Classifier, PrefixModel, TapeModel, NodeStateModel, PrefixStateModel,
-             OperatorModel, OffsetModel, RegularisedModel, ConsistentModel, GenerativeModel)
+             OperatorModel, OffsetModel, RegularisedModel, ConsistentModel, GenerativeModel,
+             FiniteModel, AuxiliaryLossModel)
 
 
 def capabilities(model: Any) -> set[str]:

@@ -20,7 +20,7 @@ Example
 >>> model_spec("lstn")
 Traceback (most recent call last):
 ...
-monoidlab.errors.UnknownName: unknown model 'lstn' (did you mean 'lstm'?); known models: bbt-grc, decoder-lm, gated-deltanet, lstm, mlp-ldru, pr-lstm, pr-rnn, rir-grc, rnn, stack-rnn, tape-rnn, transformer
+monoidlab.errors.UnknownName: unknown model 'lstn' (did you mean 'lstm'?); known models: bbt-grc, decoder-lm, gated-deltanet, lstm, mlp-ldru, mlp-ldru-snap, pr-lstm, pr-rnn, rir-grc, rnn, stack-rnn, tape-rnn, transform-tree, transformer
 """
 
 from __future__ import annotations
@@ -34,8 +34,10 @@ from typing import TYPE_CHECKING, Any
 from monoidlab._suggest import did_you_mean
 from monoidlab.errors import ConfigError, UnknownName
 from monoidlab.models.protocols import (
+    AuxiliaryLossModel,
     Classifier,
     ConsistentModel,
+    FiniteModel,
     GenerativeModel,
     NodeStateModel,
     OffsetModel,
@@ -67,6 +69,8 @@ CAPABILITY_TEXT: dict[type, str] = {
     RegularisedModel: "an associativity regulariser",
     ConsistentModel: "an offset-consistency term",
     GenerativeModel: "greedy decoding of answers",
+    FiniteModel: "a finite table of codes at evaluation (certifiable at every length)",
+    AuxiliaryLossModel: "a loss of its own added once per training step",
 }
 
 #: A recipe: ``(language name or None, task name or None) -> (config keys, model options)``.
@@ -157,6 +161,39 @@ def _baseline_authors(language: str | None, task: str | None) -> tuple[dict, dic
     return _harness(language, task), {}
 
 
+# The depth-exact models' own recipe for a language (``recipe = "languages"`` of each), fixed
+# before their 21-task runs (configs/exact21-cpu.toml) and reported with them: the ldru21-cpu
+# budget (attempts of 4000 steps of batch 64, at most three, Adam with a cosine decay, near-miss
+# strings, one validation per attempt on fresh strings of 42..500), which is what the plain
+# MLP-LDRU table ran on.
+_EXACT_BUDGET: dict[str, Any] = {
+    "steps": 4000, "restarts": 2, "batch_size": 64, "optimizer": "adam", "lr_schedule": "cosine",
+    "clip": 1.0, "warmup": 0.0, "weight_decay": 0.0, "grad_centralisation": False,
+    "train_lengths": "1:40", "sampler": "near_miss", "eval_every": 4000,
+    "val_lengths": "42:500:3", "val_samples": 32, "early_stop": 1}
+
+
+def _snap_languages(language: str | None, task: str | None) -> tuple[dict, dict]:
+    """The snapped MLP-LDRU on a language: the plain model's ldru21-cpu settings (lr 3e-3,
+    associativity weight 0.1, d 32, no dropout, identity padding) with k = 2 × |M| codes."""
+    _language_only("languages", language, task)
+    return ({**_EXACT_BUDGET, "lr": 3e-3, "assoc_weight": 0.1},
+            {"d": 32, "dropout": 0.0, "padding": "identity", "codes": 0})
+
+
+def _transform_languages(language: str | None, task: str | None) -> tuple[dict, dict]:
+    """The transformation tree model on a language: lr 0.05 (its parameters are logits of
+    one-hot columns, far from a network's scale), n = the minimal automaton's state count."""
+    _language_only("languages", language, task)
+    return {**_EXACT_BUDGET, "lr": 0.05}, {"states": 0}
+
+
+def _language_only(recipe: str, language: str | None, task: str | None) -> None:
+    if task is not None or language is None:
+        raise ConfigError(f"recipe {recipe!r} is for languages (a DFA spec or a suite name), "
+                          f"not for the task {task!r}; use your own keys")
+
+
 # --------------------------------------------------------------------------- the registry
 _TREE = frozenset({Classifier, PrefixModel, NodeStateModel, OperatorModel})
 _RECURRENT = frozenset({Classifier, PrefixModel, PrefixStateModel})
@@ -167,6 +204,17 @@ REGISTRY: dict[str, ModelSpec] = {s.name: s for s in (
               _TREE | {OffsetModel, RegularisedModel, ConsistentModel},
               "a learned binary operator reduced over a balanced tree (MLP-LDRU)",
               {"authors": _ldru_authors, "languages": languages_recipe}, "balanced"),
+    ModelSpec("mlp-ldru-snap", "monoidlab.models.snap:SnappedMLPLDRU",
+              "monoidlab.models.snap:SnappedMLPLDRUOptions",
+              _TREE | {OffsetModel, RegularisedModel, ConsistentModel, FiniteModel,
+                       AuxiliaryLossModel},
+              "MLP-LDRU whose node states snap to k learned codes: a finite table at "
+              "evaluation", {"languages": _snap_languages}, "balanced"),
+    ModelSpec("transform-tree", "monoidlab.models.transform_tree:TransformTree",
+              "monoidlab.models.transform_tree:TransformTreeOptions",
+              frozenset({Classifier, NodeStateModel, OperatorModel, OffsetModel, FiniteModel}),
+              "tokens as functions on n states (one-hot columns), composed over the balanced "
+              "tree: a DFA at evaluation", {"languages": _transform_languages}, "balanced"),
     ModelSpec("pr-lstm", "monoidlab.models.pr_lstm:PRLSTM",
               "monoidlab.models.pr_lstm:PRLSTMOptions", _TREE,
               "an N-ary LSTM cell along the parallel prefix scan (PR-LSTM)",

@@ -78,9 +78,13 @@ def build_for(cfg: RunConfig, problem: Problem) -> nn.Module:
     from monoidlab.errors import ConfigError
     from monoidlab.models import model_spec
 
+    spec = model_spec(cfg.model)
     try:
-        model = model_spec(cfg.model).build(problem.vocab_size, problem.n_classes,
-                                            cfg.model_options)
+        options = spec.make_options(cfg.model_options)
+        language = getattr(problem, "language", None)
+        if language is not None and hasattr(options, "for_language"):
+            options = options.for_language(language)  # sizes left at 0 (auto) from the language
+        model = spec.build(problem.vocab_size, problem.n_classes, options)
     except (TypeError, ValueError, ZeroDivisionError, RuntimeError) as exc:  # e.g. sizes
         msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise ConfigError(f"key 'model_options' of model {cfg.model!r}: {msg}") from None
@@ -178,6 +182,7 @@ class Session:
     fwd: Any = None
     language_record: dict | None = None  # the run's copy of its spec, saved in checkpoints
     data_sha256: dict | None = None  # a text task's data files, saved in checkpoints
+    auxiliary: bool = False  # the model declares AuxiliaryLossModel (the registry says)
 
     @classmethod
     def start(cls, cfg: RunConfig, problem: Problem, device: torch.device, attempt: int = 0,
@@ -189,6 +194,10 @@ class Session:
                 watch or Validation(cfg.early_stop, cfg.as_dict()), loss_terms(cfg), out, MetricsLog(None),
                 problem.lengths(cfg.train_lengths))
         s.fwd = _compiled(cfg, model)
+        from monoidlab.models import model_spec
+        from monoidlab.models.protocols import AuxiliaryLossModel
+
+        s.auxiliary = model_spec(cfg.model).can(AuxiliaryLossModel)
         return s
 
     def new_attempt(self, attempt: int) -> None:
@@ -283,6 +292,9 @@ def run_steps(s: Session, start: int, stop_at: int | None = None,
             loss, correct = problem.loss(s.fwd, batch)
             for term in s.terms:  # the config checked that the model has each
                 loss = loss + term.weight * term.fn(s.model, batch)
+            if s.auxiliary:  # a loss the model computed in this step's forward passes
+                aux = s.model.auxiliary_loss()  # type: ignore[operator]
+                loss = loss if aux is None else loss + aux
         if not torch.isfinite(loss):
             raise TrainingDiverged(f"loss is {loss.item()} at step {step} (length {L}); "
                                    f"{_kept(s.out)}. Try a lower lr or clip.")

@@ -36,7 +36,7 @@ from monoidlab.sampling import Batch, length_batches, sample
 __version__ = "0.1.0"
 
 # Torch-using names, imported on first use so that `import monoidlab` stays light.
-_LAZY = ("extract_automaton", "extract_monoid")
+_LAZY = ("extract_automaton", "extract_monoid", "certify", "FiniteTable", "monoid_table")
 
 
 def __getattr__(name: str) -> object:
@@ -48,6 +48,14 @@ def __getattr__(name: str) -> object:
         from monoidlab.probing.extract_monoid import extract_monoid
 
         return extract_monoid
+    if name == "certify":
+        from monoidlab.probing.certify import certify
+
+        return certify
+    if name in ("FiniteTable", "monoid_table"):
+        from monoidlab.models import finite
+
+        return getattr(finite, name)
     raise AttributeError(f"module 'monoidlab' has no attribute {name!r}")
 
 

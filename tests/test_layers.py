@@ -42,8 +42,11 @@ LAYERS: dict[str, int] = {
 ALLOWED_UPWARD = {
     # the monoid cache lives on the (immutable, shared) automaton: lang.monoid()
     ("automaton", "monoid"),
-    # `ml.extract_automaton` / `ml.extract_monoid`: the top level names them, loaded on first use
+    # `ml.extract_automaton` / `ml.extract_monoid` / `ml.certify`: the top level names them,
+    # loaded on first use
     ("", "probing"),
+    # `ml.FiniteTable` / `ml.monoid_table` (a finite tree model's tables), likewise
+    ("", "models"),
 }
 
 

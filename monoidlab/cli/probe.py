@@ -215,4 +215,25 @@ cmd_probe.configure = lambda p: (
     p.add_argument("--json", action="store_true"))
 
 
-COMMANDS = (cmd_probe,)
+@command("certify", "prove a finite model correct at every length, or give its shortest "
+                    "counterexample")
+def cmd_certify(args: argparse.Namespace) -> None:
+    """``monoidlab certify RUN [--offsets] [--json]``: the exact verdict over every length
+    (docs/probing.md, "certificates"); a continuous model's surrogate table is certified
+    instead, and the output says so."""
+    from monoidlab.probing.certify import certify
+
+    c = certify(args.run, offsets=args.offsets, seed=args.seed)
+    emit(args, c.to_dict(), c.text())
+
+
+cmd_certify.configure = lambda p: (
+    p.add_argument("run", help="a run folder (or checkpoint.pt)"),
+    p.add_argument("--offsets", action="store_true",
+                   help="also every left offset of every string (the tests use offset 0)"),
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed of the test strings the table is compared with the model on"),
+    p.add_argument("--json", action="store_true"))
+
+
+COMMANDS = (cmd_probe, cmd_certify)

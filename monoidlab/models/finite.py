@@ -12,7 +12,7 @@ of level k − 1.
 :meth:`FiniteTable.fold` evaluates strings this way, as integer gathers over the balanced tree,
 vectorised over the batch (no torch, no Python loop per symbol); :func:`monoid_table` builds the
 exact model of a language from its syntactic monoid (the reference every certificate test
-starts from). :mod:`monoidlab.probing.certificate` decides whether a table is correct at every
+starts from). :mod:`monoidlab.evaluation.certificate` decides whether a table is correct at every
 length.
 
 Example

@@ -204,6 +204,9 @@ def _train(cfg: RunConfig, out: Path | None, resume: bool, progress: bool,
                             cfg.eval_kinds, cfg.solved_threshold, device=device,
                             progress=progress)
         result.update(results_of(ev))
+        certificate = _certificate(cfg, problem, model)
+        if certificate is not None:
+            result["certificate"] = certificate
         # what the training strings showed, by tree level (languages on tree models)
         coverage = training_coverage(cfg, problem)
         if coverage is not None:
@@ -265,6 +268,23 @@ def _differences(a: RunConfig, b: RunConfig) -> list[str]:
     oa, ob = da["model_options"], db["model_options"]
     out += [f"model_options.{k}" for k in sorted(set(oa) | set(ob)) if oa.get(k) != ob.get(k)]
     return sorted(out)
+
+
+def _certificate(cfg: RunConfig, problem: Problem, model: nn.Module) -> dict[str, Any] | None:
+    """A finite model's certificate on its language (docs/probing.md, "certificates"): the
+    exact verdict over every length beside the strict one; None for other models and tasks."""
+    from monoidlab.errors import MonoidlabError
+    from monoidlab.evaluation.model_certificate import certify_finite_model
+    from monoidlab.models import model_spec
+    from monoidlab.models.protocols import FiniteModel
+
+    language = getattr(problem, "language", None)
+    if language is None or not model_spec(cfg.model).can(FiniteModel):
+        return None
+    try:
+        return certify_finite_model(model, language, cfg).to_dict()
+    except MonoidlabError as exc:  # a budget of the certificate (a monoid too large to tabulate)
+        return {"subject": "model", "correct": False, "verdict": f"not certified: {exc}"}
 
 
 def results_of(ev: Evaluation) -> dict[str, Any]:

@@ -1,0 +1,198 @@
+"""A model's certificate: correct at every length (a proof), or its shortest counterexample.
+
+A *finite* model (one that declares :class:`~monoidlab.models.protocols.FiniteModel`: the
+snapped MLP-LDRU, the transformation tree model) is, in eval mode, a finite table whose fold
+over the balanced tree equals its forward pass; :func:`~monoidlab.evaluation.certificate.certify_table`
+decides that table exactly, and a counterexample is run once more through the model's own
+forward pass (:func:`certify_finite_model`). The verdict is then about the model itself; the
+trainer records it in a finite model's results.json.
+
+A *continuous* tree model has no finite table: :func:`monoidlab.probing.certify.certify`
+certifies the table extract_monoid reads off its node states instead, as a
+:class:`ModelCertificate` whose ``subject`` is ``"surrogate"``, with how often the surrogate
+and the model agree on the run's strict test strings.
+
+Example
+-------
+>>> import monoidlab as ml
+>>> from monoidlab.models.snap import SnappedMLPLDRU
+>>> import torch; _ = torch.manual_seed(0)
+>>> model = SnappedMLPLDRU(2, 2, d=8, codes=4)          # untrained: wrong somewhere
+>>> c = certify_finite_model(model, ml.load_language("parity"))
+>>> c.subject, c.certificate.correct, c.confirmed
+('model', False, True)
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from monoidlab.evaluation.certificate import Certificate, certify_table
+
+__all__ = ["ModelCertificate", "certify_finite_model", "finite_table_of", "agreement",
+           "confirm"]
+
+#: strings per kind and length on which a surrogate is compared with its model
+AGREEMENT_SAMPLES = 32
+#: every how many test lengths the comparison takes one (the run's test lengths are 460)
+AGREEMENT_STRIDE = 10
+
+
+@dataclass(frozen=True)
+class ModelCertificate:
+    """A model's certificate.
+
+    ``subject``: ``"model"`` (the model's own finite table: the proof is about the model) or
+    ``"surrogate"`` (the table extract_monoid built from a continuous model's node states:
+    the proof is about that table only). ``certificate``: the exact verdict on that table.
+    ``confirmed``: a counterexample, re-run through the model's own forward pass, is misread
+    by the model too (True when correct: nothing to confirm). ``agreement``: the fraction of
+    ``agreement_strings`` test strings on which the table's fold and the model agree (1.0
+    for a finite model, checked, not assumed). ``source``: the run or model certified.
+    """
+
+    subject: str
+    certificate: Certificate
+    confirmed: bool
+    agreement: float
+    agreement_strings: int
+    source: str
+    model: str
+
+    @property
+    def correct(self) -> bool:
+        """Proved correct at every length, about the model itself."""
+        return self.subject == "model" and self.certificate.correct
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain values (JSON); ``verdict`` is the one-line text."""
+        return {"subject": self.subject, "correct": self.correct, "confirmed": self.confirmed,
+                "agreement": self.agreement, "agreement_strings": self.agreement_strings,
+                "source": self.source, "model": self.model, "verdict": self.text(),
+                "certificate": self.certificate.to_dict()}
+
+    def text(self) -> str:
+        """One or two lines: what was certified, and the verdict."""
+        c = self.certificate
+        if self.subject == "model":
+            head = (f"certificate of {self.model} ({c.n_codes} codes, {c.padding} padding"
+                    f"{', every offset' if c.offsets else ''}): ")
+            tail = "" if c.correct or self.confirmed else (
+                " [NOT confirmed by the model's forward pass: the table is not the model]")
+            return head + c.text() + tail
+        return (f"certificate of a SURROGATE of {self.model}, not of the model: the table "
+                f"extract_monoid built on {c.n_codes} clusters of its node states, which agrees "
+                f"with the model on {self.agreement:.3f} of {self.agreement_strings} test "
+                f"strings; the table is " + c.text())
+
+    def __str__(self) -> str:
+        return self.text()
+
+    def _repr_html_(self) -> str:
+        colour = "#1a7f37" if self.correct else "#b42318"
+        return (f"<div style='border-left:4px solid {colour};padding-left:8px'>"
+                f"<b>{'CORRECT AT EVERY LENGTH' if self.correct else 'not certified'}</b>"
+                f"<br>{html.escape(self.text())}</div>")
+
+
+def finite_table_of(model: Any) -> Any:
+    """The model's finite table, if it is a finite model (else None)."""
+    from monoidlab.models.protocols import FiniteModel
+
+    return model.finite_table() if isinstance(model, FiniteModel) else None
+
+
+def _test_strings(lang: Any, config: Any, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """A spread of the run's strict test strings: every ``AGREEMENT_STRIDE``-th test length,
+    each kind, ``AGREEMENT_SAMPLES`` strings (41..500 for a bare model)."""
+    from monoidlab.evaluation.kinds import KINDS, check_kinds, kind_batch
+    from monoidlab.geometry import length_array
+    from monoidlab.sublanguage import resolve_within
+
+    lengths = length_array(config.test_lengths if config is not None else range(41, 501))
+    kinds = check_kinds(config.eval_kinds) if config is not None else KINDS
+    within = resolve_within(lang, "auto")
+    toks, lens = [], []
+    for i, L in enumerate(lengths[::AGREEMENT_STRIDE]):
+        for j, kind in enumerate(kinds):
+            rng = np.random.default_rng([seed, 31_337, i, j])
+            b = kind_batch(lang, kind, int(L), AGREEMENT_SAMPLES, rng, within)
+            if not len(b.lengths):  # no string of this kind at this length
+                continue
+            toks.append(np.asarray(b.tokens, np.int64))
+            lens.append(np.asarray(b.lengths, np.int64))
+    width = max(t.shape[1] for t in toks)
+    tokens = np.zeros((sum(len(t) for t in toks), width), np.int64)
+    row = 0
+    for t in toks:
+        tokens[row:row + len(t), : t.shape[1]] = t
+        row += len(t)
+    return tokens, np.concatenate(lens)
+
+
+def _model_classes(model: Any, tokens: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The model's class of each string (eval mode, no grad, one length group at a time)."""
+    import torch
+
+    from monoidlab._util import eval_mode
+
+    p = next(iter(model.parameters()), None)
+    dev = p.device if p is not None else torch.device("cpu")
+    out = np.empty(len(lengths), np.int64)
+    with eval_mode(model), torch.no_grad():
+        for L in np.unique(lengths):
+            rows = np.flatnonzero(lengths == L)
+            t = torch.as_tensor(tokens[rows, :L], device=dev)
+            n = torch.as_tensor(lengths[rows], device=dev)
+            out[rows] = model(t, n).argmax(-1).cpu().numpy()
+    return out
+
+
+def agreement(model: Any, table: Any, lang: Any, config: Any = None, seed: int = 0
+              ) -> tuple[float, int]:
+    """``(fraction, strings)``: how often ``table``'s fold and the model agree on a spread of
+    the run's strict test strings (:func:`_test_strings`)."""
+    tokens, lengths = _test_strings(lang, config, seed)
+    same = _model_classes(model, tokens, lengths) == table.fold(tokens, lengths)
+    return float(np.mean(same)), int(len(lengths))
+
+
+def confirm(model: Any, cert: Certificate) -> bool:
+    """Whether the model's own forward pass misreads the certificate's counterexample as the
+    table does (True when there is none to confirm)."""
+    if cert.correct or cert.counterexample_tokens is None:
+        return True
+    import torch
+
+    from monoidlab._util import eval_mode
+
+    t = torch.as_tensor([cert.counterexample_tokens], dtype=torch.long)
+    n = torch.as_tensor([len(cert.counterexample_tokens)])
+    with eval_mode(model), torch.no_grad():
+        if cert.counterexample_offset:  # the model's own forward at that offset
+            logits = model(t, n, torch.as_tensor([cert.counterexample_offset]))
+        else:
+            logits = model(t, n)
+    got = int(logits.argmax(-1)[0])
+    return got == cert.predicted and got != cert.expected
+
+
+def certify_finite_model(model: Any, lang: Any, config: Any = None, *, offsets: bool = False,
+                         seed: int = 0, source: str = "model") -> ModelCertificate:
+    """The certificate of a finite model (one with ``finite_table()``) on ``lang``: its table
+    certified exactly, checked against the model's forward pass on the run's test strings, and
+    a counterexample confirmed by that forward pass."""
+    table = finite_table_of(model)
+    if table is None:
+        from monoidlab.errors import InputError
+
+        raise InputError(f"{type(model).__name__} is not a finite model (no finite_table()); "
+                         "monoidlab.certify certifies a continuous model's surrogate table")
+    cert = certify_table(table, lang, offsets=offsets)
+    agree, n = agreement(model, table, lang, config, seed)
+    name = type(model).__name__ if config is None else config.model
+    return ModelCertificate("model", cert, confirm(model, cert), agree, n, source, name)

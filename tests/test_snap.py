@@ -73,17 +73,27 @@ def test_node_states_are_codes():
 
 
 def test_training_step_snaps_and_learns_the_codebook():
-    """Training mode: the forward value is a code (straight-through), the commitment loss is
-    returned once per step, and the codebook moves (EMA) toward the states."""
+    """Training mode: the commitment loss is returned once per step, and the codebook moves
+    (EMA, dead codes) toward the states every UPDATE_EVERY steps, with a step counter saved in
+    the weights (a resumed run updates at the same steps)."""
+    from monoidlab.models.snap import UPDATE_EVERY
+
     torch.manual_seed(0)
     m = SnappedMLPLDRU(2, 2, d=8, codes=16)
     before = m.snapper.codebook().clone()
     x, n = torch.randint(0, 2, (16, 10)), torch.full((16,), 10)
-    m(x, n)
-    loss = m.auxiliary_loss()
-    assert loss is not None and loss.requires_grad and float(loss.detach()) > 0
-    assert m.auxiliary_loss() is None  # consumed: one loss per step
-    assert not torch.equal(before, m.snapper.codebook())
+    for step in range(1, UPDATE_EVERY + 1):
+        m(x, n)
+        loss = m.auxiliary_loss()
+        assert loss is not None and loss.requires_grad and float(loss.detach()) > 0
+        assert m.auxiliary_loss() is None  # consumed: one loss per step
+        moved = not torch.equal(before, m.snapper.codebook())
+        assert moved == (step == UPDATE_EVERY), step
+    assert int(m.state_dict()["snapper.steps"]) == UPDATE_EVERY
+    old = {k: v for k, v in m.state_dict().items() if k != "snapper.steps"}
+    fresh = SnappedMLPLDRU(2, 2, d=8, codes=16)
+    fresh.load_state_dict(old)  # weights saved before the counter existed still load
+    assert int(fresh.snapper.steps) == 0
     m.eval()
     m(x, n)
     assert m.auxiliary_loss() is None  # eval forward passes add nothing

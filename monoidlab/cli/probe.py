@@ -98,9 +98,31 @@ def cmd_probe(args: argparse.Namespace) -> None:
     texts: list[str] = []
     if extract:
         m["extraction"], texts = _extract(args, extract)
+    cert = _finite_certificate(args.checkpoint)
+    if cert is not None:  # a finite model: the exact verdict over every length
+        m["certificate"] = cert.to_dict()
+        texts.append(cert.text())
     atomic_write_json(out / "probe.json", m, default=json_default)
     emit(args, m, "\n\n".join([_table(m), *texts])
          + f"\n\nwrote {out}/probe.json and {len(m['figures'])} figures")
+
+
+def _finite_certificate(checkpoint: str) -> Any:
+    """A finite model's certificate (None for a continuous model: ``monoidlab certify`` says
+    what a surrogate's would mean)."""
+    from monoidlab.errors import InputError
+    from monoidlab.evaluation.model_certificate import finite_table_of
+    from monoidlab.probing._target import resolve_target
+
+    try:
+        target = resolve_target(checkpoint)
+    except InputError:  # a task without an automaton: nothing to certify against
+        return None
+    if finite_table_of(target.model) is None:
+        return None
+    from monoidlab.probing.certify import certify
+
+    return certify(checkpoint)
 
 
 EXTRACTIONS = ("automaton", "monoid")

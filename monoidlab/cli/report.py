@@ -78,6 +78,8 @@ def key_figures_text(key: dict[str, Any]) -> str:
         for r in m["kinds"]:
             out.append(f"         {r['kind']:<15} {r['scored_lengths']:>7}  {_f(r['min'])}  "
                        f"{_f(r['mean'])}  {_f(r['majority']):>8}  {_f(r['count_only']):>10}")
+        if m.get("certificate"):  # a finite model: the exact verdict over every length
+            out.append(f"certify  {m['certificate']['verdict']}")
     lines = probing_headline(key.get("probing"))
     out += [("probing  " if i == 0 else "         ") + (x.split(": ", 1)[1] if i == 0 else x)
             for i, x in enumerate(lines)]

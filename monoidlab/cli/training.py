@@ -99,6 +99,8 @@ def _train(args: argparse.Namespace, extra: list[str]) -> None:
         text += "\n\n" + res["training_coverage"]["text"]
     if "evaluation" in res:
         text += "\n\n" + evaluation_text(Evaluation.from_dict(res["evaluation"]), lengths=False)
+    if "certificate" in res:  # a finite model's exact verdict, beside the strict one
+        text += "\n" + res["certificate"]["verdict"]
     if args.out:
         text += f"\ncheckpoint: {args.out}/checkpoint.pt"
     emit(args, res, text)
@@ -218,7 +220,20 @@ def cmd_evaluate(args: argparse.Namespace) -> None:
         d = diagnose(model, cfg, problem, ev, seed=seed, device=device, sampled=counts)
         res["diagnosis"] = d.as_dict()
         text += d.text() + "\n\n"  # what to change: data, depth or budget; the verdict last
-    emit(args, res, text + evaluation_text(ev))
+    certificate = _certificate(model, cfg, problem)
+    if certificate is not None:  # a finite model: the exact verdict beside the strict one
+        res["certificate"] = certificate.to_dict()
+    emit(args, res, text + evaluation_text(ev)
+         + ("" if certificate is None else "\n" + certificate.text()))
+
+
+def _certificate(model: nn.Module, cfg: RunConfig, problem: Problem) -> Any:
+    """A finite model's certificate on its language (None for other models and tasks)."""
+    from monoidlab.evaluation.model_certificate import certify_finite_model, finite_table_of
+
+    if problem.language is None or finite_table_of(model) is None:
+        return None
+    return certify_finite_model(model, problem.language, cfg)
 
 
 def _evaluate_splits(args: argparse.Namespace, model: nn.Module, cfg: RunConfig,

@@ -245,6 +245,17 @@ def model_section(rep: Report) -> list[str]:
               f"of the {ev.kinds[0]} kind): {ev.paper_score:.3f}.</p>",
               table(ev.summary_rows(), ["kind", "scored_lengths", "single_class_lengths", "min",
                                         "mean", *[b.name for b in ev.shown_baselines()]])]
+    from monoidlab.evaluation.model_certificate import certify_finite_model, finite_table_of
+
+    if problem.language is not None and finite_table_of(model) is not None:
+        rep.doing("certificate: the finite model's table over every length")
+        cert = certify_finite_model(model, problem.language, cfg, source=str(rep.checkpoint))
+        key["certificate"] = cert.to_dict()
+        parts += ["<h3>Certificate: every length</h3>", cert._repr_html_(),
+                  "<p class=note>The model is a finite table at evaluation; the certificate "
+                  "decides it on every string of every length at offset 0 (the tests' layout), "
+                  "exactly: a proof, or the shortest string it gets wrong, confirmed by the "
+                  "model's own forward pass (docs/probing.md, \"Certificates\").</p>"]
     rep.doing("drawing accuracy by length")
     parts.append(img(viz.kind_accuracy_figure(ev), "accuracy by length, one panel per test "
                      "kind (dashed grey: majority-class baseline, dash-dotted black: count-only "

@@ -118,6 +118,10 @@ def _verdict_html(m: dict[str, Any] | None) -> str:
     word = "SOLVED" if m["solved"] else "NOT SOLVED"
     out = [f'<p class="verdict {cls}">{word} (strict: every scored length of every kind at '
            f'≥ {m.get("threshold", 0.99):g}); {e(m["model"])}, step {m["steps"]}</p>']
+    cert = m.get("certificate")
+    if cert:  # a finite model: the exact verdict over every length, beside the strict one
+        ccls = "solved" if cert.get("correct") else "unsolved"
+        out.append(f'<p class="{ccls}">{e(cert["verdict"])}</p>')
     names = [c for c in ("majority", "count_only") if any(c in r for r in m["kinds"])]
     names += [c for r in m["kinds"] for c in r if c not in _ROW_KEYS and c not in names]
     head = "".join(f"<th>{e(h)}</th>" for h in

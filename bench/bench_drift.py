@@ -1,6 +1,13 @@
 """Do a tree model's node states for one EC stay put as the tree gets deeper?
 
 Usage: python bench/bench_drift.py RUN_DIR... [--ref-level 4] [--strings 16] [--min-nodes 20]
+       python bench/bench_drift.py RUN_DIR... --predict [--strings 8]
+
+``--predict``: the package's drift diagnostic (:func:`monoidlab.probing.drift.drift`: per level,
+the within-class spread against half the smallest gap between EC centroids at the deepest
+training level, and the level where spread first overtakes it) beside the run's own error rate
+by tree depth (from its results.json: 1 − accuracy per test length, grouped by
+ceil(log2 L), every kind), and the first depth whose error rate passes 1%.
 
 For each run (a tree-model run on a language: mlp-ldru, pr-lstm), the internal nodes of fresh
 test-distribution strings of lengths 130..500 (``--strings`` per length and kind, lengths 130,
@@ -96,14 +103,48 @@ def run_drift(run: Path, ref_level: int, strings: int, min_nodes: int, seed: int
                        min_nodes)
 
 
+def errors_by_depth(results: dict) -> dict[int, float]:
+    """``{depth: mean error rate}`` over every kind's test lengths of a run's results.json.
+
+    >>> errors_by_depth({"accuracy": {"paper": {"41": 1.0, "100": 0.9, "300": 0.5}}})
+    {6: 0.0, 7: 0.1, 9: 0.5}
+    """
+    by: dict[int, list[float]] = {}
+    for per_length in results.get("accuracy", {}).values():
+        for L, a in per_length.items():
+            if a is not None and a == a:
+                by.setdefault((int(L) - 1).bit_length(), []).append(1.0 - float(a))
+    return {d: round(float(np.mean(v)), 4) for d, v in sorted(by.items())}
+
+
+def predict(run: Path, strings: int) -> str:
+    """The drift diagnostic's predicted failure level beside the run's errors by depth."""
+    from monoidlab.probing.drift import drift
+
+    d = drift(run, strings=strings)
+    errors = errors_by_depth(json.loads((run / "results.json").read_text()))
+    first = next((k for k, e in errors.items() if e > 0.01), None)
+    return (d.text() + "\n  error rate by depth (results.json, every kind): "
+            + ", ".join(f"{k}: {e:.3f}" for k, e in errors.items())
+            + f"\n  predicted failure level {d.predicted_failure_level}; first depth with "
+              f"error rate > 1%: {first}")
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("runs", nargs="+")
     p.add_argument("--ref-level", type=int, default=4)
     p.add_argument("--strings", type=int, default=16)
     p.add_argument("--min-nodes", type=int, default=20)
+    p.add_argument("--predict", action="store_true",
+                   help="the drift diagnostic's predicted failure level against the run's "
+                        "errors by depth")
     args = p.parse_args(argv)
     with inference():  # one thread, no gradients; the caller's settings come back (tests call main)
+        if args.predict:
+            for run in map(Path, args.runs):
+                print(f"{run}:\n{predict(run, args.strings)}")
+            return 0
         return _main(args)
 
 

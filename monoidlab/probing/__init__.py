@@ -33,6 +33,7 @@ of them; the modules are :mod:`~monoidlab.probing.embeddings`,
 """
 
 from monoidlab.probing.associativity import associativity, root_states, summarise_associativity
+from monoidlab.probing.certify import certify
 from monoidlab.probing.clustering import (
     CLUSTERERS,
     METRICS,
@@ -44,6 +45,7 @@ from monoidlab.probing.clustering import (
     linear_probe,
     purity_score,
 )
+from monoidlab.probing.drift import Drift, drift
 from monoidlab.probing.embeddings import (
     HeldOut,
     NodeEmbeddings,
@@ -54,7 +56,7 @@ from monoidlab.probing.embeddings import (
 from monoidlab.probing.probe import model_at_init, probe_checkpoint, probe_model, summary_tables
 from monoidlab.probing.triples import Triples, draw_triples, heldout_triples
 
-__all__ = ["NodeEmbeddings", "node_embeddings", "HeldOut", "training_strings",
+__all__ = ["certify", "Drift", "drift", "NodeEmbeddings", "node_embeddings", "HeldOut", "training_strings",
            "heldout_strings", "Triples", "draw_triples", "heldout_triples", "purity_score",
            "agreement_scores", "chance_scores", "ClusterAgreement", "Agreement",
            "cluster_agreement", "linear_probe", "root_states", "associativity",

@@ -163,3 +163,20 @@ def test_trains_through_the_trainer_with_its_recipe(tmp_path):
     model, _, _, _ = load_checkpoint(tmp_path / "run")
     assert model.snapper.k == auto_codes(ml.load_language("tomita-4").monoid().size)
     assert model.finite_table().n_codes == model.snapper.k
+
+
+@pytest.mark.slow
+def test_recipe_learns_parity_and_is_certified(tmp_path):
+    """600 steps of the recipe on parity end certified correct at every length (seed 0). The
+    codebook update that ran every 4 steps never left chance here (docs/models.md): this is the
+    check that catches a codebook that stops tracking the states."""
+    from monoidlab.training import train
+    from monoidlab.training.parse import config_from_dict
+
+    cfg = config_from_dict({"language": "parity", "model": "mlp-ldru-snap",
+                            "recipe": "languages", "steps": 600, "restarts": 0,
+                            "eval_every": 0, "early_stop": 0, "test_lengths": "41:500:90",
+                            "test_samples": 16, "threads": 1}, "test")
+    res = train(cfg, tmp_path / "run", progress=False)
+    assert res["certificate"]["correct"], res["certificate"]["verdict"]
+    assert res["solved"]

@@ -1,10 +1,12 @@
 """The 21 regular tasks with the depth-exact models: strict verdict, baselines, certificate.
 
 Usage: python bench/bench_exact21.py [--config configs/exact21-snap-cpu.toml ...] [--train]
-       [--workers 1] [--write-docs]
+       [--write-docs]
 
 For each config (default: the snapped MLP-LDRU's and the transformation tree model's), reads
-the sweep's run folders (``--train`` first runs or resumes the sweep itself), certifies each
+the sweep's run folders (``--train`` first trains or resumes every run that is neither finished
+in its folder nor recorded in the ledger, one at a time; run it once per config on one core
+each), certifies each
 finished run's tested weights (``monoidlab certify``: cached in the run folder as
 certificate.json), records every finished row in docs/data/exact21.jsonl (so the table outlives
 the run folders) and prints one table: per task and model, the strict verdict with each kind's
@@ -28,8 +30,9 @@ GOAL = 18  # tasks certified correct at every length by at least one depth-exact
 BUDGET_S = 15 * 60  # each within 15 minutes of one core
 
 
-def read_ledger(path: Path = LEDGER) -> dict[str, dict]:
-    """``{run id: row}``, the last row of each run."""
+def read_ledger(path: Path | None = None) -> dict[str, dict]:
+    """``{run id: row}``, the last row of each run (default: :data:`LEDGER`)."""
+    path = LEDGER if path is None else path
     if not path.is_file():
         return {}
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
@@ -49,6 +52,24 @@ def certificate_of(run: Path) -> dict:
     c["seconds"] = round(time.process_time() - t0, 2)
     atomic_write_json(cached, c)
     return c
+
+
+def train_pending(config: str) -> None:
+    """Train (or resume) every run of the sweep that is neither finished in its folder nor
+    recorded in the ledger: a later session, whose run folders are gone, trains only what is
+    left."""
+    from monoidlab.training import train
+    from monoidlab.training.sweep import load_sweep
+
+    ledger = read_ledger()
+    sweep = load_sweep(config)
+    for r in sweep["runs"]:
+        folder = Path(sweep["out"]) / r["id"]
+        if r["id"] in ledger or (folder / "results.json").is_file():
+            continue
+        print(f"training {r['id']}", flush=True)
+        train(r["config"], folder, resume=(folder / "checkpoint.pt").is_file(), progress=False)
+        collect([config])  # record the finished row at once
 
 
 def row_of(run_id: str, run: Path, results: dict, cfg: dict) -> dict:
@@ -141,18 +162,16 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--config", action="append", default=None,
                    help="a sweep config (repeatable); default: the two depth-exact models'")
-    p.add_argument("--train", action="store_true", help="run or resume the sweeps first")
-    p.add_argument("--workers", type=int, default=None)
+    p.add_argument("--train", action="store_true",
+                   help="train or resume the runs not finished or recorded yet, first")
     p.add_argument("--write-docs", action="store_true")
     args = p.parse_args(argv)
     from monoidlab._util import write_section
 
     configs = args.config or [str(ROOT / c) for c in CONFIGS if (ROOT / c).is_file()]
     if args.train:
-        from monoidlab.training.sweep import run_sweep
-
         for c in configs:
-            run_sweep(c, progress=False, workers=args.workers)
+            train_pending(c)
     from bench_ldru21 import solved_in_section  # the plain table's record (same folder)
 
     results = (ROOT / "docs" / "results.md").read_text()

@@ -3,6 +3,8 @@
 #
 #   1. the trainer's CUDA path on dyck-2 (MLP-LDRU): bf16 off/on x torch.compile off/on, each
 #      a short run with its strict verdict, wall time and steps per second;
+#   1b. the depth-exact models (mlp-ldru-snap, transform-tree) on dyck-2 with their own recipe
+#      'languages' (short runs, each with its strict verdict and its certificate);
 #   2. bench/bench_speed.py on the device (the scaling table, --quick);
 #   3. as many steps of the dyck-4 long run (configs/ldru-long-cpu.toml, condition
 #      $LONG_CONDITION) as fit in $LONG_BUDGET_S seconds, paused at validation steps, with its
@@ -26,12 +28,16 @@ if [ "$TINY" = 1 ]; then
   LONG_BUDGET_S=${LONG_BUDGET_S:-40}; COMPILE=${COMPILE:-0}
   TRAIN=(--steps 20 --batch_size=8 --train_lengths=1:6 --test_lengths=41:42 --test_samples=4
          --model_options.d=8 --eval_every=0 --early_stop=0 --restarts=0)
+  EXACT=(--steps 20 --batch_size=8 --train_lengths=1:6 --test_lengths=41:42 --test_samples=4
+         --eval_every=0 --early_stop=0 --restarts=0)
   SPEED=(--quick --sections scaling --lengths 1,4 --budget 0.02 --no-train)
 else
   LONG_BUDGET_S=${LONG_BUDGET_S:-150}; COMPILE=${COMPILE:-1}
   TRAIN=(--steps 1000 --batch_size=256 --train_lengths=1:40 --test_lengths=41:500:3
          --test_samples=64 --model_options.d=32 --model_options.padding=identity
          --sampler=near_miss --lr_schedule=cosine --eval_every=0 --early_stop=0 --restarts=0)
+  EXACT=(--steps 2000 --test_lengths=41:500:3 --test_samples=64 --eval_every=0 --early_stop=0
+         --restarts=0)
   SPEED=(--quick --sections scaling)
 fi
 mkdir -p "$OUT/figures" "$OUT/train"
@@ -62,6 +68,16 @@ for bf16 in false true; do
       || { log "   bf16=$bf16 compile=$compile FAILED: $(tail -1 "$run.err")"; continue; }
     log "   bf16=$bf16 compile=$compile: $(( ($(date +%s%N) - t0) / 1000000 )) ms"
   done
+done
+
+log "1b. the depth-exact models on dyck-2, their recipe 'languages'"
+for model in mlp-ldru-snap transform-tree; do
+  run="$OUT/train/exact-$model"
+  t0=$(date +%s%N)
+  "$PY" -m monoidlab train --language dyck-2 --model "$model" --device="$DEVICE" "${EXACT[@]}" \
+    --out "$run" --overwrite --json > "$run.json" 2> "$run.err" \
+    || { log "   $model FAILED: $(tail -1 "$run.err")"; continue; }
+  log "   $model: $(( ($(date +%s%N) - t0) / 1000000 )) ms"
 done
 
 log "2. bench_speed.py on the device"
@@ -136,7 +152,16 @@ lines = [f"# GPU check on {env['device_name']} ({env['device']}, torch {env['tor
          f"CUDA {env['cuda']})", "", "## 1. The trainer: dyck-2, MLP-LDRU", "",
          "| bf16 | compile | steps | train s | steps/s | verdict |", "|---|---|---|---|---|---|"]
 rows = []
-for f in sorted((out / "train").glob("*.json")):
+exact = []
+for f in sorted((out / "train").glob("exact-*.json")):
+    try:
+        r = json.loads(f.read_text())
+    except ValueError:
+        r = {}
+    exact.append({"model": f.stem[len("exact-"):], "steps": r.get("steps"),
+                  "train_seconds": r.get("train_seconds"), "verdict": r.get("verdict", "FAILED"),
+                  "certificate": (r.get("certificate") or {}).get("verdict", "-")})
+for f in sorted((out / "train").glob("bf16-*.json")):
     try:
         r = json.loads(f.read_text())
     except ValueError:
@@ -149,6 +174,10 @@ for f in sorted((out / "train").glob("*.json")):
     rows.append(row)
     lines.append(f"| {bf16} | {compile_} | {row['steps']} | {row['train_seconds']} | "
                  f"{row['steps_per_second']} | {row['verdict']} |")
+lines += ["", "## 1b. The depth-exact models: dyck-2, recipe 'languages'", "",
+          "| model | steps | train s | verdict | certificate |", "|---|---|---|---|---|"]
+lines += [f"| {e['model']} | {e['steps']} | {e['train_seconds']} | {e['verdict']} | "
+          f"{e['certificate']} |" for e in exact]
 speed = (out / "speed.md").read_text() if (out / "speed.md").exists() else "(not run)"
 lines += ["", "## 2. bench_speed.py", "", speed.strip(), ""]
 long = json.loads((out / "long.json").read_text()) if (out / "long.json").exists() else None
@@ -158,7 +187,8 @@ lines += ([f"{long['condition']}: {long['steps']} steps in {long['seconds']} s "
            f"{long['strict']['verdict']}", "", "![learning curve](figures/long-curve.png)"]
           if long else ["(failed: see log.txt)"])
 (out / "summary.md").write_text("\n".join(lines) + "\n")
-(out / "summary.json").write_text(json.dumps({"env": env, "train": rows, "long": long},
+(out / "summary.json").write_text(json.dumps({"env": env, "train": rows, "exact": exact,
+                                              "long": long},
                                              indent=1, default=float))
 print("\n".join(lines))
 EOF

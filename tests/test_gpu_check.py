@@ -29,6 +29,10 @@ def test_gpu_check_runs_every_part_on_cpu(tmp_path):
     assert [(row["bf16"], row["compile"]) for row in rows] == [("false", "false"),
                                                                ("true", "false")]
     assert all(row["steps"] == 20 and row["verdict"] != "FAILED" for row in rows)
+    exact = {e["model"]: e for e in summary["exact"]}
+    assert sorted(exact) == ["mlp-ldru-snap", "transform-tree"]
+    assert all(e["steps"] == 20 and e["certificate"].startswith(f"certificate of {m}")
+               for m, e in exact.items())
     long = summary["long"]
     assert long["condition"] == "dyck-4-identity-ours" and long["steps"] == 40
     assert [v["step"] for v in long["validations"]] == [10, 20, 30, 40]

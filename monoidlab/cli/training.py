@@ -93,6 +93,10 @@ def _train(args: argparse.Namespace, extra: list[str]) -> None:
                 progress=not args.json, stop_at=args.until)
     text = (f"{res['model']} on {res['problem']}: {res['steps']} steps, "
             f"{res['train_seconds']:.0f} s on {res['device']}")
+    if res.get("model_options_sized"):  # sizes left at 0 (auto), set from the language
+        given = cfg.model_options.as_dict()
+        text += "\nsized from the language: " + ", ".join(
+            f"{k} = {v}" for k, v in res["model_options_sized"].items() if given.get(k) != v)
     if res.get("paused"):
         text += f"\npaused before step {res['steps']}: continue with --resume"
     if res.get("training_coverage"):  # what the strings showed, then the verdict (last)

@@ -196,6 +196,19 @@ def min_length_section(rep: Report) -> list[str]:
             "Poisson approximation on exact expected counts (see docs/coverage.md).</p>"]
 
 
+def _options_text(cfg: Any, model: Any) -> str:
+    """The run's model options; a size left at 0 (auto) is shown as the language set it."""
+    given = cfg.model_options.as_dict()
+    built = getattr(model, "options", None)
+    used = built.as_dict() if hasattr(built, "as_dict") else given
+    auto = {k: v for k, v in used.items() if given.get(k) != v}
+    text = json.dumps(given, ensure_ascii=False)
+    if auto:
+        text += (" — sized from the language: " + ", ".join(f"{k} = {v}" for k, v in auto.items())
+                 + " (states: the minimal automaton's state count; codes: 2 × |M|)")
+    return text
+
+
 def model_section(rep: Report) -> list[str]:
     from monoidlab import viz
     from monoidlab.training import evaluate_kinds
@@ -213,7 +226,7 @@ def model_section(rep: Report) -> list[str]:
     parts = [f"<h2>Trained model: {html.escape(cfg.model)}</h2>",
              table([{"checkpoint": str(rep.checkpoint), "steps": ckpt["step"],
                      "train lengths": str(cfg.train_lengths), "sampler": cfg.sampler,
-                     "model_options": json.dumps(cfg.model_options.as_dict(), ensure_ascii=False),
+                     "model_options": _options_text(cfg, model),
                      "support length (this model's padding and offsets)":
                          support or "never (search limit)"}],
                    ["checkpoint", "steps", "train lengths", "sampler", "model_options",

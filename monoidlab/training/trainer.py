@@ -192,6 +192,9 @@ def _train(cfg: RunConfig, out: Path | None, resume: bool, progress: bool,
               "parameters": sum(p.numel() for p in s.model.parameters()), **watch.summary()}
     if cfg.restarts:
         result["attempts"] = s.attempt + 1
+    sized = _sized_options(cfg, s.model)
+    if sized is not None:  # options left at 0 (auto) and sized from the language
+        result["model_options_sized"] = sized
     if paused:
         return {**result, "paused": True}
     model = s.model
@@ -268,6 +271,16 @@ def _differences(a: RunConfig, b: RunConfig) -> list[str]:
     oa, ob = da["model_options"], db["model_options"]
     out += [f"model_options.{k}" for k in sorted(set(oa) | set(ob)) if oa.get(k) != ob.get(k)]
     return sorted(out)
+
+
+def _sized_options(cfg: RunConfig, model: nn.Module) -> dict[str, Any] | None:
+    """The model's options as built, where the run left a size at 0 (auto) for the language to
+    set (the transformation tree model's states, the snapped model's codes); else None."""
+    built = getattr(model, "options", None)
+    if built is None or not hasattr(built, "as_dict"):
+        return None
+    given, used = cfg.model_options.as_dict(), built.as_dict()
+    return used if given != used else None
 
 
 def _certificate(cfg: RunConfig, problem: Problem, model: nn.Module) -> dict[str, Any] | None:

@@ -200,7 +200,7 @@ def _options_text(cfg: Any, model: Any) -> str:
     """The run's model options; a size left at 0 (auto) is shown as the language set it."""
     given = cfg.model_options.as_dict()
     built = getattr(model, "options", None)
-    used = built.as_dict() if hasattr(built, "as_dict") else given
+    used = built.as_dict() if built is not None and hasattr(built, "as_dict") else given
     auto = {k: v for k, v in used.items() if given.get(k) != v}
     text = json.dumps(given, ensure_ascii=False)
     if auto:

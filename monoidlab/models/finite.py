@@ -139,27 +139,59 @@ class FiniteTable:
             raise InputError(f"fold: tokens must lie in 0..{self.vocab_size - 1}")
         end = off + lengths
         M = buffer_size(int(end.max()))
+        k = self.n_codes
+        flat = self._flat  # table[i, j] at i * k + j: one 1-d gather per level
+        leaf = self.leaf.astype(np.int32)
+        if not off.any() and (lengths == lengths[0]).all():  # one length, right padding only
+            # only the nodes over tokens are computed: at each level the last one, when its
+            # right child is all padding, is its left child (identity padding) or the table
+            # applied to the level's padding code (learned padding)
+            codes = leaf[tokens[:, : int(lengths[0])]]
+            level, pad = 0, self.pad_leaf
+            while codes.shape[1] > 1:
+                w = codes.shape[1]
+                pairs = np.take(flat, codes[:, 0:w - 1:2] * k + codes[:, 1:w:2])
+                if w % 2:
+                    last = codes[:, -1:]
+                    if pad is not None:
+                        last = np.take(flat, last * k + pad)
+                    pairs = np.concatenate([pairs, last], axis=1)
+                codes = pairs
+                level += 1
+                if pad is not None:
+                    pad = int(self.table[pad, pad])
+            return codes[:, 0].astype(np.int64)
         pos = np.arange(M)[None, :] - off[:, None]
         real = (pos >= 0) & (pos < lengths[:, None])
         src = np.clip(pos, 0, tokens.shape[1] - 1)
-        codes = self.leaf[np.take_along_axis(tokens, src, axis=1)]
+        codes = leaf[np.take_along_axis(tokens, src, axis=1)]
         identity = self.padding == Padding.IDENTITY
         if not identity:
-            codes = np.where(real, codes, self.pad_leaf)
-        top = np.array([max(0, int(n) - 1).bit_length() for n in end])
+            codes = np.where(real, codes, np.int32(self.pad_leaf))
+        top = np.maximum(end - 1, 0)
+        top = np.where(top > 0, np.floor(np.log2(np.maximum(top, 1))).astype(np.int64) + 1, 0)
         roots = codes[:, 0].copy()
         level = 0
         while codes.shape[1] > 1:
             level += 1
             left, right = codes[:, 0::2], codes[:, 1::2]
-            node = self.table[left, right]
+            node = np.take(flat, left * k + right)
             if identity:  # an all-padding child passes its sibling through
                 lreal, rreal = real[:, 0::2], real[:, 1::2]
                 node = np.where(lreal & rreal, node, np.where(lreal, left, right))
                 real = lreal | rreal
             codes = node
             roots = np.where(top == level, codes[:, 0], roots)
-        return roots
+        return roots.astype(np.int64)
+
+    @property
+    def _flat(self) -> np.ndarray:
+        """The table as one int32 row (cached): ``table[i, j]`` at ``i * k + j``."""
+        cached = self.__dict__.get("_flat_table")
+        if cached is None:
+            cached = self.table.astype(np.int32).ravel()
+            object.__setattr__(self, "_flat_table", cached)
+        return cached
 
     def to_dict(self) -> dict[str, Any]:
         """Plain values (JSON)."""

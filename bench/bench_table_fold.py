@@ -63,13 +63,12 @@ def run(models, tables, builds, rng, batch: int, length: int, repeats: int) -> N
     t, n = torch.as_tensor(tokens), torch.as_tensor(lengths)
     print(f"batch {batch} x length {length}, one thread, best of {repeats}:")
     for (name, model), table, build in zip(models, tables, builds):
-        args = argparse.Namespace(repeats=repeats)
         with torch.no_grad():
             torch_out = model(t, n).argmax(-1).numpy()
-            t_torch = best_of(lambda: model(t, n), args.repeats)
+            t_torch = best_of(lambda m=model: m(t, n), repeats)
         fold_out = table.fold(tokens, lengths)
         assert (torch_out == fold_out).all(), f"{name}: the fold differs from the forward pass"
-        t_fold = best_of(lambda: table.fold(tokens, lengths), args.repeats)
+        t_fold = best_of(lambda tb=table: tb.fold(tokens, lengths), repeats)
         print(f"  {name}: torch {t_torch * 1000:.1f} ms, fold {t_fold * 1000:.2f} ms, ratio "
               f"{t_torch / t_fold:.1f}x (goal >= 100x: "
               f"{'met' if t_torch / t_fold >= 100 else 'NOT met'}); table built once in "

@@ -167,7 +167,7 @@ class FiniteTable:
         codes = leaf[np.take_along_axis(tokens, src, axis=1)]
         identity = self.padding == Padding.IDENTITY
         if not identity:
-            codes = np.where(real, codes, np.int32(self.pad_leaf))
+            codes = np.where(real, codes, np.int32(self.pad_code(0) or 0))
         top = np.maximum(end - 1, 0)
         top = np.where(top > 0, np.floor(np.log2(np.maximum(top, 1))).astype(np.int64) + 1, 0)
         roots = codes[:, 0].copy()

@@ -54,21 +54,28 @@ def certificate_of(run: Path) -> dict:
     return c
 
 
-def train_pending(config: str) -> None:
+def train_pending(config: str, reverse: bool = False) -> None:
     """Train (or resume) every run of the sweep that is neither finished in its folder nor
     recorded in the ledger: a later session, whose run folders are gone, trains only what is
-    left."""
+    left. ``reverse``: from the last run back, so that a second process on the other core
+    meets the first in the middle (a run another process is training is skipped: its folder
+    is locked)."""
+    from monoidlab.errors import MonoidlabError
     from monoidlab.training import train
     from monoidlab.training.sweep import load_sweep
 
-    ledger = read_ledger()
     sweep = load_sweep(config)
-    for r in sweep["runs"]:
+    for r in reversed(sweep["runs"]) if reverse else sweep["runs"]:
         folder = Path(sweep["out"]) / r["id"]
-        if r["id"] in ledger or (folder / "results.json").is_file():
+        if r["id"] in read_ledger() or (folder / "results.json").is_file():
             continue
         print(f"training {r['id']}", flush=True)
-        train(r["config"], folder, resume=(folder / "checkpoint.pt").is_file(), progress=False)
+        try:
+            train(r["config"], folder, resume=(folder / "checkpoint.pt").is_file(),
+                  progress=False)
+        except MonoidlabError as exc:  # locked by the other process, or refused: say so
+            print(f"  skipped {r['id']}: {str(exc).splitlines()[0]}", flush=True)
+            continue
         collect([config])  # record the finished row at once
 
 
@@ -164,6 +171,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="a sweep config (repeatable); default: the two depth-exact models'")
     p.add_argument("--train", action="store_true",
                    help="train or resume the runs not finished or recorded yet, first")
+    p.add_argument("--reverse", action="store_true",
+                   help="--train from the last run back (a second process on another core)")
     p.add_argument("--write-docs", action="store_true")
     args = p.parse_args(argv)
     from monoidlab._util import write_section
@@ -171,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     configs = args.config or [str(ROOT / c) for c in CONFIGS if (ROOT / c).is_file()]
     if args.train:
         for c in configs:
-            train_pending(c)
+            train_pending(c, reverse=args.reverse)
     from bench_ldru21 import solved_in_section  # the plain table's record (same folder)
 
     results = (ROOT / "docs" / "results.md").read_text()

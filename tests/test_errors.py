@@ -165,6 +165,11 @@ BUILTIN_RAISES = {
     ("monoidlab/training/config.py", "TypeError"): "a frozen table refuses changes as dict does",
     ("monoidlab/probing/embeddings.py", "RuntimeError"): "an internal invariant (a bug, not "
                                                          "an input)",
+    ("monoidlab/evaluation/certificate.py", "RuntimeError"): "an internal invariant: a "
+                                                             "counterexample the fold and the DFA "
+                                                             "do not confirm is a bug",
+    ("monoidlab/models/transform_tree.py", "RuntimeError"): "an internal invariant: a product "
+                                                            "outside the closure is a bug",
     ("monoidlab/automaton.py", "AttributeError"): "a frozen object refuses attribute changes as "
                                                   "frozen dataclasses do",
     ("monoidlab/__init__.py", "AttributeError"): "a module __getattr__ (PEP 562) must raise "

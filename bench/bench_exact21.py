@@ -47,8 +47,14 @@ def certificate_of(run: Path) -> dict:
     cached = run / "certificate.json"
     if cached.is_file():
         return json.loads(cached.read_text())
+    from monoidlab.errors import MonoidlabError
+
     t0 = time.process_time()
-    c = certify(run).to_dict()
+    try:
+        c = certify(run).to_dict()
+    except MonoidlabError as exc:  # a budget of the certificate: recorded as not certified
+        c = {"subject": "model", "correct": False,
+             "verdict": f"not certified: {str(exc).splitlines()[0]}"}
     c["seconds"] = round(time.process_time() - t0, 2)
     atomic_write_json(cached, c)
     return c
@@ -128,8 +134,9 @@ def table(rows: list[dict], plain: dict[str, bool]) -> str:
              "|---|---|---|" + "---|" * len(KINDS) + "---|---|---|"]
     for x in sorted(rows, key=lambda x: (TASK_ORDER.get(x["task"], 99), x["model"])):
         ev = {"summary": x["summary"]}
-        cert = x["certificate"].split(": ", 1)[1] if ": " in x["certificate"] else \
-            x["certificate"]
+        # "certificate of MODEL (...): VERDICT" -> VERDICT; a budget's refusal stays whole
+        cert = x["certificate"].split("): ", 1)[1] if x["certificate"].startswith(
+            "certificate of") and "): " in x["certificate"] else x["certificate"]
         lines.append(f"| {x['task']} | {x['model']} | {'**yes**' if x['solved'] else 'no'} | "
                      + " | ".join(acc(ev, k) for k in KINDS)
                      + f" | {'**proved** ' if x['certified'] else ''}{cert} | "

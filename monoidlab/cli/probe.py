@@ -98,10 +98,18 @@ def cmd_probe(args: argparse.Namespace) -> None:
     texts: list[str] = []
     if extract:
         m["extraction"], texts = _extract(args, extract)
-    cert = _finite_certificate(args.checkpoint)
-    if cert is not None:  # a finite model: the exact verdict over every length
-        m["certificate"] = cert.to_dict()
-        texts.append(cert.text())
+    from monoidlab.errors import MonoidlabError
+
+    try:
+        cert = _finite_certificate(args.checkpoint)
+    except MonoidlabError as exc:  # a budget of the certificate: said, the probe kept
+        m["certificate"] = {"subject": "model", "correct": False,
+                            "verdict": f"not certified: {str(exc).splitlines()[0]}"}
+        texts.append(m["certificate"]["verdict"])
+    else:
+        if cert is not None:  # a finite model: the exact verdict over every length
+            m["certificate"] = cert.to_dict()
+            texts.append(cert.text())
     atomic_write_json(out / "probe.json", m, default=json_default)
     emit(args, m, "\n\n".join([_table(m), *texts])
          + f"\n\nwrote {out}/probe.json and {len(m['figures'])} figures")

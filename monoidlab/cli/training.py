@@ -226,18 +226,25 @@ def cmd_evaluate(args: argparse.Namespace) -> None:
         text += d.text() + "\n\n"  # what to change: data, depth or budget; the verdict last
     certificate = _certificate(model, cfg, problem)
     if certificate is not None:  # a finite model: the exact verdict beside the strict one
-        res["certificate"] = certificate.to_dict()
+        res["certificate"] = certificate
     emit(args, res, text + evaluation_text(ev)
-         + ("" if certificate is None else "\n" + certificate.text()))
+         + ("" if certificate is None else "\n" + certificate["verdict"]))
 
 
-def _certificate(model: nn.Module, cfg: RunConfig, problem: Problem) -> Any:
-    """A finite model's certificate on its language (None for other models and tasks)."""
-    from monoidlab.evaluation.model_certificate import certify_finite_model, finite_table_of
+def _certificate(model: nn.Module, cfg: RunConfig, problem: Problem) -> dict | None:
+    """A finite model's certificate on its language, as JSON (None for other models and
+    tasks); a budget it runs past (a table too large) is said, never fatal to the evaluation."""
+    from monoidlab.errors import MonoidlabError
+    from monoidlab.evaluation.model_certificate import certify_finite_model
+    from monoidlab.models.protocols import FiniteModel
 
-    if problem.language is None or finite_table_of(model) is None:
+    if problem.language is None or not isinstance(model, FiniteModel):
         return None
-    return certify_finite_model(model, problem.language, cfg)
+    try:
+        return certify_finite_model(model, problem.language, cfg).to_dict()
+    except MonoidlabError as exc:
+        return {"subject": "model", "correct": False,
+                "verdict": f"not certified: {str(exc).splitlines()[0]}"}
 
 
 def _evaluate_splits(args: argparse.Namespace, model: nn.Module, cfg: RunConfig,

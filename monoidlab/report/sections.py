@@ -261,10 +261,18 @@ def model_section(rep: Report) -> list[str]:
     from monoidlab.evaluation.model_certificate import certify_finite_model, finite_table_of
 
     if problem.language is not None and finite_table_of(model) is not None:
+        from monoidlab.errors import MonoidlabError
+
         rep.doing("certificate: the finite model's table over every length")
-        cert = certify_finite_model(model, problem.language, cfg, source=str(rep.checkpoint))
-        key["certificate"] = cert.to_dict()
-        parts += ["<h3>Certificate: every length</h3>", cert._repr_html_(),
+        try:
+            cert = certify_finite_model(model, problem.language, cfg, source=str(rep.checkpoint))
+            key["certificate"] = cert.to_dict()
+            shown = cert._repr_html_()
+        except MonoidlabError as exc:  # a budget of the certificate: said, the report kept
+            key["certificate"] = {"subject": "model", "correct": False,
+                                  "verdict": f"not certified: {str(exc).splitlines()[0]}"}
+            shown = f"<p>{html.escape(key['certificate']['verdict'])}</p>"
+        parts += ["<h3>Certificate: every length</h3>", shown,
                   "<p class=note>The model is a finite table at evaluation; the certificate "
                   "decides it on every string of every length at offset 0 (the tests' layout), "
                   "exactly: a proof, or the shortest string it gets wrong, confirmed by the "

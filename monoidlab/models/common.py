@@ -43,6 +43,28 @@ def check_inputs(tokens: Tensor, lengths: Tensor | Sequence[int] | None) -> tupl
     return tokens, lengths
 
 
+def read_offsets(tokens: Tensor, lengths: Tensor, longest: int, offsets: Tensor | None
+                 ) -> tuple[Tensor, int]:
+    """``(offsets, end)`` of a balanced-tree batch: each string's left offset on the tokens'
+    device (zeros when None) and the furthest string end, checked (a (B,) tensor of
+    non-negative ints) with one look at the offsets (a synchronisation only on a device)."""
+    import torch
+
+    from monoidlab.errors import InputError
+
+    B = tokens.shape[0]
+    if offsets is None:
+        return torch.zeros_like(lengths), longest
+    offsets = torch.as_tensor(offsets, dtype=torch.long)
+    if offsets.shape != lengths.shape:
+        raise InputError(f"offsets must be a ({B},) tensor of non-negative ints")
+    lo, end = torch.stack([offsets.min(), (offsets.to(lengths.device) + lengths).max()]
+                          ).tolist() if B else (0, 1)
+    if lo < 0:
+        raise InputError(f"offsets must be a ({B},) tensor of non-negative ints")
+    return offsets.to(tokens.device, non_blocking=True), int(end)
+
+
 def read_inputs(tokens: Tensor, lengths: Tensor | Sequence[int] | None
                 ) -> tuple[Tensor, Tensor, int]:
     """:func:`check_inputs` plus the longest length as a host int.

@@ -48,7 +48,6 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from monoidlab import schedules
-from monoidlab.errors import InputError
 from monoidlab.geometry import Padding, buffer_size
 from monoidlab.models.common import (
     INITS,
@@ -59,6 +58,7 @@ from monoidlab.models.common import (
     haiku_linear_,
     linear,
     read_inputs,
+    read_offsets,
     trunc_normal_,
 )
 from monoidlab.models.options import ModelOptions, boolean, one_of, positive_int, probability
@@ -257,18 +257,7 @@ class MLPLDRU(nn.Module):
         offsets and the buffer size M."""
         B, T = tokens.shape
         device = tokens.device
-        if offsets is None:
-            offsets, end = torch.zeros_like(lengths), longest
-        else:
-            offsets = torch.as_tensor(offsets, dtype=torch.long)
-            if offsets.shape != lengths.shape:
-                raise InputError(f"offsets must be a ({B},) tensor of non-negative ints")
-            # one look at the offsets (a synchronisation only when they live on a device)
-            lo, end = torch.stack([offsets.min(), (offsets.to(lengths.device) + lengths).max()]
-                                  ).tolist() if B else (0, 1)
-            if lo < 0:
-                raise InputError(f"offsets must be a ({B},) tensor of non-negative ints")
-            offsets = offsets.to(device, non_blocking=True)
+        offsets, end = read_offsets(tokens, lengths, longest, offsets)
         M = buffer_size(end)
         top = ceil_log2(offsets + lengths)
         first, last = offsets, offsets + lengths - 1  # real leaves of each row

@@ -77,7 +77,7 @@ from torch import Tensor, nn
 from monoidlab import schedules
 from monoidlab.errors import InputError, MonoidTooLarge
 from monoidlab.geometry import Padding, buffer_size
-from monoidlab.models.common import NodeStates, collect_nodes, read_inputs
+from monoidlab.models.common import NodeStates, collect_nodes, read_inputs, read_offsets
 from monoidlab.models.finite import FiniteTable
 from monoidlab.models.options import ModelOptions, one_of, positive_int
 
@@ -367,18 +367,8 @@ class TransformTree(nn.Module):
                 offsets: Tensor | None) -> tuple[Tensor, Tensor, int]:
         """Letter ids over the buffer's first ``end`` positions (V at padding), the offsets
         and ``end`` (the furthest string end)."""
-        B, T = tokens.shape
-        if offsets is None:
-            offsets, end = torch.zeros_like(lengths), longest
-        else:
-            offsets = torch.as_tensor(offsets, dtype=torch.long)
-            if offsets.shape != lengths.shape:
-                raise InputError(f"offsets must be a ({B},) tensor of non-negative ints")
-            lo, end = torch.stack([offsets.min(), (offsets.to(lengths.device) + lengths).max()]
-                                  ).tolist() if B else (0, 1)
-            if lo < 0:
-                raise InputError(f"offsets must be a ({B},) tensor of non-negative ints")
-            offsets = offsets.to(tokens.device)
+        T = tokens.shape[1]
+        offsets, end = read_offsets(tokens, lengths, longest, offsets)
         src = torch.arange(end, device=tokens.device) - offsets[:, None]
         valid = (src >= 0) & (src < lengths[:, None])
         ids = torch.where(valid, tokens.gather(1, src.clamp(0, T - 1)), self.vocab_size)

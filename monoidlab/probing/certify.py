@@ -28,6 +28,7 @@ from monoidlab.evaluation.model_certificate import (
     ModelCertificate,
     agreement,
     certify_finite_model,
+    confirm,
     finite_table_of,
 )
 from monoidlab.probing._target import resolve_target
@@ -62,7 +63,5 @@ def certify(model_or_run: Any, language: Any = None, *, offsets: bool = False,
     name = type(model).__name__ if target.config is None else target.config.model
     # a surrogate's counterexample is the table's; whether the model errs on it too is what
     # ``confirmed`` says
-    from monoidlab.evaluation.model_certificate import confirm
-
     return ModelCertificate("surrogate", cert, confirm(model, cert), agree, n, target.source,
                             name)

@@ -3,13 +3,12 @@
 Usage: python bench/bench_exact21.py [--config configs/exact21-snap-cpu.toml ...] [--train]
        [--write-docs]
 
-For each config (default: the snapped MLP-LDRU's and the transformation tree model's), reads
-the sweep's run folders (``--train`` first trains or resumes every run that is neither finished
-in its folder nor recorded in the ledger, one at a time; run it once per config on one core
-each), certifies each
-finished run's tested weights (``monoidlab certify``: cached in the run folder as
-certificate.json), records every finished row in docs/data/exact21.jsonl (so the table outlives
-the run folders) and prints one table: per task and model, the strict verdict with each kind's
+For each config (default: the snapped MLP-LDRU's, the transformation tree model's and the
+snapped PR-LSTM's), reads the sweep's run folders (``--train`` first trains or resumes every run
+that is neither finished in its folder nor recorded in the ledger, one at a time; run it once
+per config on one core each), certifies each finished run's tested weights (``monoidlab
+certify``: cached in the run folder as certificate.json), records every finished row in
+docs/data/exact21.jsonl (so the table outlives the run folders) and prints one table: per task and model, the strict verdict with each kind's
 minimum beside the majority-class / count-only baselines, the certificate's verdict, the
 training time; beside them the plain MLP-LDRU's verdict from docs/results.md (section
 "ldru21 cpu"). ``--write-docs`` puts the table in docs/results.md (section "exact21").
@@ -25,7 +24,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 LEDGER = ROOT / "docs" / "data" / "exact21.jsonl"
-CONFIGS = ("configs/exact21-snap-cpu.toml", "configs/exact21-transform-cpu.toml")
+CONFIGS = ("configs/exact21-snap-cpu.toml", "configs/exact21-transform-cpu.toml",
+           "configs/exact21-prlstm-snap-cpu.toml")
 GOAL = 18  # tasks certified correct at every length by at least one depth-exact model
 BUDGET_S = 15 * 60  # each within 15 minutes of one core
 
@@ -175,7 +175,7 @@ TASK_ORDER = {t: i for i, t in enumerate([
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--config", action="append", default=None,
-                   help="a sweep config (repeatable); default: the two depth-exact models'")
+                   help="a sweep config (repeatable); default: the three depth-exact models'")
     p.add_argument("--train", action="store_true",
                    help="train or resume the runs not finished or recorded yet, first")
     p.add_argument("--reverse", action="store_true",

@@ -3,7 +3,7 @@
 #
 #   1. the trainer's CUDA path on dyck-2 (MLP-LDRU): bf16 off/on x torch.compile off/on, each
 #      a short run with its strict verdict, wall time and steps per second;
-#   1b. the depth-exact models (mlp-ldru-snap, transform-tree) on dyck-2 with their own recipe
+#   1b. the depth-exact models (mlp-ldru-snap, pr-lstm-snap, transform-tree) on dyck-2 with their own recipe
 #      'languages' (short runs, each with its strict verdict and its certificate);
 #   2. bench/bench_speed.py on the device (the scaling table, --quick);
 #   3. as many steps of the dyck-4 long run (configs/ldru-long-cpu.toml, condition
@@ -71,7 +71,7 @@ for bf16 in false true; do
 done
 
 log "1b. the depth-exact models on dyck-2, their recipe 'languages'"
-for model in mlp-ldru-snap transform-tree; do
+for model in mlp-ldru-snap pr-lstm-snap transform-tree; do
   run="$OUT/train/exact-$model"
   t0=$(date +%s%N)
   "$PY" -m monoidlab train --language dyck-2 --model "$model" --device="$DEVICE" "${EXACT[@]}" \

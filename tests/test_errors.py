@@ -168,6 +168,8 @@ BUILTIN_RAISES = {
     ("monoidlab/evaluation/certificate.py", "RuntimeError"): "an internal invariant: a "
                                                              "counterexample the fold and the DFA "
                                                              "do not confirm is a bug",
+    ("monoidlab/evaluation/scan_certificate.py", "RuntimeError"): "the same invariant for the "
+                                                                  "prefix scan's certificate",
     ("monoidlab/models/transform_tree.py", "RuntimeError"): "an internal invariant: a product "
                                                             "outside the closure is a bug",
     ("monoidlab/automaton.py", "AttributeError"): "a frozen object refuses attribute changes as "

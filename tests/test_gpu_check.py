@@ -30,7 +30,7 @@ def test_gpu_check_runs_every_part_on_cpu(tmp_path):
                                                                ("true", "false")]
     assert all(row["steps"] == 20 and row["verdict"] != "FAILED" for row in rows)
     exact = {e["model"]: e for e in summary["exact"]}
-    assert sorted(exact) == ["mlp-ldru-snap", "transform-tree"]
+    assert sorted(exact) == ["mlp-ldru-snap", "pr-lstm-snap", "transform-tree"]
     assert all(e["steps"] == 20 and e["certificate"].startswith(f"certificate of {m}")
                for m, e in exact.items())
     long = summary["long"]

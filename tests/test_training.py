@@ -55,6 +55,7 @@ TINY = {
     "rir-grc": {"d": 8, "chunk": 3},
     "gated-deltanet": {"d_model": 16, "n_layers": 1, "n_heads": 2},
     "mlp-ldru-snap": {"d": 8, "codes": 8},
+    "pr-lstm-snap": {"hidden": 8, "codes": 8},
     "transform-tree": {"states": 4},
 }
 LANGUAGE_MODELS = {"decoder-lm"}  # next-token models: (B, T, vocab) logits, no classifier head

@@ -69,6 +69,7 @@ class Certificate:
     without offsets) and its root level; its text is ``None`` past ``max_witness_length``
     (``counterexample_length`` is None past 2**61). ``confirmed``: the string was re-run
     through :meth:`FiniteTable.fold` and the DFA (always, unless too long to write out).
+    ``layout``: the table's (``"balanced"`` or ``"scan"``).
     """
 
     language: str
@@ -90,6 +91,7 @@ class Certificate:
     expected_name: str | None = None
     predicted_name: str | None = None
     confirmed: bool = False
+    layout: str = "balanced"
 
     def to_dict(self) -> dict[str, Any]:
         """Plain values (JSON)."""
@@ -314,6 +316,15 @@ def certify_table(table: FiniteTable, lang: Any, *, offsets: bool = False,
                     ("max_witness_length", max_witness_length)):
         if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < 1:
             raise InputError(f"certify_table: {name} must be a positive integer, got {v!r}")
+    if table.layout == "scan":
+        if offsets:
+            raise InputError("certify_table: a scan-layout table reads every string from "
+                             "position 0; offsets=True does not apply")
+        from monoidlab.evaluation.scan_certificate import certify_scan_table
+
+        return Certificate(**certify_scan_table(table, lang, max_levels=max_levels,
+                                                max_pairs=max_pairs,
+                                                max_witness_length=max_witness_length))
     mono = lang.monoid()
     fx, outs = _Fixpoint(table, mono, offsets), np.asarray(mono.outputs)
     level, e, best, bound, largest = 0, table.pad_leaf, None, _CAP + 1, 1

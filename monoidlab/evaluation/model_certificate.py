@@ -79,8 +79,9 @@ class ModelCertificate:
         """One or two lines: what was certified, and the verdict."""
         c = self.certificate
         if self.subject == "model":
-            head = (f"certificate of {self.model} ({c.n_codes} codes, {c.padding} padding"
-                    f"{', every offset' if c.offsets else ''}): ")
+            layout = ("prefix-scan layout" if c.layout == "scan" else f"{c.padding} padding"
+                      f"{', every offset' if c.offsets else ''}")
+            head = f"certificate of {self.model} ({c.n_codes} codes, {layout}): "
             tail = "" if c.correct or self.confirmed else (
                 " [NOT confirmed by the model's forward pass: the table is not the model]")
             return head + c.text() + tail

@@ -7,7 +7,9 @@ whose children hold codes i and j, ``head[i]`` the class read at a root holding 
 Padding follows the model's layout: under ``identity`` padding a node with an all-padding
 child is its other child; under ``learned`` padding the padding leaf has its own code
 ``pad_leaf`` and an all-padding node at level k is ``table`` applied to two all-padding nodes
-of level k − 1.
+of level k − 1. A prefix-scan model (the snapped PR-LSTM) has ``layout="scan"`` instead: no
+padding, and a string's root is the left fold, most significant first, of the balanced trees
+of the aligned blocks of its length's binary expansion (length 7: ((B₄ · B₂) · B₁)).
 
 :meth:`FiniteTable.fold` evaluates strings this way, as integer gathers over the balanced tree,
 vectorised over the batch (no torch, no Python loop per symbol); :func:`monoid_table` builds the
@@ -37,7 +39,11 @@ import numpy as np
 from monoidlab.errors import InputError
 from monoidlab.geometry import Padding, buffer_size
 
-__all__ = ["FiniteTable", "monoid_table"]
+__all__ = ["FiniteTable", "monoid_table", "LAYOUTS"]
+
+#: how a table is folded over a string: the balanced tree (MLP-LDRU, the transformation tree)
+#: or the prefix scan's left fold of aligned blocks (PR-LSTM)
+LAYOUTS = ("balanced", "scan")
 
 
 @dataclass(frozen=True)
@@ -50,6 +56,8 @@ class FiniteTable:
     padding : :class:`~monoidlab.geometry.Padding` (``identity`` or ``learned``).
     pad_leaf : under learned padding, the code of the padding leaf (None under identity).
     names : optional, one label per code (e.g. the transformation a code stands for).
+    layout : ``"balanced"`` (default) or ``"scan"`` (no padding, no offsets; see the module
+        docstring).
     """
 
     leaf: np.ndarray
@@ -58,6 +66,7 @@ class FiniteTable:
     padding: Padding = Padding.IDENTITY
     pad_leaf: int | None = None
     names: tuple[str, ...] | None = field(default=None, compare=False)
+    layout: str = "balanced"
 
     def __post_init__(self) -> None:
         leaf = np.asarray(self.leaf)
@@ -85,6 +94,11 @@ class FiniteTable:
                                  f"0..{k - 1}, got {self.pad_leaf!r}")
         elif self.pad_leaf is not None:
             raise InputError("FiniteTable: identity padding has no pad_leaf")
+        if self.layout not in LAYOUTS:
+            raise InputError(f"FiniteTable: layout must be one of {', '.join(LAYOUTS)}, got "
+                             f"{self.layout!r}")
+        if self.layout == "scan" and padding != Padding.IDENTITY:
+            raise InputError("FiniteTable: the scan layout has no padding (use identity)")
         idx = np.int64
         object.__setattr__(self, "leaf", _frozen(leaf.astype(idx)))
         object.__setattr__(self, "table", _frozen(table.astype(idx)))
@@ -137,6 +151,11 @@ class FiniteTable:
             raise InputError(f"fold: offsets must be ({B},) non-negative ints")
         if tokens.min() < 0 or tokens.max() >= self.vocab_size:
             raise InputError(f"fold: tokens must lie in 0..{self.vocab_size - 1}")
+        if self.layout == "scan":
+            if off.any():
+                raise InputError("fold: a scan-layout table reads every string from position "
+                                 "0 (no offsets)")
+            return self._scan_roots(tokens, lengths)
         end = off + lengths
         M = buffer_size(int(end.max()))
         k = self.n_codes
@@ -184,6 +203,30 @@ class FiniteTable:
             roots = np.where(top == level, codes[:, 0], roots)
         return roots.astype(np.int64)
 
+    def _scan_roots(self, tokens: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+        """Root codes under the scan layout: every aligned block's code level by level, then
+        each string's blocks (the set bits of its length, highest first) folded left."""
+        flat, k, B = self._flat, self.n_codes, len(lengths)
+        codes = self.leaf.astype(np.int32)[tokens[:, : int(lengths.max())]]
+        levels = [codes]
+        while codes.shape[1] >= 2:
+            w = codes.shape[1] // 2 * 2
+            codes = np.take(flat, codes[:, 0:w:2] * k + codes[:, 1:w:2])
+            levels.append(codes)
+        rows = np.arange(B)
+        acc = np.full(B, -1, np.int64)  # -1: no block folded yet
+        start = np.zeros(B, np.int64)  # tokens consumed so far
+        for level in reversed(range(len(levels))):
+            take = ((lengths >> level) & 1).astype(bool)
+            if not take.any():
+                continue
+            blocks = levels[level]
+            block = blocks[rows, np.minimum(start >> level, blocks.shape[1] - 1)]
+            folded = np.take(flat, np.maximum(acc, 0) * k + block)
+            acc = np.where(take, np.where(acc >= 0, folded, block), acc)
+            start += take.astype(np.int64) << level
+        return acc
+
     @property
     def _flat(self) -> np.ndarray:
         """The table as one int32 row (cached): ``table[i, j]`` at ``i * k + j``."""
@@ -197,7 +240,7 @@ class FiniteTable:
         """Plain values (JSON)."""
         return {"leaf": self.leaf.tolist(), "table": self.table.tolist(),
                 "head": self.head.tolist(), "padding": self.padding.value,
-                "pad_leaf": self.pad_leaf}
+                "pad_leaf": self.pad_leaf, "layout": self.layout}
 
 
 def _frozen(a: np.ndarray) -> np.ndarray:
@@ -206,11 +249,12 @@ def _frozen(a: np.ndarray) -> np.ndarray:
     return a
 
 
-def monoid_table(lang: Any, padding: Padding | str = Padding.IDENTITY) -> FiniteTable:
+def monoid_table(lang: Any, padding: Padding | str = Padding.IDENTITY,
+                 layout: str = "balanced") -> FiniteTable:
     """The exact model of a language: codes = the elements of its syntactic monoid.
 
     Under learned padding the padding leaf is the identity element (code 0), so the model is
-    exact either way.
+    exact either way; associativity makes it exact under the scan layout too.
 
     >>> import monoidlab as ml
     >>> monoid_table(ml.load_language("dyck-2")).n_codes
@@ -222,4 +266,4 @@ def monoid_table(lang: Any, padding: Padding | str = Padding.IDENTITY) -> Finite
     padding = Padding.parse(padding)
     return FiniteTable(np.asarray(m.letters), np.asarray(m.table), np.asarray(m.outputs),
                        padding, 0 if padding == Padding.LEARNED else None,
-                       names=tuple(m.labels()))
+                       names=tuple(m.labels()), layout=layout)

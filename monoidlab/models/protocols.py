@@ -136,8 +136,9 @@ class GenerativeModel(Protocol):
 class FiniteModel(Protocol):
     """``finite_table() -> FiniteTable``: in eval mode the model is a finite table (letter →
     code, code × code → code, code → class; :mod:`monoidlab.models.finite`) whose fold over the
-    balanced tree equals its forward pass, so :func:`monoidlab.certify` can decide its
-    correctness at every length (the snapped MLP-LDRU, the transformation tree model)."""
+    balanced tree (or the prefix scan's blocks) equals its forward pass, so
+    :func:`monoidlab.certify` can decide its correctness at every length (the snapped MLP-LDRU
+    and PR-LSTM, the transformation tree model)."""
 
     def finite_table(self) -> Any: ...
 

@@ -181,6 +181,13 @@ def _snap_languages(language: str | None, task: str | None) -> tuple[dict, dict]
             {"d": 32, "dropout": 0.0, "padding": "identity", "codes": 0})
 
 
+def _snap_prlstm_languages(language: str | None, task: str | None) -> tuple[dict, dict]:
+    """The snapped PR-LSTM on a language: the snapped MLP-LDRU's budget and lr (3e-3), H 32
+    (states [h; c] of 64 dimensions), k = 2 × |M| codes; PR-LSTM has no associativity term."""
+    _language_only("languages", language, task)
+    return {**_EXACT_BUDGET, "lr": 3e-3}, {"hidden": 32, "codes": 0}
+
+
 def _transform_languages(language: str | None, task: str | None) -> tuple[dict, dict]:
     """The transformation tree model on a language: lr 0.05 (its parameters are logits of
     one-hot columns, far from a network's scale), n = the minimal automaton's state count."""
@@ -219,6 +226,11 @@ REGISTRY: dict[str, ModelSpec] = {s.name: s for s in (
               "monoidlab.models.pr_lstm:PRLSTMOptions", _TREE,
               "an N-ary LSTM cell along the parallel prefix scan (PR-LSTM)",
               {"authors": _prlstm_authors}, "scan"),
+    ModelSpec("pr-lstm-snap", "monoidlab.models.snap:SnappedPRLSTM",
+              "monoidlab.models.snap:SnappedPRLSTMOptions",
+              _TREE | {FiniteModel, AuxiliaryLossModel},
+              "PR-LSTM whose states snap to k learned codes: a finite table (scan layout) at "
+              "evaluation", {"languages": _snap_prlstm_languages}, "scan"),
     ModelSpec("pr-rnn", "monoidlab.models.pr_lstm:PRRNN",
               "monoidlab.models.pr_lstm:PRRNNOptions", _TREE,
               "PR-LSTM's scan with a one-vector cell (PR-RNN ablation)",

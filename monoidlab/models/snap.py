@@ -1,4 +1,4 @@
-"""Snapped node states: MLP-LDRU whose every node state is one of k learned codes.
+"""Snapped node states: MLP-LDRU (and PR-LSTM) whose every node state is one of k learned codes.
 
 A continuous tree model carries its error from level to level, and nothing pulls a state back
 to its class (docs/models.md, "depth-exact models"). Here every state the tree computes, the
@@ -14,6 +14,11 @@ In eval mode the model is a finite table (:class:`~monoidlab.models.finite.Finit
 letter → code, code × code → code, code → class, exposed by :meth:`SnappedMLPLDRU.finite_table`;
 its eval forward equals that table's fold (a test checks it on random strings), and
 :func:`monoidlab.certify` decides whether it is right at every length.
+
+:class:`SnappedPRLSTM` (``pr-lstm-snap``) does the same to PR-LSTM: every cell's output state
+[h; c] (the leaves, each binary cell after its refinements) snaps to one of k codes in 2H
+dimensions; its table has the prefix scan's layout (``layout="scan"``: a string is the left
+fold of its length's aligned blocks, no padding).
 
 Two quantisers, both from vector-quantize-pytorch: ``vq`` (``VectorQuantize``: k explicit codes,
 EMA codebook, dead-code restarts) and ``fsq`` (``FSQ``: a fixed grid in a few projected
@@ -44,9 +49,10 @@ from monoidlab.errors import InputError
 from monoidlab.geometry import Padding
 from monoidlab.models.mlp_ldru import MLPLDRU, MLPLDRUOptions
 from monoidlab.models.options import one_of, positive_int
+from monoidlab.models.pr_lstm import PRLSTM, PRLSTMOptions, _PrefixScanModel
 
-__all__ = ["SnappedMLPLDRU", "SnappedMLPLDRUOptions", "Snapper", "CODES_PER_ELEMENT",
-           "MAX_CODES", "auto_codes"]
+__all__ = ["SnappedMLPLDRU", "SnappedMLPLDRUOptions", "SnappedPRLSTM", "SnappedPRLSTMOptions",
+           "Snapper", "CODES_PER_ELEMENT", "MAX_CODES", "auto_codes"]
 
 QUANTISERS = ("vq", "fsq")
 GRADIENTS = ("rotation", "straight-through")
@@ -100,24 +106,54 @@ class SnappedMLPLDRUOptions(MLPLDRUOptions):
 
     def check(self) -> None:
         super().check()
-        positive_int(self, "codes", minimum=0)
-        if self.codes > MAX_CODES or self.codes == 1:
-            raise InputError(f"option 'codes': 0 (auto) or 2..{MAX_CODES}, got {self.codes}")
-        one_of(self, "quantizer", QUANTISERS)
-        one_of(self, "gradient", GRADIENTS)
-        c = self.commitment
-        if isinstance(c, bool) or not isinstance(c, int | float) or not (
-                math.isfinite(c) and c >= 0):
-            raise InputError(f"option 'commitment': a number >= 0, got {c!r}")
-        positive_int(self, "dead_code", minimum=0)
+        _check_codebook(self)
 
     def for_language(self, lang: Any) -> SnappedMLPLDRUOptions:
         """These options with ``codes = 0`` (auto) sized for ``lang``'s syntactic monoid."""
-        if self.codes:
-            return self
-        import dataclasses
+        return _sized(self, lang)
 
-        return dataclasses.replace(self, codes=auto_codes(lang.monoid().size))
+
+@dataclass(frozen=True)
+class SnappedPRLSTMOptions(PRLSTMOptions):
+    """PR-LSTM's options (:class:`~monoidlab.models.pr_lstm.PRLSTMOptions`; here ``hidden``
+    32), plus the codebook's, as :class:`SnappedMLPLDRUOptions` (codes live in 2 × hidden
+    dimensions: a state is [h; c])."""
+
+    hidden: int = 32
+    codes: int = 0
+    quantizer: str = "vq"
+    commitment: float = 0.25
+    dead_code: int = 2
+    gradient: str = "straight-through"
+
+    def check(self) -> None:
+        super().check()
+        _check_codebook(self)
+
+    def for_language(self, lang: Any) -> SnappedPRLSTMOptions:
+        """These options with ``codes = 0`` (auto) sized for ``lang``'s syntactic monoid."""
+        return _sized(self, lang)
+
+
+def _check_codebook(o: Any) -> None:
+    positive_int(o, "codes", minimum=0)
+    if o.codes > MAX_CODES or o.codes == 1:
+        raise InputError(f"option 'codes': 0 (auto) or 2..{MAX_CODES}, got {o.codes}")
+    one_of(o, "quantizer", QUANTISERS)
+    one_of(o, "gradient", GRADIENTS)
+    c = o.commitment
+    if isinstance(c, bool) or not isinstance(c, int | float) or not (
+            math.isfinite(c) and c >= 0):
+        raise InputError(f"option 'commitment': a number >= 0, got {c!r}")
+    positive_int(o, "dead_code", minimum=0)
+
+
+def _sized(o: Any, lang: Any) -> Any:
+    if o.codes:
+        return o
+    import dataclasses
+
+    return dataclasses.replace(o, codes=auto_codes(lang.monoid().size))
 
 
 def fsq_levels(codes: int) -> list[int]:
@@ -314,3 +350,87 @@ class SnappedMLPLDRU(MLPLDRU):
             self.train(was)
         return FiniteTable(leaf.cpu().numpy(), table.cpu().numpy(), head.cpu().numpy(),
                            self.padding, pad_leaf)
+
+
+class SnappedPRLSTM(PRLSTM):
+    """PR-LSTM with snapped states (see the module docstring): ``SnappedPRLSTM(vocab_size,
+    n_classes, hidden=32, codes=64)``; ``codes=0`` (auto) as :class:`SnappedMLPLDRU`.
+
+    Every state a cell makes, a leaf or a binary cell after its refinements, is [h; c] snapped
+    to the nearest of k codes (2 × hidden dimensions). Every combination goes through
+    :meth:`_combine` (one arithmetic for the table and every forward path: a different order of
+    the same sums could pick another code at a near tie), and the CPU row-block path of the
+    plain model, which computes cells internally, is not taken.
+
+    >>> import torch
+    >>> _ = torch.manual_seed(0)
+    >>> model = SnappedPRLSTM(2, 2, hidden=8, codes=6).eval()
+    >>> tokens, lengths = torch.tensor([[0, 1, 1, 0, 1, 1, 1]]), torch.tensor([7])
+    >>> table = model.finite_table()
+    >>> table.layout, bool(model(tokens, lengths).argmax(1) == torch.as_tensor(
+    ...     table.fold(tokens.numpy(), lengths.numpy())))
+    ('scan', True)
+    """
+
+    def __init__(self, vocab_size: int, n_classes: int,
+                 options: SnappedPRLSTMOptions | None = None, **kw: Any) -> None:
+        o = SnappedPRLSTMOptions.build(options if options is not None else kw, "pr-lstm-snap")
+        super().__init__(vocab_size, n_classes, o)
+        self.snapper = Snapper(2 * o.hidden, o.codes or STANDALONE_CODES, o.quantizer,
+                               o.commitment, o.dead_code, o.gradient)
+
+    def _snap(self, state: Any) -> Any:
+        h, c = state
+        return tuple(self.snapper(torch.cat([h, c], -1)).split(self.hidden, -1))
+
+    def _leaf_table(self, W: dict) -> Any:
+        return self._snap(super()._leaf_table(W))
+
+    def _combine(self, W: dict, a: Any, b: Any, zb: Tensor | None = None) -> Any:
+        return self._snap(super()._combine(W, a, b))  # zb unused: one arithmetic (docstring)
+
+    def _pairs(self, W: dict, state: Any) -> Any:
+        (h12, c12), H = state, self.hidden
+        return self._combine(W, (h12[:, :H], c12[:, :H]), (h12[:, H:], c12[:, H:]))
+
+    def _table_pairs(self, W: dict, table: Any, left: Tensor, right: Tensor) -> Any:
+        return self._combine(W, tuple(t[left] for t in table), tuple(t[right] for t in table))
+
+    def forward_all(self, tokens: Tensor, lengths: Tensor | None = None) -> Tensor:
+        return _PrefixScanModel.forward_all(self, tokens, lengths)
+
+    forward_all.__doc__ = _PrefixScanModel.forward_all.__doc__
+
+    def auxiliary_loss(self) -> Tensor | None:
+        """As :meth:`SnappedMLPLDRU.auxiliary_loss`."""
+        return self.snapper.update()
+
+    @torch.no_grad()
+    def finite_table(self) -> Any:
+        """The eval-mode model as a scan-layout :class:`~monoidlab.models.finite.FiniteTable`:
+        ``table[i, j]`` the code of the cell on codes i and j, ``head[i]`` the head's class on
+        code i's h, ``leaf[a]`` letter a's code."""
+        from monoidlab.models.finite import FiniteTable
+
+        was = self.training
+        self.eval()
+        try:
+            C = self.snapper.codebook()
+            k, H = C.shape[0], self.hidden
+            W = self._weights()
+            leaf = self.snapper.nearest(torch.cat(PRLSTM._leaf_table(self, W), -1))
+            table = torch.empty(k, k, dtype=torch.long, device=C.device)
+            step = max(1, 65_536 // k)
+            right = (C[:, :H], C[:, H:])
+            for i in range(0, k, step):  # every pair (i, j), a block of left codes at a time
+                rows = C[i:i + step]
+                n = rows.shape[0]
+                a = tuple(x.repeat_interleave(k, 0) for x in (rows[:, :H], rows[:, H:]))
+                b = tuple(x.repeat(n, 1) for x in right)
+                raw = PRLSTM._combine(self, W, a, b)
+                table[i:i + step] = self.snapper.nearest(torch.cat(raw, -1)).view(n, k)
+            head = self.head(torch.relu(C[:, :H])).argmax(-1)
+        finally:
+            self.train(was)
+        return FiniteTable(leaf.cpu().numpy(), table.cpu().numpy(), head.cpu().numpy(),
+                           layout="scan")

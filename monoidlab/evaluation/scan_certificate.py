@@ -1,0 +1,212 @@
+"""The certificate of a finite prefix-scan model: right at every length, or its shortest failure.
+
+A scan-layout :class:`~monoidlab.models.finite.FiniteTable` (the snapped PR-LSTM) reads a
+string of length n as the left fold, most significant first, of the balanced trees of the
+aligned blocks of n's binary expansion. Track (code, EC) pairs:
+
+* ``F[k]``, the pairs of full blocks of 2^k tokens: ``F[0]`` the letters, ``F[k+1] = F[k]·F[k]``
+  (the table on codes, the monoid on ECs). The sequence is eventually periodic
+  (``F[t + p] = F[t]``).
+* ``P[k]``, the pairs a fold can hold after blocks of levels >= k only:
+  ``P[k] = F[k] ∪ P[k+1] ∪ P[k+1]·F[k]``; on the periodic levels the least fixed point of the
+  same equations (each iteration adds one block on top: exactly the finite strings).
+
+Every length's root pair lies in ``P[0]`` and every pair of ``P[0]`` is some string's, so the
+table is right at every length iff the head reads every pair of ``P[0]`` as its EC's class.
+When it does not, the shortest counterexample is found by the least top level K whose folds
+reach a misread pair (lengths 2^K..2^(K+1) − 1, the least length per pair kept block by block),
+then, for that length, the shortlex-least string (blocks in order, each a full block's
+shortlex-least witness, the least rank sequence kept per pair); it is confirmed by
+:meth:`FiniteTable.fold` and the DFA.
+
+Example
+-------
+>>> import monoidlab as ml
+>>> from monoidlab.evaluation.certificate import certify_table
+>>> from monoidlab.models.finite import FiniteTable, monoid_table
+>>> lang = ml.load_language("parity")
+>>> exact = monoid_table(lang, layout="scan")
+>>> print(certify_table(exact, lang))    # dispatched here by the table's layout
+correct at every length (proved: reachable (code, EC) pairs repeat after 1 levels, period 1; 2 pairs)
+>>> table = exact.table.copy(); table[1, 1] = 1   # "1"·"1" now says odd
+>>> certify_scan_table(FiniteTable(exact.leaf, table, exact.head, layout="scan"), lang)[
+...     "counterexample"]
+'11'
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from monoidlab.errors import MonoidTooLarge
+
+__all__ = ["certify_scan_table"]
+
+
+def _product(tau: np.ndarray, mul: np.ndarray, M: int, a: np.ndarray, b: np.ndarray
+             ) -> tuple[np.ndarray, np.ndarray]:
+    """Pairs of a·b for pair arrays a, b (p = code·M + EC): every product and its flat index
+    i·len(b) + j (row-major, so a smaller index = a smaller (i, j))."""
+    ca, ma, cb, mb = a // M, a % M, b // M, b % M
+    p = (tau[ca[:, None], cb[None, :]] * M + mul[ma[:, None], mb[None, :]]).ravel()
+    return p, np.arange(p.size)
+
+
+def _least(p: np.ndarray, key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per distinct pair, the candidate with the least key: (pairs, index of the winner)."""
+    o = np.lexsort((key, p))
+    first = np.r_[True, p[o][1:] != p[o][:-1]] if len(o) else o.astype(bool)
+    return p[o][first], o[first]
+
+
+class _Blocks:
+    """F[k] for k = 0, 1, ...: each level's pairs in the rank order of their shortlex-least
+    witnesses, with the (left, right) ranks in the level below that built each."""
+
+    def __init__(self, table: Any, mono: Any) -> None:
+        self.tau, self.mul, self.M = table.table, np.asarray(mono.table, np.int64), mono.size
+        p, win = _least(table.leaf * self.M + np.asarray(mono.letters),
+                        np.arange(table.vocab_size))
+        order = np.argsort(win)  # letters in order: rank = shortlex
+        self.pairs = [p[order]]
+        self.kids = [(win[order], np.full(len(order), -1))]  # level 0: (letter, -1)
+
+    def grow(self) -> None:
+        a = self.pairs[-1]
+        p, flat = _product(self.tau, self.mul, self.M, a, a)
+        p, win = _least(p, flat)
+        order = np.argsort(flat[win])  # (left rank, right rank) lexicographic = shortlex
+        self.pairs.append(p[order])
+        self.kids.append((flat[win][order] // len(a), flat[win][order] % len(a)))
+
+    def tokens(self, level: int, rank: int) -> np.ndarray:
+        """The witness of ``pairs[level][rank]`` (2^level tokens)."""
+        ranks = np.array([rank])
+        for k in range(level, 0, -1):
+            left, right = self.kids[k]
+            ranks = np.stack([left[ranks], right[ranks]], 1).ravel()
+        return self.kids[0][0][ranks]
+
+
+def certify_scan_table(table: Any, lang: Any, *, max_levels: int = 4096,
+                       max_pairs: int = 2_000_000, max_witness_length: int = 1 << 20
+                       ) -> dict[str, Any]:
+    """Decide whether the scan-layout ``table`` classifies every string of every length >= 1
+    as ``lang`` does (see the module docstring); the budgets are as
+    :func:`~monoidlab.evaluation.certificate.certify_table`'s. Returns the fields of a
+    :class:`~monoidlab.evaluation.certificate.Certificate` (which wraps them)."""
+    mono = lang.monoid()
+    M, outs = mono.size, np.asarray(mono.outputs)
+    blocks, seen = _Blocks(table, mono), {}
+    largest = len(blocks.pairs[0])
+    while True:  # F[k] until a level repeats: F[t + p] = F[t]
+        key = np.sort(blocks.pairs[-1]).tobytes()
+        if key in seen:
+            break
+        seen[key] = len(blocks.pairs) - 1
+        if len(blocks.pairs) > max_levels:
+            raise MonoidTooLarge(f"certify_table: no repeat within max_levels={max_levels} "
+                                 f"block levels; raise max_levels")
+        blocks.grow()
+        largest = max(largest, len(blocks.pairs[-1]))
+        if largest > max_pairs:
+            raise MonoidTooLarge(f"certify_table: {largest} reachable (code, EC) pairs of a "
+                                 f"block level, over max_pairs={max_pairs}")
+    t = seen[key]
+    period = len(blocks.pairs) - 1 - t
+    F = blocks.pairs[: t + period]
+
+    def extend(upper: np.ndarray, k: int) -> np.ndarray:
+        """P[k] from P[k+1]: blocks of level k alone, folds without one, folds ending in one."""
+        prod = _product(blocks.tau, blocks.mul, M, upper, F[k])[0] if len(upper) else upper
+        return np.unique(np.concatenate([F[k], upper, prod]))
+
+    cycle = [np.zeros(0, np.int64) for _ in range(period)]  # P on levels t..t+p-1, from below
+    changed = True
+    while changed:  # least fixed point: each sweep adds one more block on top
+        changed = False
+        for i in reversed(range(period)):
+            new = extend(cycle[(i + 1) % period], t + i)
+            if len(new) != len(cycle[i]):
+                cycle[i], changed = new, True
+        largest = max(largest, *(len(c) for c in cycle))
+        if largest > max_pairs:
+            raise MonoidTooLarge(f"certify_table: {largest} reachable (code, EC) pairs of "
+                                 f"folds, over max_pairs={max_pairs}")
+    reach = cycle[0]
+    for k in reversed(range(t)):
+        reach = extend(reach, k)
+        largest = max(largest, len(reach))
+    common = dict(language=lang.name, levels=t + period, pairs=largest, n_codes=table.n_codes,
+                  monoid_size=M, padding=table.padding.value, offsets=False, layout="scan")
+    wrong = table.head[reach // M] != outs[reach % M]
+    if not wrong.any():
+        return dict(correct=True, period=period, **common)
+    return _shortest(blocks, table, lang, outs, max_witness_length, common)
+
+
+def _level_pairs(blocks: _Blocks, k: int) -> np.ndarray:
+    """F[k] for any k, growing the levels (and their witnesses) as needed."""
+    while len(blocks.pairs) <= k:
+        blocks.grow()
+    return blocks.pairs[k]
+
+
+def _shortest(blocks: _Blocks, table: Any, lang: Any, outs: np.ndarray, limit: int,
+              common: dict[str, Any]) -> Any:
+    """The shortest (then shortlex-least) misread string: see the module docstring."""
+    tau, mul, M = blocks.tau, blocks.mul, blocks.M
+    top = 0
+    while True:  # the least top level K with a misread fold: lengths 2^K .. 2^(K+1) - 1
+        acc = _level_pairs(blocks, top)
+        size = np.full(len(acc), 1 << top, np.int64)
+        for k in reversed(range(top)):  # each lower block in or out, least length per pair
+            prod, flat = _product(tau, mul, M, acc, _level_pairs(blocks, k))
+            p = np.concatenate([acc, prod])
+            n = np.concatenate([size, size[flat // len(blocks.pairs[k])] + (1 << k)])
+            acc, win = _least(p, n)
+            size = n[win]
+        bad = table.head[acc // M] != outs[acc % M]
+        if bad.any():
+            length = int(size[bad].min())
+            break
+        top += 1
+    # the shortlex-least string of that length: its blocks are fixed, keep per pair the least
+    # sequence of block ranks (blocks of one level are in shortlex rank order)
+    levels = [k for k in reversed(range(length.bit_length())) if length >> k & 1]
+    acc = blocks.pairs[levels[0]]
+    ranks = [np.arange(len(acc))[:, None]]
+    seqs = ranks[0]
+    for k in levels[1:]:
+        prod, flat = _product(tau, mul, M, acc, blocks.pairs[k])
+        acc, win = _least(prod, flat)  # flat = (rank of the prefix, rank of the block)
+        nb = len(blocks.pairs[k])
+        seqs = np.concatenate([seqs[flat[win] // nb], (flat[win] % nb)[:, None]], 1)
+        order = np.argsort(flat[win])  # keep prefixes in rank order for the next block
+        acc, seqs = acc[order], seqs[order]
+    bad = np.flatnonzero(table.head[acc // M] != outs[acc % M])
+    x = int(bad[0])  # acc is in rank order: the first misread is the shortlex-least
+    code, ec = divmod(int(acc[x]), M)
+    expected, predicted = int(outs[ec]), int(table.head[code])
+    names = [(lang.classes[c] if c < len(lang.classes) else None) for c in (expected, predicted)]
+    out: dict[str, Any] = dict(correct=False, period=0, counterexample_level=levels[0],
+                               counterexample_length=length, expected=expected,
+                               predicted=predicted, expected_name=names[0],
+                               predicted_name=names[1])
+    if length <= limit:
+        tokens = np.concatenate([blocks.tokens(k, int(r)) for k, r in zip(levels, seqs[x],
+                                                                            strict=True)])
+        lengths = np.array([length])
+        text = lang.decode(tokens[None, :], lengths)[0]
+        said = int(table.fold(tokens[None, :], lengths)[0])
+        truth = int(lang.classify(tokens[None, :], lengths)[0])
+        if (said, truth) != (predicted, expected) or len(tokens) != length:
+            raise RuntimeError(f"certify_table: internal error, scan counterexample {text!r} "
+                               f"gives {said} (model) and {truth} (DFA), expected {predicted} "
+                               f"and {expected}")
+        out.update(counterexample=text if isinstance(text, str) else " ".join(text),
+                   counterexample_tokens=tuple(tokens.tolist()), counterexample_offset=0,
+                   confirmed=True)
+    return common | out

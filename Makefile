@@ -74,11 +74,13 @@ else
 	  "tests will be skipped (install Debian's gap-core to run them)"; fi
 endif
 
-# mypy checks what [tool.mypy] in pyproject.toml names: the package
+# mypy checks what [tool.mypy] in pyproject.toml names: the package. The suite runs on every
+# logical core (pytest-xdist), one worker per test file so that a file's module fixtures are
+# built once; `pytest tests` alone runs it in one process.
 test: setup browser oracles
 	$(BIN)/ruff check monoidlab tests bench
 	$(BIN)/python -m mypy
-	$(BIN)/python -m pytest tests
+	$(BIN)/python -m pytest -n logical --dist loadfile tests
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache

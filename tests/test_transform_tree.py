@@ -317,6 +317,8 @@ def test_training_learns_the_language_exactly(name, steps):
     (dict(temperature=0), "option 'temperature'"),
     (dict(init_scale=float("nan")), "option 'init_scale'"),
     (dict(start="learned"), "option 'start'"),
+    (dict(state_factor=0), "option 'state_factor': an integer >= 1"),
+    (dict(state_factor=17), "option 'state_factor': at most 16"),
     (dict(stats=4), "no option 'stats' .*did you mean 'states'"),
 ])
 def test_options_errors_are_clear(kw, match):
@@ -336,6 +338,12 @@ def test_states_default_to_the_minimal_automaton():
     assert opts.states == lang.n_states == 6
     assert TransformTreeOptions(states=9).for_language(lang).states == 9
     assert TransformTree(2, 2).n_states == STANDALONE_STATES
+    # state_factor multiplies the auto count only, and never passes MAX_STATES
+    assert TransformTreeOptions(state_factor=3).for_language(lang).states == 18
+    assert TransformTreeOptions(states=9, state_factor=3).for_language(lang).states == 9
+    big = ml.load_language("prefix-4-4")
+    assert TransformTreeOptions(state_factor=16).for_language(big).states == min(
+        1024, 16 * big.n_states)
 
 
 def test_options_object_and_keywords():

@@ -84,6 +84,7 @@ from monoidlab.models.options import ModelOptions, one_of, positive_int
 __all__ = ["TransformTree", "TransformTreeOptions", "LearnedDFA", "MAX_STATES", "ORDERS"]
 
 MAX_STATES = 1024
+MAX_STATE_FACTOR = 16
 ORDERS = ("auto", "tree", "chain")
 STARTS = ("fixed",)
 TABLE_ENTRIES = 2**27  # most entries (k * k codes) of a finite table built here: 1 GiB int64
@@ -104,8 +105,12 @@ class TransformTreeOptions(ModelOptions):
     """The transformation tree model's hyper-parameters.
 
     states : n, the number of states of the learned automaton (1..1024); 0 (the default) =
-        auto: the minimal automaton's state count of the run's language, set by the trainer
-        (:meth:`for_language`; ``STANDALONE_STATES`` for a model built without a language).
+        auto: ``state_factor`` × the minimal automaton's state count of the run's language,
+        set by the trainer (:meth:`for_language`; ``STANDALONE_STATES`` for a model built
+        without a language).
+    state_factor : the multiple of the minimal automaton's state count that ``states = 0``
+        gives (1..16; spare states leave gradient descent room to reach a correct automaton
+        that is not the minimal one).
     temperature : softmax temperature of the soft columns S = softmax(L / temperature) (the
         gradient's; the forward value is the hard argmax whatever the temperature).
     init_scale : standard deviation of the initial transition logits and readout.
@@ -121,6 +126,7 @@ class TransformTreeOptions(ModelOptions):
     """
 
     states: int = 0
+    state_factor: int = 1
     temperature: float = 1.0
     init_scale: float = 1.0
     start: str = "fixed"
@@ -130,19 +136,24 @@ class TransformTreeOptions(ModelOptions):
         if self.states > MAX_STATES:
             raise InputError(f"option 'states': at most {MAX_STATES}, got {self.states} "
                              f"(n × n matrices per letter and per tree node)")
+        positive_int(self, "state_factor")
+        if self.state_factor > MAX_STATE_FACTOR:
+            raise InputError(f"option 'state_factor': at most {MAX_STATE_FACTOR}, got "
+                             f"{self.state_factor}")
         _positive_number(self, "temperature")
         _positive_number(self, "init_scale")
         one_of(self, "start", STARTS)
 
 
     def for_language(self, lang: Any) -> TransformTreeOptions:
-        """These options with ``states = 0`` (auto) set to ``lang``'s minimal automaton's state
-        count."""
+        """These options with ``states = 0`` (auto) set to ``state_factor`` × ``lang``'s minimal
+        automaton's state count (at most ``MAX_STATES``)."""
         if self.states:
             return self
         import dataclasses
 
-        return dataclasses.replace(self, states=int(lang.n_states))
+        return dataclasses.replace(
+            self, states=min(MAX_STATES, self.state_factor * int(lang.n_states)))
 
 
 class _StraightThrough(torch.autograd.Function):

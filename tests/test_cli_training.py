@@ -131,8 +131,11 @@ def test_evaluate_table(capsys, trained):
     data = json.loads(run(capsys, "evaluate", out, "--samples", "8", "--lengths", "41:43",
                           "--json")[1])
     lines = stdout.splitlines()
-    # first the sampled coverage of the run's training strings by level, then the table
-    assert lines[0].startswith("sampled coverage of ") and "level any" in stdout
+    # first the weights and the test set scored, the sampled coverage of the run's training
+    # strings by level, then the table
+    assert lines[0].startswith("weights: ") and lines[0] == data["weights"]["text"]
+    assert lines[1].startswith("test set: lengths 41:43 (3 lengths), 8 strings per length")
+    assert lines[3].startswith("sampled coverage of ") and "level any" in stdout
     assert data["training_coverage"]["sampled"]["rows"][-1]["level"] == "any"
     lines = lines[lines.index(next(x for x in lines if x.startswith("length"))):]
     assert lines[0].split()[:3] == ["length", "paper", "paper"]
@@ -145,8 +148,10 @@ def test_evaluate_table(capsys, trained):
         assert cells[2::2] == [f"{data['majority'][k][L]:.3f}" for k in data["kinds"]]
     assert (f"paper_score (the papers' mean over lengths of the paper kind) "
             f"{data['paper_score']:.4f}") in lines
+    # 3 of the run's lengths, 8 strings: a partial check, never 'solved'
+    assert data["solved"] is None and "8 strings per length and kind" in data["partial"]
     assert lines[-1] == data["verdict"] and lines[-1].startswith(
-        "solved" if data["solved"] else "not solved")
+        "PARTIAL CHECK, not the strict verdict")
 
 
 def test_train_from_a_config_file_with_overrides(capsys, tmp_path):

@@ -63,6 +63,8 @@ def key_figures_text(key: dict[str, Any]) -> str:
         out.append(f"model    {m['model']}, padding {m['padding']}, offsets {m['offsets']}, "
                    f"trained on lengths up to {m['max_train_length']}; weights of step "
                    f"{m['steps']}")
+        if m.get("weights"):
+            out.append(f"         {m['weights']['text']}")
         sup = m["support_length"]
         covered = sup is not None and sup <= m["max_train_length"]
         out.append(f"support  length {sup if sup is not None else 'beyond the search limit'} "

@@ -196,7 +196,7 @@ def cmd_evaluate(args: argparse.Namespace) -> None:
     positive(args.samples, "--samples")
     asked = parse_lengths(args.lengths, "--lengths") if args.lengths else None
     device = pick_device(args.device)
-    model, cfg, problem, _ = load_checkpoint(args.checkpoint, device)
+    model, cfg, problem, ckpt = load_checkpoint(args.checkpoint, device)
     if args.splits:
         return _evaluate_splits(args, model, cfg, problem, device)
     lengths = asked or cfg.test_lengths
@@ -207,15 +207,23 @@ def cmd_evaluate(args: argparse.Namespace) -> None:
     seed = cfg.seed if args.test_seed is None else args.test_seed
     ev = evaluate_kinds(model, problem, lengths, args.samples or cfg.test_samples, seed,
                         kinds, threshold, device=device, progress=not args.json)
+    from monoidlab.evaluation.kinds import check_kinds
     from monoidlab.training.data_coverage import training_coverage
+    from monoidlab.training.run_state import partial_reason, verdict_line, weights_of
 
+    weights = weights_of(args.checkpoint, ckpt, cfg)
+    run_kinds = check_kinds(cfg.eval_kinds) if problem.language is not None else ev.kinds
+    partial = partial_reason(ev, problem.lengths(cfg.test_lengths), cfg.test_samples,
+                             run_kinds, cfg.solved_threshold)
     res = {"checkpoint": args.checkpoint, "problem": problem.name, "model": cfg.model,
-           "test_seed": seed, **ev.as_dict()}
+           "test_seed": seed, "weights": weights, **ev.as_dict()}
+    if partial is not None:  # never 'solved': the strict verdict is the whole test set's
+        res.update(solved=None, partial=partial, verdict=verdict_line(ev, partial))
     coverage = training_coverage(cfg, problem) if not args.no_coverage else None
-    text = ""
+    text = weights["text"] + "\n" + _test_set_text(ev, seed) + "\n\n"
     if coverage is not None:  # what the strings showed, then the evaluation (verdict last)
         res["training_coverage"] = coverage
-        text = coverage["text"] + "\n\n"
+        text += coverage["text"] + "\n\n"
     if not ev.solved and problem.language is not None and not args.no_diagnosis:
         from monoidlab.training.data_coverage import sampled_counts
         from monoidlab.training.diagnosis import diagnose
@@ -227,8 +235,19 @@ def cmd_evaluate(args: argparse.Namespace) -> None:
     certificate = _certificate(model, cfg, problem)
     if certificate is not None:  # a finite model: the exact verdict beside the strict one
         res["certificate"] = certificate
-    emit(args, res, text + evaluation_text(ev)
+    emit(args, res, text + evaluation_text(ev, verdict=verdict_line(ev, partial))
          + ("" if certificate is None else "\n" + certificate["verdict"]))
+
+
+def _test_set_text(ev: Any, seed: int) -> str:
+    """One line: the test set an evaluation scored."""
+    from monoidlab.geometry import range_text
+
+    lengths = sorted({int(L) for per in (ev.accuracy, ev.single_class) for k in per
+                      for L in per[k]})
+    return (f"test set: lengths {range_text(lengths)} ({len(lengths)} lengths), "
+            f"{ev.n_per_length} strings per length and kind, kinds {', '.join(ev.kinds)}, "
+            f"seed {seed}, threshold {ev.threshold:g}")
 
 
 def _certificate(model: nn.Module, cfg: RunConfig, problem: Problem) -> dict | None:

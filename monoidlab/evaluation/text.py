@@ -18,9 +18,11 @@ from monoidlab.geometry import range_text
 __all__ = ["evaluation_text"]
 
 
-def evaluation_text(ev: Evaluation, lengths: bool = True, max_rows: int = 24) -> str:
+def evaluation_text(ev: Evaluation, lengths: bool = True, max_rows: int = 24,
+                    verdict: str | None = None) -> str:
     """The evaluation as text: (optionally) accuracy per length and kind, then one summary row
-    per kind beside its baselines, the single-class lengths, and the verdict."""
+    per kind beside its baselines, the single-class lengths, and the verdict (``verdict``
+    replaces ``ev.verdict()``: a partial check says so, :mod:`monoidlab.training.run_state`)."""
     parts = []
     if lengths:
         all_l = sorted({L for k in ev.kinds for d in (ev.accuracy, ev.single_class)
@@ -57,5 +59,5 @@ def evaluation_text(ev: Evaluation, lengths: bool = True, max_rows: int = 24) ->
         parts.append(f"no {k} strings exist at lengths {range_text(v)}")
     parts.append(f"paper_score (the papers' mean over lengths of the {ev.kinds[0]} kind) "
                  f"{ev.paper_score:.4f}")
-    parts.append(ev.verdict())
+    parts.append(ev.verdict() if verdict is None else verdict)
     return "\n".join(parts)

@@ -244,10 +244,20 @@ def model_section(rep: Report) -> list[str]:
     else:
         source = "the run's own final evaluation (results.json), every test length"
     rep.evaluation = ev
-    verdict = ev.verdict()
-    key.update(solved=ev.solved, verdict=verdict, paper_score=ev.paper_score,
-               threshold=ev.threshold, kinds=_kind_rows(ev), evaluation_source=source)
-    parts += [f"<p><b>{html.escape(verdict)}</b></p>",
+    from monoidlab.evaluation.kinds import check_kinds
+    from monoidlab.training.run_state import partial_reason, verdict_line, weights_of
+
+    weights = weights_of(rep.checkpoint, ckpt, cfg)
+    run_kinds = check_kinds(cfg.eval_kinds) if problem.language is not None else ev.kinds
+    partial = partial_reason(ev, rep.test_lengths, cfg.test_samples, run_kinds,
+                             cfg.solved_threshold)
+    verdict = verdict_line(ev, partial)
+    # a partial check is never 'solved' (None in JSON): the strict verdict is the whole set's
+    key.update(solved=None if partial else ev.solved, partial=partial, verdict=verdict,
+               paper_score=ev.paper_score, threshold=ev.threshold, kinds=_kind_rows(ev),
+               evaluation_source=source, weights=weights)
+    parts += [f"<p>{html.escape(weights['text'])}</p>",
+              f"<p><b>{html.escape(verdict)}</b></p>",
               f"<p class=note>Source: {html.escape(source)}, {ev.n_per_length} strings per "
               "length and kind.</p>",
               "<p class=note>Strict evaluation: per test length, three kinds of strings drawn "

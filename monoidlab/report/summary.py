@@ -26,7 +26,7 @@ __all__ = ["summary_box", "probing_headline", "sample_text", "SUMMARY_CSS"]
 SUMMARY_CSS = """.summary{display:flex;flex-wrap:wrap;gap:1em;border:2px solid #888;
 border-radius:6px;padding:.6em 1em;margin:.5em 0 1em;background:#f7f7f7}.summary>div{flex:1 1 430px}
 .summary table{margin:.2em 0}.summary td,.summary th{font-size:.88em}.summary .verdict{font-size:1.15em;
-font-weight:bold;margin:.1em 0 .3em}.solved{color:#1a7f37}.unsolved{color:#b3261e}
+font-weight:bold;margin:.1em 0 .3em}.solved{color:#1a7f37}.unsolved{color:#b3261e}.partial{color:#9a6700}
 .beats{background:#fde2e1}.summary p{margin:.3em 0;font-size:.9em}"""
 
 
@@ -114,10 +114,18 @@ def _verdict_html(m: dict[str, Any] | None) -> str:
     if not m:
         return ('<p class="verdict">no model: give a checkpoint (report --checkpoint RUN) for '
                 "the strict verdict</p>")
-    cls = "solved" if m["solved"] else "unsolved"
-    word = "SOLVED" if m["solved"] else "NOT SOLVED"
-    out = [f'<p class="verdict {cls}">{word} (strict: every scored length of every kind at '
-           f'≥ {m.get("threshold", 0.99):g}); {e(m["model"])}, step {m["steps"]}</p>']
+    weights = (m.get("weights") or {}).get("text")
+    if m.get("partial"):  # a check on part of the test set: never green, said first
+        out = [f'<p class="verdict partial">PARTIAL CHECK, not the strict verdict '
+               f'({e(m["partial"])}); {e(m["model"])}, step {m["steps"]}</p>',
+               f'<p>{e(m["verdict"])}</p>']
+    else:
+        cls = "solved" if m["solved"] else "unsolved"
+        word = "SOLVED" if m["solved"] else "NOT SOLVED"
+        out = [f'<p class="verdict {cls}">{word} (strict: every scored length of every kind '
+               f'at ≥ {m.get("threshold", 0.99):g}); {e(m["model"])}, step {m["steps"]}</p>']
+    if weights:
+        out.append(f"<p>{e(weights)}</p>")
     cert = m.get("certificate")
     if cert:  # a finite model: the exact verdict over every length, beside the strict one
         ccls = "solved" if cert.get("correct") else "unsolved"

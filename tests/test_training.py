@@ -1001,3 +1001,27 @@ def test_inference_gives_the_callers_threads_and_grad_mode_back():
         assert torch.is_grad_enabled() and torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(threads)
+
+
+def test_the_trainer_says_its_plan_each_validation_and_each_restart(tmp_path, capsys):
+    """With a progress bar, the trainer prints (on stderr, above the bar) the recipe's plan,
+    then each validation (minimum per kind, passed or failed) and each restart as it happens;
+    the bar's description names the attempt."""
+    cfg = tiny_config(steps=6, restarts=1, eval_every=6, early_stop=1, val_lengths="9:10",
+                      val_samples=4, test_lengths="9:10", test_samples=4)
+    capsys.readouterr()
+    train(cfg, tmp_path / "run", progress=True)
+    err = capsys.readouterr().err
+    lines = [x.strip() for x in err.replace("\r", "\n").splitlines() if x.strip()]
+    said = [x for x in lines if x.startswith(("recipe ", "validation at step", "restart:",
+                                               "no validation passed"))]
+    assert said[0].startswith("recipe 'default': up to 2 attempts of 6 steps (12 in all), each "
+                              "validated at its end on fresh strings of lengths 9:10")
+    assert said[1].startswith("validation at step 6 (attempt 1 of 2): min paper ")
+    assert said[1].endswith(("-> PASSED", "-> failed"))
+    if said[1].endswith("failed"):  # then a restart and its validation
+        assert said[2].startswith("restart: attempt 2 of 2, fresh weights and batches")
+        assert said[3].startswith("validation at step 12 (attempt 2 of 2): min paper ")
+    assert any("attempt 1 of 2" in x and "%" in x for x in lines)  # the bar names the attempt
+    quiet = train(cfg, tmp_path / "quiet", progress=False)
+    assert quiet["steps"] in (6, 12) and "recipe" not in capsys.readouterr().err

@@ -183,6 +183,7 @@ class Session:
     language_record: dict | None = None  # the run's copy of its spec, saved in checkpoints
     data_sha256: dict | None = None  # a text task's data files, saved in checkpoints
     auxiliary: bool = False  # the model declares AuxiliaryLossModel (the registry says)
+    say: Any = None  # prints one line of narration (validations, restarts) above the bar
 
     @classmethod
     def start(cls, cfg: RunConfig, problem: Problem, device: torch.device, attempt: int = 0,
@@ -202,6 +203,9 @@ class Session:
 
     def new_attempt(self, attempt: int) -> None:
         """A restart: fresh weights, optimiser and batches (the best weights stay)."""
+        if self.say:
+            self.say(f"restart: attempt {attempt + 1} of {self.cfg.restarts + 1}, fresh weights "
+                     f"and batches from seed {attempt_config(self.cfg, attempt).seed}")
         self.attempt, self.acfg = attempt, attempt_config(self.cfg, attempt)
         self.model, self.opt = _fresh(self.acfg, self.problem, self.device)
         self.model.train()
@@ -230,6 +234,8 @@ class Session:
                             cfg.solved_threshold, device=self.device)
         self.log.write(step, {**validation_metrics(ev),
                               **({"attempt": self.attempt} if cfg.restarts else {})})
+        if self.say:
+            self.say(validation_text(cfg, step, self.attempt, ev))
         return self.watch.update(step, ev, self.model, self.out)
 
 
@@ -249,6 +255,39 @@ def _compiled(cfg: RunConfig, model: nn.Module) -> Any:
     return torch.compile(model) if cfg.compile else model
 
 
+def plan_text(cfg: RunConfig) -> str:
+    """What the trainer will do, in one line (printed before the bar).
+
+    >>> from monoidlab.training.config import RunConfig
+    >>> plan_text(RunConfig(language="parity", steps=300, restarts=2, eval_every=300,
+    ...                     early_stop=1, val_lengths="42:500:3"))  # doctest: +ELLIPSIS
+    "recipe 'default': up to 3 attempts of 300 steps (900 in all), each validated at its end on ..."
+    """
+    attempts = cfg.restarts + 1
+    text = (f"recipe {cfg.recipe!r}: up to {attempts} attempts of {cfg.steps} steps "
+            f"({cfg.total_steps} in all)" if attempts > 1 else
+            f"recipe {cfg.recipe!r}: {cfg.steps} steps")
+    if cfg.eval_every:
+        where = "at its end" if cfg.eval_every >= cfg.steps else f"every {cfg.eval_every} steps"
+        text += (f", each validated {where} on fresh strings of lengths "
+                 f"{cfg.val_lengths or cfg.test_lengths} ({cfg.val_samples} per length and "
+                 f"kind; passed: every length of every kind at >= {cfg.solved_threshold:g})")
+        if cfg.early_stop:
+            text += "; a passed validation ends the run" if cfg.early_stop == 1 else (
+                f"; {cfg.early_stop} passed validations in a row end the run")
+        if attempts > 1:
+            text += "; an attempt that fails restarts from a fresh seed"
+    return text + "; then the strict test"
+
+
+def validation_text(cfg: RunConfig, step: int, attempt: int, ev: Any) -> str:
+    """One validation, in one line: the minimum per kind, passed or failed."""
+    mins = ", ".join(f"{k} {ev.min_accuracy(k):.3f}" for k in ev.scored_kinds)
+    of = f" (attempt {attempt + 1} of {cfg.restarts + 1})" if cfg.restarts else ""
+    return (f"validation at step {step}{of}: min {mins or 'nothing scored'} -> "
+            f"{'PASSED' if ev.solved else 'failed'}")
+
+
 def run_steps(s: Session, start: int, stop_at: int | None = None,
               progress: bool = False) -> tuple[int, bool, bool]:
     """Train from global step ``start`` to the end of the run (every attempt), or until early
@@ -260,9 +299,9 @@ def run_steps(s: Session, start: int, stop_at: int | None = None,
     total = cfg.total_steps
     use_bf16 = cfg.bf16 and device.type == "cuda"
     bar: Any = range(start, total)
+    name = f"{cfg.model} on {problem.name}"
     if progress:
-        bar = progress_bar(bar, initial=start, total=total,
-                           desc=f"{cfg.model} on {problem.name}", dynamic_ncols=True)
+        bar = progress_bar(bar, initial=start, total=total, desc=name, dynamic_ncols=True)
     train_lengths = problem.lengths(cfg.train_lengths) if s.train_lengths is None \
         else s.train_lengths
     s.model.train()
@@ -276,6 +315,8 @@ def run_steps(s: Session, start: int, stop_at: int | None = None,
         # 2. a new attempt: fresh weights, optimiser and batches (the best weights stay)
         if a != s.attempt:
             s.new_attempt(a)
+        if progress and cfg.restarts and (step == start or local == 0):  # the bar says which
+            bar.set_description(f"{name}, attempt {a + 1} of {cfg.restarts + 1}")
         # 3. learning rate (each attempt has the whole schedule), checkpoint, pause
         lr = lr_at(cfg, local)
         for g in s.opt.param_groups:

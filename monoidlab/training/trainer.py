@@ -30,7 +30,14 @@ from monoidlab.evaluation.result import Evaluation
 from monoidlab.evaluation.run import evaluate_kinds, single_class_lengths
 from monoidlab.training.attempts import Validation, read_best, read_run_best, weights_attempt
 from monoidlab.training.config import RunConfig
-from monoidlab.training.loop import Session, build_for, lr_at, run_steps, training_batch
+from monoidlab.training.loop import (
+    Session,
+    build_for,
+    lr_at,
+    plan_text,
+    run_steps,
+    training_batch,
+)
 from monoidlab.training.run_folder import RunFolder, read_checkpoint, truncate_metrics
 from monoidlab.training.run_language import RECORD_KEY, record_language, run_language
 
@@ -175,6 +182,9 @@ def _train(cfg: RunConfig, out: Path | None, resume: bool, progress: bool,
         atomic_write_json(out / "config.json", cfg.as_dict())
         truncate_metrics(out / "metrics.jsonl", step0)
     s.log = MetricsLog(out)
+    if progress:  # say what will happen, and then each validation and restart, as it happens
+        s.say = _narrator()
+        s.say(("resumed at step " + f"{step0}; " if step0 else "") + plan_text(cfg))
     t0 = time.time()
     try:
         if watch.stopped:  # resumed after an early stop: nothing left to train
@@ -197,6 +207,9 @@ def _train(cfg: RunConfig, out: Path | None, resume: bool, progress: bool,
         result["model_options_sized"] = sized
     if paused:
         return {**result, "paused": True}
+    if s.say and cfg.early_stop and watch.best_step is not None and not watch.first_solved:
+        s.say(f"no validation passed: the weights kept are the best validated (step "
+              f"{watch.best_step}); the strict test follows")
     model = s.model
     if cfg.early_stop and watch.best_state is not None:  # evaluate the best validated weights
         model.load_state_dict(watch.best_state)
@@ -217,6 +230,15 @@ def _train(cfg: RunConfig, out: Path | None, resume: bool, progress: bool,
     if out:
         atomic_write_json(out / "results.json", result)
     return result
+
+
+def _narrator() -> Any:
+    """Prints a line above a running progress bar (tqdm's write), on stderr."""
+    import sys
+
+    from tqdm.auto import tqdm
+
+    return lambda line: tqdm.write(line, file=sys.stderr)
 
 
 def _resume(cfg: RunConfig, out: Path | None, device: torch.device,

@@ -128,6 +128,19 @@ class Coverage:
 
         return coverage_heatmap(self, **kw)
 
+    def _repr_html_(self) -> str:
+        """The summary line and the most frequent compositions (``heatmap()`` draws them all)."""
+        from monoidlab._html import html_table, html_view
+
+        labels = self.monoid.labels()
+        p = np.asarray(self.probabilities)
+        top = np.argsort(-p, axis=None)[: min(10, int(self.support.sum()))]
+        rows = [{"left": labels[i], "right": labels[j], "probability": float(p[i, j])}
+                for i, j in zip(*np.unravel_index(top, p.shape), strict=True)]
+        return html_view(repr(self), html_table(rows, ["left", "right", "probability"]),
+                         "<p>the most frequent compositions; <code>.heatmap()</code> draws "
+                         "every one</p>")
+
 
 @dataclass
 class CoverageGap:
@@ -210,6 +223,17 @@ class CoverageGap:
         from monoidlab.viz.coverage import gap_heatmaps
 
         return gap_heatmaps(self, **kw)
+
+    def _repr_html_(self) -> str:
+        """The summary line and the first missing compositions (``heatmap()`` draws them)."""
+        from monoidlab._html import html_table, html_view
+
+        s = self.summary()
+        return html_view(repr(self), html_table(
+            s["missing_first"], ["left_word", "right_word", "test_probability"]),
+            f"<p>{s['missing']} of {s['needed']} needed compositions missing"
+            + (f" (the first {len(s['missing_first'])})" if s["missing"] else "") + "</p>",
+            colour="#b3261e" if s["missing"] else "#1a7f37")
 
 
 # ---------------------------------------------------------------------- node tables

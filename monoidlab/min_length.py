@@ -103,6 +103,17 @@ class MinLength:
                 + (f"; samples needed ({self.sampler} strings): {sizes}" if sizes else "")
                 + rec + ")")
 
+    def _repr_html_(self) -> str:
+        """The summary line and the sample sizes per training range."""
+        from monoidlab._html import html_table, html_view
+
+        rows = [{"training lengths": str(r), "strings needed": n if n != n or n == float("inf")
+                 else f"{n:,.0f}"} for r, n in self.samples_needed.items()]
+        if not rows:
+            return html_view(repr(self), "<p>no sample size asked (<code>sample_ranges</code>)"
+                                         "</p>")
+        return html_view(repr(self), html_table(rows, ["training lengths", "strings needed"]))
+
 
 def _support_at(lang: Automaton, L: int, schedule: str, offsets: OffsetsLike, R: np.ndarray,
                 within: Within, padding: Padding | str) -> tuple[np.ndarray, int]:

@@ -111,6 +111,20 @@ class Batch:
         return (f"{type(self).__name__}({name}: {len(self)} strings of lengths "
                 f"{lens.min()}..{lens.max()}; classes {classes})")
 
+    def _repr_html_(self) -> str:
+        """The summary line and the first strings with their classes."""
+        from monoidlab._html import html_table, html_view
+
+        n = min(len(self), 8)
+        text = self.automaton.decode(np.asarray(self.tokens)[:n], np.asarray(self.lengths)[:n]) \
+            if n else []
+        rows = [{"string": t if isinstance(t, str) else " ".join(t),
+                 "length": int(self.lengths[i]),
+                 "class": self.automaton.classes[int(self.labels[i])]}
+                for i, t in enumerate(text)]
+        more = f"<p>... {len(self) - n} more</p>" if len(self) > n else ""
+        return html_view(repr(self), html_table(rows, ["string", "length", "class"]), more)
+
     def elements(self) -> np.ndarray:
         """EC of every string (computed once, through the monoid; read-only).
 

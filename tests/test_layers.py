@@ -18,6 +18,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "monoidlab"
 LAYERS: dict[str, int] = {
     # 0: no monoidlab dependencies (errors, small utilities, compiled kernels, recursions)
     "errors": 0, "_suggest": 0, "geometry": 0, "_util": 0, "_paths": 0, "_kernels": 0, "_checks": 0,
+    "_html": 0,
     "laws": 0, "sublanguage": 0, "bundled": 0, "recipes": 0,
     # 1: the automaton, the monoid enumeration, figures (which only read the objects they draw)
     "automaton": 1, "_enumerate": 1, "viz": 1,

@@ -120,6 +120,29 @@ class Evaluation:
         """The papers' score: mean accuracy over the scored lengths of the first kind."""
         return self.mean_accuracy(self.kinds[0]) if self.kinds else float("nan")
 
+    def __repr__(self) -> str:
+        """One line, the verdict first (never the per-length dicts; ``evaluation_text(ev)``
+        prints the tables).
+
+        >>> Evaluation("p", ("paper",), 0.99, 8, accuracy={"paper": {3: 1.0, 4: 0.5}})
+        Evaluation(p: not solved at threshold 0.99: paper 0.500 at length 4 (1/2 lengths below); 2 scored lengths, 8 strings per length and kind)
+        """
+        lengths = {L for k in self.kinds for L in self.accuracy.get(k, {})}
+        return (f"Evaluation({self.problem}: {self.verdict()}; {len(lengths)} scored lengths, "
+                f"{self.n_per_length} strings per length and kind)")
+
+    def _repr_html_(self) -> str:
+        """The verdict (green or red) over the summary per kind beside its baselines."""
+        from monoidlab._html import html_table, html_view
+
+        rows = self.summary_rows()
+        cols = ["kind", "scored_lengths", "single_class_lengths", "min", "mean",
+                *[b.name for b in self.shown_baselines()]]
+        return html_view(self.verdict(), html_table(rows, cols),
+                         f"<p>{self.n_per_length} strings per length and kind; papers' score "
+                         f"{self.paper_score:.3f}</p>",
+                         colour="#1a7f37" if self.solved else "#b3261e")
+
     def verdict(self) -> str:
         """One line: strictly solved, or where it fails.
 

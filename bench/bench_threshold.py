@@ -1,5 +1,7 @@
 """The threshold study (configs/threshold-study.toml): the empirical minimum training length L*
-of MLP-LDRU against the predicted support length s, with the near_miss and the covering sampler.
+of MLP-LDRU against the predicted support length s, with the near_miss and the covering sampler;
+again with the depth-exact models (configs/threshold-exact-*.toml: the model and recipe in the
+config's [base], the certificate of every run in its ledger row).
 
 Usage: python bench/bench_threshold.py [--config FILE] [--workers 2] [--languages a,b]
        python bench/bench_threshold.py --table [--write-docs]
@@ -123,6 +125,13 @@ def run_one(run: dict, base: dict, out: str, fresh_seeds: list[int]) -> dict:
                            "max_train_level": cov["exact"]["max_train_level"],
                            "sampled": cov["sampled"]["rows"], "n_strings":
                                cov["sampled"]["n_strings"]}
+    cert = res.get("certificate")
+    if cert:  # a depth-exact model: the exact verdict over every length, beside the strict one
+        inner = cert.get("certificate") or {}
+        row["certificate"] = {"correct": bool(cert.get("correct")), "verdict": cert.get("verdict"),
+                              "counterexample": inner.get("counterexample"),
+                              "length": inner.get("counterexample_length"),
+                              "level": inner.get("counterexample_level")}
     fresh = []
     if res["solved"]:
         model, cfg2, problem, _ = load_checkpoint(folder)
@@ -374,6 +383,41 @@ def coverage_by_length_text(ledger: dict[str, dict], study: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def certificate_text(ledger: dict[str, dict], study: dict) -> str:
+    """Depth-exact models: per language and sampler, the runs certified correct at every
+    length, the lowest length certified, and the counterexamples of the runs at L >= s that
+    were not (their lengths and tree levels: what the failures have in common).
+
+    >>> row = {"id": "p__L4__covering__s0", "language": "p", "sampler": "covering",
+    ...        "max_length": 4, "status": "done", "solved": False, "s": 2,
+    ...        "certificate": {"correct": False, "counterexample": "0110", "length": 4,
+    ...                        "level": 2}}
+    >>> certificate_text({"a": row}, {"languages": ["p"], "samplers": ["covering"]}
+    ...                  ).splitlines()[2]
+    "| p | covering | 0 / 1 | – | 1: '0110' (length 4, level 2) at L = 4 |"
+    """
+    lines = ["| language | sampler | certified / done | lowest L certified | not certified at "
+             "L >= s: shortest counterexample (length, root level) |", "|---|---|---|---|---|"]
+    for name in study["languages"]:
+        for sampler in study["samplers"]:
+            rows = [r for r in ledger.values() if (r["language"], r["sampler"], r["status"])
+                    == (name, sampler, "done") and r.get("certificate")]
+            if not rows:
+                continue
+            ok = [r for r in rows if r["certificate"]["correct"]]
+            low = min((r["max_length"] for r in ok), default=None)
+            bad = sorted((r for r in rows if not r["certificate"]["correct"]
+                          and r["max_length"] >= r["s"]), key=lambda r: r["id"])
+            shown = "; ".join(
+                f"{r['certificate']['counterexample']!r} (length {r['certificate']['length']}, "
+                f"level {r['certificate']['level']}) at L = {r['max_length']}"
+                for r in bad[:4]) + (f"; ... {len(bad) - 4} more" if len(bad) > 4 else "")
+            lines.append(f"| {name} | {sampler} | {len(ok)} / {len(rows)} | "
+                         f"{'–' if low is None else low} | "
+                         f"{f'{len(bad)}: {shown}' if bad else '–'} |")
+    return "\n".join(lines) + "\n"
+
+
 def rules_text(fitted: dict[str, dict], rec: dict) -> str:
     """The candidate rules' hits per sampler, fit and held-out languages apart, and beside
     them the hits of the baseline, a length that ignores s (the grid's top, 40: never a
@@ -445,6 +489,9 @@ def main(argv=None) -> int:
             fitted = fit_rules(rows, rec["fit_languages"], rec["rules"], rec.get("baseline"))
             text += ("\n### Which rule names the length to train at\n\n"
                      + rules_text(fitted, rec))
+        if any(r.get("certificate") for r in ledger.values()):
+            text += ("\n### Certificates (correct at every length)\n\n"
+                     + certificate_text(ledger, study))
         text += ("\n### Which languages are solved at L = 40\n\n"
                  + at_baseline_text(ledger, study, infos)
                  + "\nSorted by s, then |M|; read after the runs, no rule is fitted to it.\n")
@@ -459,14 +506,18 @@ def main(argv=None) -> int:
             from monoidlab._util import atomic_write_text, write_section
             from monoidlab.length_rules import RULES_FILE
 
-            write_section(ROOT / "docs" / "results.md", "threshold study",
-                          "## The threshold study: L* against the support length\n\n" + text,
+            section = study.get("section", "threshold study")
+            heading = study.get("heading", "The threshold study: L* against the support length")
+            write_section(ROOT / "docs" / "results.md", section, f"## {heading}\n\n" + text,
                           title="Results")
+            # a study of another model family keeps its rules in a file of its own
+            rules_file = ROOT / study["rules_file"] if "rules_file" in study else RULES_FILE
             if fitted is not None:
-                RULES_FILE.parent.mkdir(exist_ok=True)
-                atomic_write_text(RULES_FILE, json.dumps(
+                rules_file.parent.mkdir(exist_ok=True)
+                atomic_write_text(rules_file, json.dumps(
                     {"source": "bench/bench_threshold.py --table --write-docs",
                      "ledger": study["ledger"], "fit_languages": rec["fit_languages"],
+                     "model": base.get("model", "mlp-ldru"),
                      "samples": base["steps"] * base["batch_size"], "samplers": fitted},
                     indent=1, sort_keys=True) + "\n")
         return 0

@@ -38,6 +38,7 @@ RULES: dict[str, Callable[[int], int]] = {
     "s+1": lambda s: s + 1,
     "s+2": lambda s: s + 2,
     "2s": lambda s: 2 * s,
+    "3s": lambda s: 3 * s,
 }
 RULES_FILE = Path(__file__).with_name("data") / "length-rules.json"
 

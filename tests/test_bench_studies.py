@@ -467,7 +467,46 @@ def test_the_coverage_by_length_table_shows_the_worst_seed_per_level(bench_scrip
 
 def test_the_threshold_scripts_doctests(bench_script, function_doctests):
     mod = bench_script("bench_threshold")
-    assert function_doctests(mod, mod.at_baseline_text, mod.coverage_by_length_text) == (0, 4)
+    assert function_doctests(mod, mod.at_baseline_text, mod.coverage_by_length_text,
+                             mod.certificate_text) == (0, 6)
+
+
+def test_the_depth_exact_study_certifies_every_run_and_plans_3s(bench_script, tmp_path,
+                                                                capsys):
+    """configs/threshold-exact-snap.toml on a tiny budget: the snapped model trains, every
+    ledger row holds its certificate, the grid has 3s, the table shows the certificates, and
+    --write-docs would write its own section and rules file (not the plain study's)."""
+    import tomllib
+
+    mod = bench_script("bench_threshold")
+    text = (ROOT / "configs" / "threshold-exact-snap.toml").read_text()
+    study = tomllib.loads(text)["study"]
+    assert study["multiples_of_support"] == [2, 3] and study["section"] != "threshold study"
+    assert study["rules_file"] != "monoidlab/data/length-rules.json"
+    for a, b in (("steps = 4000", "steps = 12"), ('test_lengths = "41:500"',
+                                                  'test_lengths = "41:42"'),
+                 ("test_samples = 32", "test_samples = 4"), ("seeds = [0, 1, 2]", "seeds = [0]"),
+                 ('ledger = "docs/data/threshold-exact-snap.jsonl"',
+                  f'ledger = "{(tmp_path / "ledger.jsonl").as_posix()}"'),
+                 ('out = "runs/threshold-exact-snap"', f'out = "{(tmp_path / "runs").as_posix()}"'),
+                 ("offsets_from_support = [-2, -1, 0, 1, 2]", "offsets_from_support = [0]"),
+                 ("multiples_of_support = [2, 3]", "multiples_of_support = [3]"),
+                 ("also = [40]", "also = []"), ('samplers = ["near_miss", "covering"]',
+                                               'samplers = ["covering"]')):
+        assert a in text, a
+        text = text.replace(a, b)
+    cfg = tmp_path / "study.toml"
+    cfg.write_text(text)
+    assert mod.main(["--config", str(cfg), "--languages", "parity"]) == 0
+    ledger = mod.read_ledger(tmp_path / "ledger.jsonl")
+    assert sorted(ledger) == ["parity__L2__covering__s0", "parity__L6__covering__s0"]
+    for row in ledger.values():
+        cert = row["certificate"]
+        assert cert["verdict"].startswith("certificate of mlp-ldru-snap")
+        assert cert["correct"] or cert["length"] >= 1
+    capsys.readouterr()
+    assert mod.main(["--config", str(cfg), "--table"]) == 0
+    assert "### Certificates (correct at every length)" in capsys.readouterr().out
 
 
 def test_the_baseline_length_table_sorts_by_s_and_counts_seeds_per_sampler(bench_script):

@@ -35,6 +35,7 @@ import re
 import stat
 import tempfile
 from pathlib import Path
+from collections.abc import Iterable
 from typing import IO
 
 from monoidlab.errors import OutputPathError
@@ -162,6 +163,27 @@ def check_entry(path: str | os.PathLike, what: str, kind: str = "file") -> None:
     if not want(mode):
         raise OutputPathError(f"{what}: {path} is {kind_of(mode)}, not "
                               f"{'a folder' if kind == 'dir' else 'a regular file'}: remove it")
+
+
+def refuse_clobber(paths: Iterable[str | os.PathLike], what: str, overwrite: bool = False,
+                   option: str = "--overwrite") -> None:
+    """A command never replaces a file the user may own unless told to: the first of ``paths``
+    that exists is named, with the option that replaces it (the writes themselves are atomic).
+    Links and special files are refused either way (:func:`check_entry`).
+
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp()); (d / "train.csv").write_text("mine")
+    4
+    >>> refuse_clobber([d / "test.csv", d / "train.csv"], "text-sample")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    monoidlab.errors.OutputPathError: text-sample: .../train.csv exists; refusing to replace it (--overwrite replaces it)
+    """
+    for path in paths:
+        check_entry(path, what)
+        if os.path.lexists(path) and not overwrite:
+            raise OutputPathError(f"{what}: {path} exists; refusing to replace it ({option} "
+                                  "replaces it)")
 
 
 def child_dir(parent: str | os.PathLike, name: str, what: str) -> Path:

@@ -52,3 +52,4 @@ def test_html_views_escape_what_they_show():
 
     assert html_table([{"a": "<script>"}], ["a"]) == (
         "<table><tr><th>a</th></tr><tr><td>&lt;script&gt;</td></tr></table>")
+

@@ -19,7 +19,7 @@ def cmd_text_sample(args: argparse.Namespace) -> None:
     positive(args.rows, "--rows")
     positive(args.test_rows, "--test-rows")
     folder = write_sample(args.folder, args.layout, rows=args.rows, test_rows=args.test_rows,
-                          seed=args.seed)
+                          seed=args.seed, overwrite=args.overwrite)
     lay = LAYOUTS[args.layout]
     files = [str(folder / lay.train), str(folder / lay.test)]
     emit(args, {"layout": args.layout, "folder": str(folder), "files": files},
@@ -38,6 +38,8 @@ def _configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--test-rows", type=int, default=None,
                    help="rows of the test file (default: half of --rows)")
     p.add_argument("--seed", type=int, default=0, help="the rows (the words are fixed)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace the data set's files when the folder already has them")
     p.add_argument("--json", action="store_true")
 
 

@@ -89,10 +89,20 @@ class Evaluation:
         return sorted(L for L, a in self.accuracy.get(kind, {}).items() if a < self.threshold)
 
     @property
+    def trivial(self) -> bool:
+        """A majority-class model reaches the threshold at every scored length of every kind:
+        these strings cannot tell a model from a constant answer (a one-class test set)."""
+        kinds, maj = self.scored_kinds, self.baselines.get("majority", {})
+        return bool(kinds) and all(
+            maj.get(k, {}).get(L, 0.0) >= self.threshold for k in kinds for L in self.accuracy[k])
+
+    @property
     def solved(self) -> bool:
-        """Accuracy >= threshold at every scored length of every kind (and something scored)."""
+        """Accuracy >= threshold at every scored length of every kind (and something scored),
+        on strings a majority-class model does not also pass (:attr:`trivial`)."""
         kinds = self.scored_kinds
-        return bool(kinds) and all(not self.failing_lengths(k) for k in kinds)
+        return bool(kinds) and all(not self.failing_lengths(k) for k in kinds) and (
+            not self.trivial)
 
     def solved_by(self, measure: str) -> bool:
         """*Solved* judged on another accuracy definition of the same strings (tape tasks:
@@ -157,6 +167,10 @@ class Evaluation:
             if m != self.measure and self.solved_by(m) != self.solved:
                 other = f" [{m} accuracy: {'solved' if self.solved_by(m) else 'not solved'}]"
         name = f"{self.measure} accuracy" if self.by_measure else "accuracy"
+        if self.trivial:
+            return ("not solved: a majority-class model also scores >= "
+                    f"{self.threshold:g} at every scored length (the test strings are all, or "
+                    "nearly all, of one class: they cannot tell a model from a constant answer)")
         if self.solved:
             return (f"solved ({name} >= {self.threshold:g} at every scored length of: "
                     f"{', '.join(kinds)}){other}")

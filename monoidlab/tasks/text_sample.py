@@ -141,13 +141,18 @@ def _labels_and_fields(layout: str, rows: int, seed: int) -> tuple[np.ndarray, l
 
 
 def write_sample(folder: str | os.PathLike, layout: str, rows: int = 400,
-                 test_rows: int | None = None, seed: int = 0) -> Path:
+                 test_rows: int | None = None, seed: int = 0, overwrite: bool = False) -> Path:
     """Write a synthetic data set of ``layout`` (``ag_news``, ``dbpedia``, ``sst2``) into
     ``folder`` (created): its training file with ``rows`` rows and its test file with
-    ``test_rows`` (default ``rows // 2``), named as the real ones. Returns the folder."""
+    ``test_rows`` (default ``rows // 2``), named as the real ones. Returns the folder.
+    Existing files of those names are the user's: refused unless ``overwrite``."""
+    from monoidlab._paths import refuse_clobber
+
     lay = _layout(layout)
     test_rows = max(1, rows // 2) if test_rows is None else test_rows
     folder = ensure_dir(folder, "text sample folder")  # one-line errors, links refused
+    refuse_clobber([folder / lay.train, folder / lay.test], "text-sample", overwrite,
+                   "--overwrite (overwrite=True)")
     for name, n, s in ((lay.train, rows, 2 * seed), (lay.test, test_rows, 2 * seed + 1)):
         labels, fields = _labels_and_fields(layout, n, s)
         buf = io.StringIO()

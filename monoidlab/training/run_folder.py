@@ -268,6 +268,21 @@ def _rest(ckpt: dict) -> dict:
     return {k: v for k, v in ckpt.items() if k not in (*TENSOR_KEYS, CHECKSUM_KEY)}
 
 
+def _check_device(device: Any) -> None:
+    """A device name torch does not know, or CUDA on a machine without it: one clear line
+    naming the device (torch.load would fail inside and look like a damaged file)."""
+    import torch
+
+    try:
+        dev = device if isinstance(device, torch.device) else torch.device(device)
+    except (RuntimeError, TypeError):
+        raise InputError(f"device {device!r}: not a device torch knows (use cpu, cuda or "
+                         "cuda:N)") from None
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise InputError(f"device {str(device)!r}: CUDA is not available on this machine "
+                         "(torch.cuda.is_available() is False); load with device='cpu'")
+
+
 def read_checkpoint(path: str | os.PathLike, device: torch.device | str = "cpu",
                     need: tuple[str, ...] = ("model", "config", "step")) -> dict:
     """The checkpoint dict, loaded with ``weights_only=True`` and verified: the keys ``need``,
@@ -277,6 +292,7 @@ def read_checkpoint(path: str | os.PathLike, device: torch.device | str = "cpu",
     import torch
 
     path = Path(path)
+    _check_device(device)  # a device this machine lacks is the cause, not the file
     with contextlib.suppress(OSError):  # a FIFO would block torch.load, a device never end
         mode = os.stat(path).st_mode
         if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):

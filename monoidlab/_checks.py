@@ -27,20 +27,26 @@ monoidlab.errors.InputError: seed: an integer in 0 .. 2^63 - 1 (or None, a numpy
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import os
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
 from monoidlab.errors import InputError, MonoidlabError
 
-__all__ = ["MAX_SEED", "check_seed", "check_count", "check_threads", "check_threshold",
+F = TypeVar("F", bound=Callable[..., Any])
+
+__all__ = ["removed_keywords", "OFFSETS_NOW", "MAX_SEED", "check_seed", "check_count", "check_threads", "check_threshold",
            "check_index", "check_probability", "check_str", "is_int", "read_only", "FrozenList",
            "ReadOnlyError"]
 
 MAX_SEED = 2**63 - 1  # numpy and torch both take seeds up to here
+#: what replaced the removed ``offset_buffer=`` arguments
+OFFSETS_NOW = "offsets=Offsets.random(N) (monoidlab.geometry.Offsets carries its buffer)"
 
 
 def is_int(value: Any) -> bool:
@@ -202,3 +208,29 @@ class FrozenList(list):
         import copy
 
         return FrozenList(copy.deepcopy(list(self), memo))
+
+
+def removed_keywords(**gone: str) -> Callable[[F], F]:
+    """A function whose keyword arguments of earlier releases were removed: calling it with
+    one raises :class:`~monoidlab.errors.InputError` naming the keyword and what replaced it,
+    never Python's "unexpected keyword argument".
+
+    >>> @removed_keywords(offset_buffer="offsets=Offsets.random(N)")
+    ... def f(x, offsets=None):
+    ...     return x
+    >>> f(1, offset_buffer=2)
+    Traceback (most recent call last):
+    ...
+    monoidlab.errors.InputError: f: the argument 'offset_buffer' was removed; use offsets=Offsets.random(N) (docs/architecture.md, renamed)
+    """
+    def wrap(func: F) -> F:
+        @functools.wraps(func)
+        def checked(*args: Any, **kwargs: Any) -> Any:
+            for name in kwargs.keys() & gone.keys():
+                raise InputError(f"{func.__name__}: the argument {name!r} was removed; use "
+                                 f"{gone[name]} (docs/architecture.md, renamed)")
+            return func(*args, **kwargs)
+
+        return cast(F, checked)
+
+    return wrap

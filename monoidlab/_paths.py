@@ -34,8 +34,8 @@ import os
 import re
 import stat
 import tempfile
-from pathlib import Path
 from collections.abc import Iterable
+from pathlib import Path
 from typing import IO
 
 from monoidlab.errors import OutputPathError

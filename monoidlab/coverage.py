@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from monoidlab._checks import check_count
+from monoidlab._checks import OFFSETS_NOW, check_count, removed_keywords
 from monoidlab._util import MAX_LENGTH, check_limits_flag, limit_error, longest_length
 from monoidlab.errors import InputError
 from monoidlab.geometry import LengthsLike, Offsets, OffsetsLike, Padding, length_array, range_text
@@ -237,6 +237,7 @@ class CoverageGap:
 
 
 # ---------------------------------------------------------------------- node tables
+@removed_keywords(offset_buffer=OFFSETS_NOW)
 def node_table(schedule: str, lengths: LengthsLike, offsets: OffsetsLike = None,
                padding: Padding | str = Padding.LEARNED) -> np.ndarray:
     """Rows ``(L, level, m1, m2, prefix, suffix, weight)`` for every composition-carrying node.
@@ -373,6 +374,7 @@ def _class_targets(lang: Automaton, sampler: str, within: Within) -> list[np.nda
 
 
 # ---------------------------------------------------------------------- exact coverage
+@removed_keywords(offset_buffer=OFFSETS_NOW, distribution="sampler=")
 def exact_coverage(lang: Automaton | str, lengths: LengthsLike, *, schedule: str = "balanced",
                    sampler: str = DEFAULT_SAMPLER, within: Within = None,
                    offsets: OffsetsLike = None,
@@ -513,6 +515,7 @@ def sampled_coverage(batch: Batch, schedule: str = "balanced", offsets: ArrayLik
     from monoidlab.compositions import composition_counts
 
     check_batch_language(batch, None, "batch")
+    _not_empty(batch, "sampled_coverage: the batch")
     check_schedule(schedule)
     monoid = _monoid_for(monoid, batch)
     c = composition_counts(monoid, batch.tokens, batch.lengths, schedule, offsets, per_level=True,
@@ -521,6 +524,13 @@ def sampled_coverage(batch: Batch, schedule: str = "balanced", offsets: ArrayLik
     return Coverage(monoid, schedule, np.unique(batch.lengths), c.sum(axis=0) / n,
                     c.sum(axis=0) > 0, False, "sampled", len(batch), c / n if per_level else None,
                     c > 0 if per_level else None)
+
+
+def _not_empty(batch: Batch, what: str) -> None:
+    """An empty batch shows no composition: a clear error, not numpy's on an empty array."""
+    if not len(batch):
+        raise InputError(f"{what} is empty (0 strings): there is nothing to count; sample at "
+                         "least one string")
 
 
 def _monoid_for(monoid_or_lang: SyntacticMonoid | Automaton | str | None,
@@ -561,5 +571,7 @@ def coverage_gap(monoid_or_lang: SyntacticMonoid | Automaton | str, train: Batch
     0
     """
     monoid = _monoid_for(monoid_or_lang)
+    _not_empty(train, "coverage_gap: the train batch")
+    _not_empty(test, "coverage_gap: the test batch")
     return compare(sampled_coverage(train, schedule, monoid=_monoid_for(monoid, train, "train")),
                    sampled_coverage(test, schedule, monoid=_monoid_for(monoid, test, "test")))

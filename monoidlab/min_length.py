@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from monoidlab._checks import check_count, check_probability
+from monoidlab._checks import OFFSETS_NOW, check_count, check_probability, removed_keywords
 from monoidlab._util import check_limits_flag, limit_error, longest_length
 from monoidlab.coverage import (
     EXACT_SAMPLERS,
@@ -134,6 +134,7 @@ def _support_at(lang: Automaton, L: int, schedule: str, offsets: OffsetsLike, R:
     return cov.support, units + exact_work(1, groups, len(rows), M, lang.n_states)
 
 
+@removed_keywords(offset_buffer=OFFSETS_NOW, train_offsets="offsets=")
 def min_training_length(lang: Automaton | str, test_lengths: LengthsLike, *,
                         schedule: str = "balanced", train_min: int = 1,
                         max_search: int | None = None, within: Within = None,

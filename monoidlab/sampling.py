@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from monoidlab._checks import check_count, check_seed, is_int, read_only
+from monoidlab._checks import check_count, check_seed, is_int, read_only, removed_keywords
 from monoidlab._suggest import did_you_mean
 from monoidlab._util import (
     check_batch_workload,
@@ -271,6 +271,7 @@ def _draw_lengths(rng: np.random.Generator, lengths: LengthsLike, n: int) -> np.
     return rng.choice(length_array(lengths), size=n)
 
 
+@removed_keywords(method="sampler=")
 def sample(lang: Automaton | str, lengths: LengthsLike, n: int, *,
            sampler: str = DEFAULT_SAMPLER, seed: int | np.random.Generator | None = None,
            within: Within = None, classes: Sequence[str] | None = None,

@@ -52,3 +52,55 @@ def test_text_sample_never_replaces_the_users_files(tmp_path, capsys):
     assert main(["text-sample", str(tmp_path), "--layout", "ag_news", "--rows", "10",
                  "--overwrite"]) in (0, None)
     assert len((tmp_path / "train.csv").read_text().splitlines()) == 10
+
+
+def test_empty_and_degenerate_inputs_get_clear_errors(tiny_ldru_run):
+    from monoidlab.errors import InputError
+
+    lang = ml.load_language("dyck-2")
+    train = ml.sample(lang, range(2, 9), 30, seed=0)
+    empty = ml.sample(lang, range(20, 24), 0, seed=1)
+    with pytest.raises(InputError, match="coverage_gap: the test batch is empty"):
+        ml.coverage_gap(lang, train, empty)
+    with pytest.raises(InputError, match="coverage_gap: the train batch is empty"):
+        ml.coverage_gap(lang, empty, train)
+    with pytest.raises(InputError, match="sampled_coverage: the batch is empty"):
+        ml.sampled_coverage(empty)
+    with pytest.raises(InputError, match="extract_monoid: lengths must be >= 1"):
+        ml.extract_monoid(tiny_ldru_run, lengths="0:0")
+
+
+@pytest.mark.parametrize("call, keyword, now", [
+    (lambda: ml.exact_coverage("parity", [3], offset_buffer=2), "offset_buffer",
+     "offsets=Offsets.random(N)"),
+    (lambda: ml.exact_coverage("parity", [3], distribution="uniform"), "distribution",
+     "sampler="),
+    (lambda: ml.min_training_length("parity", [9], offset_buffer=8), "offset_buffer",
+     "offsets=Offsets.random(N)"),
+    (lambda: ml.min_training_length("parity", [9], train_offsets="random"), "train_offsets",
+     "offsets="),
+    (lambda: ml.sample("parity", [3], 4, method="uniform"), "method", "sampler="),
+    (lambda: __import__("monoidlab.coverage", fromlist=["x"]).node_table(
+        "balanced", [3], offset_buffer=4), "offset_buffer", "offsets=Offsets.random(N)"),
+])
+def test_a_removed_keyword_names_what_replaced_it(call, keyword, now):
+    from monoidlab.errors import InputError
+
+    with pytest.raises(InputError, match=f"the argument '{keyword}' was removed; use "
+                                         f"{now.replace('(', '[(]').replace(')', '[)]')}"):
+        call()
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["coverage", "parity", "--train-offsets", "random"], "--train-offsets is now --offsets"),
+    (["min-length", "parity", "--train-offsets=random"], "--train-offsets is now --offsets"),
+    (["probe", "runs/x", "--extrakt"], "unknown option --extrakt (did you mean '--extract'?)"),
+    (["coverage", "parity", "stray"], "unexpected argument 'stray'"),
+])
+def test_unknown_and_renamed_cli_options_are_named_with_the_commands_help(argv, said, capsys):
+    from monoidlab.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and said in err and f"monoidlab {argv[0]} --help" in err

@@ -104,7 +104,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 0
     if extra and not getattr(args.func, "accepts_overrides", False):
-        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        _unknown_arguments(parser, args, extra)
     args.extra = extra
     if os.environ.get("MONOIDLAB_DEBUG"):  # full tracebacks for developers
         args.func(args)
@@ -112,6 +112,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     with warnings.catch_warnings():
         warnings.showwarning = _show_warning
         return _run(args)
+
+
+#: options of earlier releases, and what replaced them (docs/architecture.md, "renamed")
+RENAMED_OPTIONS = {"--train-offsets": "--offsets", "--offset-buffer": "--offsets random:N"}
+
+
+def _unknown_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace,
+                       extra: list[str]) -> None:
+    """One line per unknown argument: a renamed option's new name, else the closest option of
+    this command; then the command's own help (not the top-level one)."""
+    from monoidlab._suggest import did_you_mean
+
+    name = next((n for n, f in COMMANDS.items() if f is args.func), None)
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    target = sub.choices.get(name, parser) if name else parser
+    known = [o for a in target._actions for o in a.option_strings]
+    said, after_option = [], False
+    for x in extra:
+        flag = x.split("=", 1)[0]
+        if flag in RENAMED_OPTIONS:
+            said.append(f"{flag} is now {RENAMED_OPTIONS[flag]}")
+        elif flag.startswith("-"):
+            said.append(f"unknown option {flag}{did_you_mean(flag, known)}")
+        elif not after_option:  # (a value right after an unknown option is its value)
+            said.append(f"unexpected argument {x!r}")
+        after_option = flag.startswith("-") and "=" not in x
+    target.error("; ".join(said))  # the command's parser adds its --help
 
 
 def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,

@@ -263,6 +263,11 @@ def _probe_strings(lang: Any, cfg: Any, lengths: Any, n: int, seed: int
     if lengths is None:
         lengths = range(1, 17) if cfg is None else cfg.train_lengths
     lens = length_array(lengths)
+    if lens.min() < 1:  # an empty string has no tree node: nothing to cluster
+        from monoidlab.errors import InputError
+
+        raise InputError(f"extract_monoid: lengths must be >= 1 (the probe strings' node "
+                         f"states are the states clustered), got {lengths!r}")
     b = sample(lang, lens, n, sampler="ec_stratified", seed=np.random.default_rng([seed, 32]))
     k = lang.n_symbols
     T = max(1, b.tokens.shape[1])

@@ -104,3 +104,69 @@ def test_unknown_and_renamed_cli_options_are_named_with_the_commands_help(argv, 
         main(argv)
     err = capsys.readouterr().err
     assert exc.value.code == 2 and said in err and f"monoidlab {argv[0]} --help" in err
+
+
+# Integer options that do not set a size (a count threshold, a divisor, a cap the string
+# length already bounds), each with why; every other integer option of every model must be
+# refused up front at an absurd value.
+NOT_SIZES = {
+    ("mlp-ldru-snap", "dead_code"): "a count below which a code is re-seeded",
+    ("pr-lstm-snap", "dead_code"): "a count below which a code is re-seeded",
+    ("rir-grc", "chunk"): "capped by the string: a chunk longer than the string is the string",
+    ("gated-deltanet", "chunk_size"): "capped by the string length",
+    ("transformer", "max_len"): "a cap on string lengths (learned positions count as "
+                                "parameters of their own option)",
+    ("decoder-lm", "max_len"): "a cap on string lengths",
+}
+
+
+def _int_options():
+    import dataclasses
+
+    from monoidlab.models import REGISTRY, model_spec
+
+    for name in REGISTRY:
+        o = model_spec(name).make_options({})
+        for f in dataclasses.fields(o):
+            v = getattr(o, f.name)
+            if isinstance(v, int) and not isinstance(v, bool):
+                yield name, f.name
+
+
+@pytest.mark.parametrize("model, option", list(_int_options()))
+def test_every_size_option_of_every_model_is_bounded_before_anything_is_allocated(
+        model, option):
+    """Walks the registry: each integer option at 10^8 is refused in one line (by the option's
+    own check, or by the memory it implies) before the model is built; the options that do
+    not set a size (NOT_SIZES) build and run a step on tiny strings at 10^4."""
+    import torch
+
+    from monoidlab.errors import InputError
+    from monoidlab.models import model_spec
+    from monoidlab.models.memory import ACTIVATIONS, check_model_memory
+
+    assert model in ACTIVATIONS, f"{model}: no activation formula in models/memory.py"
+    classes = 3 if model == "decoder-lm" else 2
+    check_model_memory(model, 3, classes, {}, 64, 40)  # the defaults fit
+    if (model, option) in NOT_SIZES:
+        m = model_spec(model).build(3, classes, {option: 10**4})
+        out = m(torch.zeros(2, 8, dtype=torch.long), torch.full((2,), 8))
+        assert out.shape[0] == 2
+        return
+    with pytest.raises(InputError) as exc:
+        check_model_memory(model, 3, classes, {option: 10**8}, 64, 40)
+    assert "\n" not in str(exc.value)
+    assert option in str(exc.value) or "limits=False" in str(exc.value)
+
+
+def test_the_trainer_refuses_a_huge_option_and_limits_false_lifts_it():
+    from monoidlab.errors import ConfigError
+    from monoidlab.training import RunConfig, train
+
+    cfg = RunConfig(language="parity", model="stack-rnn", steps=1,
+                    model_options={"stack_size": 10**8})
+    with pytest.raises(ConfigError, match=r"stack_size 100000000, stack_cell 8\) need about .* TiB"):
+        train(cfg, progress=False)
+    from monoidlab.models.memory import check_model_memory
+
+    check_model_memory("stack-rnn", 3, 2, {"stack_size": 10**8}, 64, 40, limits=False)

@@ -202,6 +202,9 @@ class RunConfig:
     log_every: int = _key(50, "steps between `metrics.jsonl` lines")
     threads: int = _key(1, "torch CPU threads of the run (0: torch's default; at most the "
                            "machine's cores); one run per core is fastest")
+    limits: bool = _key(True, "work limits: model options whose training step would need more "
+                              "than 16 GiB (parameters and activations, estimated before the "
+                              "model is built) are refused; `false` lifts them")
     #: the keys the user set (a recipe fills the others); not part of the config's identity
     explicit: frozenset | None = field(default=None, compare=False, repr=False,
                                        metadata={"internal": True})
@@ -632,6 +635,7 @@ _CHECKS: dict[str, tuple[Callable[[Any], bool], str, Callable[[Any], Any] | None
     "checkpoint_every": (_is_int, "an integer", None),
     "log_every": (_is_int, "an integer", None),
     "threads": (_is_int, "an integer", None),
+    "limits": (lambda v: isinstance(v, bool), "true or false", None),
 }
 assert set(_CHECKS) | set(_LENGTH_KEYS) | {"offsets"} == set(_FIELDS), "a key without a check"
 

@@ -75,8 +75,9 @@ def training_batch(cfg: RunConfig, problem: Problem, train_lengths: np.ndarray,
 
 def build_for(cfg: RunConfig, problem: Problem) -> nn.Module:
     """The model of a config, sized for the problem's vocabulary and classes."""
-    from monoidlab.errors import ConfigError
+    from monoidlab.errors import ConfigError, InputError
     from monoidlab.models import model_spec
+    from monoidlab.models.memory import check_model_memory
 
     spec = model_spec(cfg.model)
     try:
@@ -84,11 +85,26 @@ def build_for(cfg: RunConfig, problem: Problem) -> nn.Module:
         language = getattr(problem, "language", None)
         if language is not None and hasattr(options, "for_language"):
             options = options.for_language(language)  # sizes left at 0 (auto) from the language
+    except (TypeError, ValueError, ZeroDivisionError, RuntimeError) as exc:
+        raise ConfigError(f"key 'model_options' of model {cfg.model!r}: {_first_line(exc)}"
+                          ) from None
+    # sizes that would exhaust the machine: refused before anything is allocated
+    longest = int(max(problem.lengths(cfg.train_lengths), default=1))
+    try:
+        check_model_memory(cfg.model, problem.vocab_size, problem.n_classes, options,
+                           cfg.batch_size, longest, cfg.limits)
+    except InputError as exc:
+        raise ConfigError(f"key 'model_options': {exc}") from None
+    try:
         model = spec.build(problem.vocab_size, problem.n_classes, options)
     except (TypeError, ValueError, ZeroDivisionError, RuntimeError) as exc:  # e.g. sizes
-        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise ConfigError(f"key 'model_options' of model {cfg.model!r}: {msg}") from None
+        raise ConfigError(f"key 'model_options' of model {cfg.model!r}: {_first_line(exc)}"
+                          ) from None
     return model
+
+
+def _first_line(exc: BaseException) -> str:
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
 
 def _optimizer(cfg: RunConfig, params: Any) -> torch.optim.Optimizer:

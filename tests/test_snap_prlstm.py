@@ -216,3 +216,26 @@ def test_certify_a_trained_run(tmp_path):
     again = ml.certify(tmp_path / "run")
     assert again.certificate.correct == cert["correct"] and again.confirmed
     assert again.agreement == 1.0
+
+
+def test_products_in_small_slices_give_the_same_certificates(monkeypatch):
+    """The products of pair sets run in row slices (memory bounded); slices of 3 products give
+    the certificates of one slice, and a product past MAX_PRODUCTS is refused by name."""
+    from monoidlab.errors import MonoidTooLarge
+    from monoidlab.evaluation import scan_certificate
+
+    lang = ml.load_language("dyck-2")
+    exact = monoid_table(lang, layout="scan")
+    rng = np.random.default_rng(3)
+    tables = []
+    for _ in range(12):
+        t = exact.table.copy()
+        i, j = rng.integers(0, exact.n_codes, 2)
+        t[i, j] = rng.integers(0, exact.n_codes)
+        tables.append(FiniteTable(exact.leaf, t, exact.head, layout="scan"))
+    whole = [certify_table(t, lang).to_dict() for t in tables]
+    monkeypatch.setattr(scan_certificate, "_CHUNK", 3)
+    assert [certify_table(t, lang).to_dict() for t in tables] == whole
+    monkeypatch.setattr(scan_certificate, "MAX_PRODUCTS", 10)
+    with pytest.raises(MonoidTooLarge, match="products of reachable"):
+        certify_table(exact, lang)

@@ -45,18 +45,43 @@ from monoidlab.errors import MonoidTooLarge
 __all__ = ["certify_scan_table"]
 
 
-def _product(tau: np.ndarray, mul: np.ndarray, M: int, a: np.ndarray, b: np.ndarray
-             ) -> tuple[np.ndarray, np.ndarray]:
-    """Pairs of a·b for pair arrays a, b (p = code·M + EC): every product and its flat index
-    i·len(b) + j (row-major, so a smaller index = a smaller (i, j))."""
-    ca, ma, cb, mb = a // M, a % M, b // M, b % M
-    p = (tau[ca[:, None], cb[None, :]] * M + mul[ma[:, None], mb[None, :]]).ravel()
-    return p, np.arange(p.size)
+_CHUNK = 1 << 21  # products per slice: bounds the memory of one step
+MAX_PRODUCTS = 1 << 32  # products of one set by another: past this the work is refused
 
 
-def _least(p: np.ndarray, key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per distinct pair, the candidate with the least key: (pairs, index of the winner)."""
-    o = np.lexsort((key, p))
+def _product(tau: np.ndarray, mul: np.ndarray, M: int, a: np.ndarray, b: np.ndarray,
+             key: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct pairs of a·b for pair arrays a, b (p = code·M + EC), each with the flat
+    index i·len(b) + j of its least candidate: by ``key[i, j]`` when given (a per-row key of
+    a, ``key`` (len(a),), plus nothing else: then the least (key, flat index)), else by the
+    flat index (row-major: a smaller index = a smaller (i, j)). Computed in slices of rows."""
+    na, nb = len(a), len(b)
+    if na * nb > MAX_PRODUCTS:
+        raise MonoidTooLarge(f"certify_table: {na} x {nb} products of reachable (code, EC) "
+                             f"pairs at one block level, over {MAX_PRODUCTS:.3g}")
+    if not na or not nb:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    cb, mb = b // M, b % M
+    rows, parts = max(1, _CHUNK // nb), []
+    for s in range(0, na, rows):
+        pa = a[s:s + rows]
+        p = (tau[(pa // M)[:, None], cb[None, :]] * M + mul[(pa % M)[:, None], mb[None, :]])
+        flat = np.arange(s * nb, (s + len(pa)) * nb)
+        k = flat if key is None else key[flat // nb]
+        win_p, win = _least(p.ravel(), k, None if key is None else flat)
+        parts.append((win_p, flat[win], k[win]))
+    p = np.concatenate([x[0] for x in parts])
+    flat = np.concatenate([x[1] for x in parts])
+    k = np.concatenate([x[2] for x in parts])
+    p, win = _least(p, k, None if key is None else flat)
+    return p, flat[win]
+
+
+def _least(p: np.ndarray, key: np.ndarray, then: np.ndarray | None = None
+           ) -> tuple[np.ndarray, np.ndarray]:
+    """Per distinct pair, the candidate with the least key (then the least ``then``):
+    (pairs, index of the winner)."""
+    o = np.lexsort((key, p)) if then is None else np.lexsort((then, key, p))
     first = np.r_[True, p[o][1:] != p[o][:-1]] if len(o) else o.astype(bool)
     return p[o][first], o[first]
 
@@ -76,10 +101,9 @@ class _Blocks:
     def grow(self) -> None:
         a = self.pairs[-1]
         p, flat = _product(self.tau, self.mul, self.M, a, a)
-        p, win = _least(p, flat)
-        order = np.argsort(flat[win])  # (left rank, right rank) lexicographic = shortlex
+        order = np.argsort(flat)  # (left rank, right rank) lexicographic = shortlex
         self.pairs.append(p[order])
-        self.kids.append((flat[win][order] // len(a), flat[win][order] % len(a)))
+        self.kids.append((flat[order] // len(a), flat[order] % len(a)))
 
     def tokens(self, level: int, rank: int) -> np.ndarray:
         """The witness of ``pairs[level][rank]`` (2^level tokens)."""
@@ -120,7 +144,7 @@ def certify_scan_table(table: Any, lang: Any, *, max_levels: int = 4096,
 
     def extend(upper: np.ndarray, k: int) -> np.ndarray:
         """P[k] from P[k+1]: blocks of level k alone, folds without one, folds ending in one."""
-        prod = _product(blocks.tau, blocks.mul, M, upper, F[k])[0] if len(upper) else upper
+        prod = _product(blocks.tau, blocks.mul, M, upper, F[k])[0]
         return np.unique(np.concatenate([F[k], upper, prod]))
 
     cycle = [np.zeros(0, np.int64) for _ in range(period)]  # P on levels t..t+p-1, from below
@@ -163,7 +187,7 @@ def _shortest(blocks: _Blocks, table: Any, lang: Any, outs: np.ndarray, limit: i
         acc = _level_pairs(blocks, top)
         size = np.full(len(acc), 1 << top, np.int64)
         for k in reversed(range(top)):  # each lower block in or out, least length per pair
-            prod, flat = _product(tau, mul, M, acc, _level_pairs(blocks, k))
+            prod, flat = _product(tau, mul, M, acc, _level_pairs(blocks, k), key=size)
             p = np.concatenate([acc, prod])
             n = np.concatenate([size, size[flat // len(blocks.pairs[k])] + (1 << k)])
             acc, win = _least(p, n)
@@ -180,11 +204,10 @@ def _shortest(blocks: _Blocks, table: Any, lang: Any, outs: np.ndarray, limit: i
     ranks = [np.arange(len(acc))[:, None]]
     seqs = ranks[0]
     for k in levels[1:]:
-        prod, flat = _product(tau, mul, M, acc, blocks.pairs[k])
-        acc, win = _least(prod, flat)  # flat = (rank of the prefix, rank of the block)
+        acc, flat = _product(tau, mul, M, acc, blocks.pairs[k])  # least (prefix, block) ranks
         nb = len(blocks.pairs[k])
-        seqs = np.concatenate([seqs[flat[win] // nb], (flat[win] % nb)[:, None]], 1)
-        order = np.argsort(flat[win])  # keep prefixes in rank order for the next block
+        seqs = np.concatenate([seqs[flat // nb], (flat % nb)[:, None]], 1)
+        order = np.argsort(flat)  # keep prefixes in rank order for the next block
         acc, seqs = acc[order], seqs[order]
     bad = np.flatnonzero(table.head[acc // M] != outs[acc % M])
     x = int(bad[0])  # acc is in rank order: the first misread is the shortlex-least

@@ -24,8 +24,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 LEDGER = ROOT / "docs" / "data" / "exact21.jsonl"
-CONFIGS = ("configs/exact21-snap-cpu.toml", "configs/exact21-transform-cpu.toml",
-           "configs/exact21-prlstm-snap-cpu.toml")
+#: the first recipe of each depth-exact model: their rows are keyed by the sweep id alone
+FIRST = ("configs/exact21-snap-cpu.toml", "configs/exact21-transform-cpu.toml",
+         "configs/exact21-prlstm-snap-cpu.toml")
+CONFIGS = (*FIRST, "configs/exact21-transform-x2-cpu.toml")
 GOAL = 18  # tasks certified correct at every length by at least one depth-exact model
 BUDGET_S = 15 * 60  # each within 15 minutes of one core
 
@@ -73,7 +75,7 @@ def train_pending(config: str, reverse: bool = False) -> None:
     sweep = load_sweep(config)
     for r in reversed(sweep["runs"]) if reverse else sweep["runs"]:
         folder = Path(sweep["out"]) / r["id"]
-        if r["id"] in read_ledger() or (folder / "results.json").is_file():
+        if ledger_id(config, r["id"]) in read_ledger() or (folder / "results.json").is_file():
             continue
         print(f"training {r['id']}", flush=True)
         try:
@@ -83,6 +85,25 @@ def train_pending(config: str, reverse: bool = False) -> None:
             print(f"  skipped {r['id']}: {str(exc).splitlines()[0]}", flush=True)
             continue
         collect([config])  # record the finished row at once
+
+
+def ledger_id(config: str, run_id: str) -> str:
+    """A run's key in the ledger: its sweep id, prefixed by the config's name for a config
+    that reruns a model of the first three (a second recipe of the same model).
+
+    >>> ledger_id("configs/exact21-snap-cpu.toml", "parity__mlp-ldru-snap__s0")
+    'parity__mlp-ldru-snap__s0'
+    >>> ledger_id("configs/exact21-transform-x2-cpu.toml", "parity__transform-tree__s0")
+    'exact21-transform-x2-cpu:parity__transform-tree__s0'
+    """
+    stem = Path(config).stem
+    return run_id if f"configs/{stem}.toml" in FIRST else f"{stem}:{run_id}"
+
+
+def label_of(row: dict) -> str:
+    """The model as the table names it: a transformation tree with spare states says so."""
+    factor = (row.get("model_options") or {}).get("state_factor", 1)
+    return row["model"] + (f" (n = {factor} x minimal)" if factor and factor > 1 else "")
 
 
 def row_of(run_id: str, run: Path, results: dict, cfg: dict) -> dict:
@@ -111,16 +132,16 @@ def collect(configs: list[str]) -> list[dict]:
         for r in sweep["runs"]:
             folder = Path(sweep["out"]) / r["id"]
             res = folder / "results.json"
+            key = ledger_id(path, r["id"])
             if res.is_file():
-                row = row_of(r["id"], folder, json.loads(res.read_text()),
-                             r["config"].as_dict())
-                if ledger.get(r["id"]) != row:
+                row = row_of(key, folder, json.loads(res.read_text()), r["config"].as_dict())
+                if ledger.get(key) != row:
                     LEDGER.parent.mkdir(parents=True, exist_ok=True)
                     with LEDGER.open("a") as fh:
                         fh.write(json.dumps(row) + "\n")
                 rows.append(row)
-            elif r["id"] in ledger:
-                rows.append(ledger[r["id"]])
+            elif key in ledger:
+                rows.append(ledger[key])
     return rows
 
 
@@ -132,12 +153,12 @@ def table(rows: list[dict], plain: dict[str, bool]) -> str:
     lines = ["| task | model | solved | " + " | ".join(f"min {k}" for k in KINDS)
              + " | certificate | train s | plain MLP-LDRU solved |",
              "|---|---|---|" + "---|" * len(KINDS) + "---|---|---|"]
-    for x in sorted(rows, key=lambda x: (TASK_ORDER.get(x["task"], 99), x["model"])):
+    for x in sorted(rows, key=lambda x: (TASK_ORDER.get(x["task"], 99), label_of(x))):
         ev = {"summary": x["summary"]}
         # "certificate of MODEL (...): VERDICT" -> VERDICT; a budget's refusal stays whole
         cert = x["certificate"].split("): ", 1)[1] if x["certificate"].startswith(
             "certificate of") and "): " in x["certificate"] else x["certificate"]
-        lines.append(f"| {x['task']} | {x['model']} | {'**yes**' if x['solved'] else 'no'} | "
+        lines.append(f"| {x['task']} | {label_of(x)} | {'**yes**' if x['solved'] else 'no'} | "
                      + " | ".join(acc(ev, k) for k in KINDS)
                      + f" | {'**proved** ' if x['certified'] else ''}{cert} | "
                      f"{x['train_seconds']:.0f} | "
@@ -149,7 +170,7 @@ def table(rows: list[dict], plain: dict[str, bool]) -> str:
                         and x["train_seconds"] <= BUDGET_S}, key=lambda t: TASK_ORDER.get(t, 99))
     by_model = {}
     for x in rows:
-        s = by_model.setdefault(x["model"], [0, 0, 0])
+        s = by_model.setdefault(label_of(x), [0, 0, 0])
         s[0] += 1
         s[1] += x["solved"]
         s[2] += x["certified"]

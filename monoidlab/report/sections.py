@@ -205,7 +205,7 @@ def _options_text(cfg: Any, model: Any) -> str:
     text = json.dumps(given, ensure_ascii=False)
     if auto:
         text += (" — sized from the language: " + ", ".join(f"{k} = {v}" for k, v in auto.items())
-                 + " (states: the minimal automaton's state count; codes: 2 × |M|)")
+                 + " (states: state_factor × the minimal automaton's state count; codes: 2 × |M|)")
     return text
 
 

@@ -239,3 +239,29 @@ def test_products_in_small_slices_give_the_same_certificates(monkeypatch):
     monkeypatch.setattr(scan_certificate, "MAX_PRODUCTS", 10)
     with pytest.raises(MonoidTooLarge, match="products of reachable"):
         certify_table(exact, lang)
+
+
+@pytest.mark.parametrize("which", ["mlp-ldru-snap", "pr-lstm-snap", "transform-tree"])
+def test_evaluation_as_a_table_fold_equals_the_torch_forward(which):
+    """The evaluation a finite model gets from its table's fold (table_forward) is the one its
+    torch forward gives, kind by kind and length by length (offsets too where the model has
+    them); a continuous model is left as it is."""
+    from monoidlab.evaluation import evaluate_kinds
+    from monoidlab.evaluation.table_forward import TableForward, table_forward
+    from monoidlab.training.problems import LanguageProblem
+
+    lang = ml.load_language("dyck-2")
+    torch.manual_seed(1)
+    opts = {"mlp-ldru-snap": {"d": 8, "codes": 12}, "pr-lstm-snap": {"hidden": 8, "codes": 12},
+            "transform-tree": {"states": 5}}[which]
+    model = build_model(which, 2, 2, **opts).eval()
+    fast = table_forward(model, lang, 2)
+    assert isinstance(fast, TableForward)
+    offsets = "random" if which != "pr-lstm-snap" else None
+    problem = LanguageProblem(lang, offsets=offsets)
+    lengths = [41, 64, 97, 130]
+    slow = evaluate_kinds(model, problem, lengths, 16, 0)
+    quick = evaluate_kinds(fast, problem, lengths, 16, 0)
+    assert quick.accuracy == slow.accuracy and quick.verdict() == slow.verdict()
+    assert table_forward(build_model("mlp-ldru", 2, 2, d=8), lang, 2).__class__.__name__ \
+        == "MLPLDRU"

@@ -205,7 +205,10 @@ def cmd_evaluate(args: argparse.Namespace) -> None:
     check_work(lengths, (args.samples or cfg.test_samples) * n_kinds, "--lengths/--samples")
     threshold = cfg.solved_threshold if args.threshold is None else args.threshold
     seed = cfg.seed if args.test_seed is None else args.test_seed
-    ev = evaluate_kinds(model, problem, lengths, args.samples or cfg.test_samples, seed,
+    from monoidlab.evaluation.table_forward import table_forward
+
+    scorer = table_forward(model, problem.language, problem.n_classes, cfg)  # see the trainer
+    ev = evaluate_kinds(scorer, problem, lengths, args.samples or cfg.test_samples, seed,
                         kinds, threshold, device=device, progress=not args.json)
     from monoidlab.evaluation.kinds import check_kinds
     from monoidlab.training.data_coverage import training_coverage

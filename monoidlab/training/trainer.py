@@ -214,9 +214,13 @@ def _train(cfg: RunConfig, out: Path | None, resume: bool, progress: bool,
     if cfg.early_stop and watch.best_state is not None:  # evaluate the best validated weights
         model.load_state_dict(watch.best_state)
     if evaluate_at_end:
+        from monoidlab.evaluation.table_forward import table_forward
         from monoidlab.training.data_coverage import training_coverage
 
-        ev = evaluate_kinds(model, problem, test_lengths, cfg.test_samples, cfg.seed,
+        # a finite model is scored as its table's fold once the fold is checked equal to its
+        # forward (the same classes, many times faster); any other model by its forward
+        scorer = table_forward(model, problem.language, problem.n_classes, cfg)
+        ev = evaluate_kinds(scorer, problem, test_lengths, cfg.test_samples, cfg.seed,
                             cfg.eval_kinds, cfg.solved_threshold, device=device,
                             progress=progress)
         result.update(results_of(ev))

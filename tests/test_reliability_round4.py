@@ -170,3 +170,31 @@ def test_the_trainer_refuses_a_huge_option_and_limits_false_lifts_it():
     from monoidlab.models.memory import check_model_memory
 
     check_model_memory("stack-rnn", 3, 2, {"stack_size": 10**8}, 64, 40, limits=False)
+
+
+def test_a_best_pt_written_before_a_config_key_existed_still_belongs_to_its_run(tmp_path):
+    """A run resumed by a release that added a config key (here `limits`): its checkpoint.pt
+    now carries the key, its best.pt (written before) does not; both are the same config, so
+    the best weights load. A best.pt of another config is still refused."""
+    import shutil
+
+    from monoidlab.errors import CheckpointError
+    from monoidlab.training import RunConfig, load_checkpoint, train
+    from monoidlab.training.run_folder import read_checkpoint, save_checkpoint
+
+    cfg = RunConfig(language="parity", model="mlp-ldru", steps=8, batch_size=8, early_stop=1,
+                    eval_every=4, val_lengths="9:10", val_samples=4, test_lengths="9:10",
+                    test_samples=4, train_lengths="1:8", model_options={"d": 8})
+    run = tmp_path / "run"
+    train(cfg, run, progress=False)
+    best = read_checkpoint(run / "best.pt", need=("model", "step"))
+    assert "limits" in best["config"]
+    del best["config"]["limits"]  # as a release before the key wrote it
+    save_checkpoint(best, run / "best.pt")
+    assert load_checkpoint(run)[3]["step"] == best["step"]
+    other = tmp_path / "other"
+    shutil.copytree(run, other)
+    best["config"]["lr"] = 0.5
+    save_checkpoint(best, other / "best.pt")
+    with pytest.raises(CheckpointError, match="written by another run"):
+        load_checkpoint(other)

@@ -167,6 +167,21 @@ def read_best(path: Path, device: torch.device | str = "cpu") -> dict:
     return read_checkpoint(path, device, need=("model", "step"))
 
 
+def _same_config(a: Any, b: Any) -> bool:
+    """Two saved configs of one run: equal as configs (a key added by a later release, absent
+    from the older file, takes its default in both), else equal as written."""
+    if a == b:
+        return True
+    from monoidlab.errors import MonoidlabError
+    from monoidlab.training.parse import config_from_dict
+
+    try:
+        return bool(config_from_dict(a, "best.pt", saved=True)
+                    == config_from_dict(b, "checkpoint.pt", saved=True))
+    except (MonoidlabError, TypeError, ValueError):
+        return False
+
+
 def read_run_best(folder: Path, ckpt: dict, device: torch.device | str = "cpu") -> dict | None:
     """The run folder's ``best.pt`` (None when absent), refused unless it belongs to the run of
     ``ckpt`` (its ``checkpoint.pt``): the weights the checkpoint records as the best (their
@@ -178,7 +193,7 @@ def read_run_best(folder: Path, ckpt: dict, device: torch.device | str = "cpu") 
         return None
     kept = read_best(path, device)
     config = kept.get("config")
-    if config is not None and config != ckpt.get("config"):
+    if config is not None and not _same_config(config, ckpt.get("config")):
         raise CheckpointError(f"{path}: written by another run (its config is not the one of "
                               f"{Path(folder) / 'checkpoint.pt'}); refusing to use it")
     sha = (ckpt.get("early_stop") or {}).get("best_sha")

@@ -658,6 +658,7 @@ def corpus() -> list[Case]:
     add(Case("evaluate --json is strict JSON", 0, ["evaluate", run, "--json"], expect="ok",
              check=json_stdout))
     cases += third_round()
+    cases += fourth_round()
     return cases
 
 
@@ -984,6 +985,63 @@ def third_round() -> list[Case]:
         add(Case(f"sweep [paper] {tag}", 37, sweep, max_seconds=15,
                  setup=write("work/sweep.toml", sweep_text("runs/s") + f"[paper]\n{paper}\n"),
                  check=not_exists("work/runs/s/parity__mlp-ldru__s0")))
+    return cases
+
+
+def fourth_round() -> list[Case]:
+    """The fourth hostile pass: the user's files replaced (41), verdicts a trivial model also
+    reaches and misnamed causes (42), options that would exhaust the machine (43), empty or
+    degenerate inputs (44), removed keywords and options (46)."""
+    run = "{S}/fixtures/run"
+    cases: list[Case] = []
+    add = cases.append
+    # ---- 41. a command that writes a file the user owns
+    add(Case("text-sample over the user's train.csv", 41,
+             ["text-sample", "data", "--layout", "ag_news", "--rows", "10"],
+             setup=write("work/data/train.csv", "my data\n"), writes=("work/data",)))
+    # ---- 42. verdicts and messages
+    add(Case("API: load a run on cuda without CUDA names the device", 42, [f"""
+    import monoidlab as ml
+    ml.extract_automaton("{run}", device="cuda")"""], api=True,
+             check=lambda r, p: None if "CUDA is not available" in p.stderr
+             else ("wrong", "the error does not name the missing device")))
+    add(Case("API: a one-class test set is never solved", 42, ["""
+    from monoidlab.evaluation import Evaluation
+    ev = Evaluation("t", ("task",), 0.99, 1, accuracy={"task": {3: 1.0}},
+                    baselines={"majority": {"task": {3: 1.0}}})
+    print("SOLVED" if ev.solved else "not solved")"""], api=True, expect="ok",
+             check=stdout_has("not solved")))
+    # ---- 43. option sizes bounded by the memory they imply, before any allocation
+    for model, option in (("bbt-grc", "beam=100000"), ("stack-rnn", "stack_size=100000000"),
+                          ("tape-rnn", "memory_size=100000000"),
+                          ("transformer", "n_layers=100000000"),
+                          ("pr-lstm", "hidden=10000000")):
+        add(Case(f"train {model} --model_options.{option}", 43,
+                 ["train", "--language", "parity", "--model", model, "--steps", "1",
+                  f"--model_options.{option}", "--out", "r"], writes=("work/r",),
+                 max_seconds=30))
+    # ---- 44. empty and degenerate inputs
+    add(Case("API: coverage_gap with an empty test batch", 44, ["""
+    import monoidlab as ml
+    L = ml.load_language("dyck-2")
+    tr = ml.sample(L, range(2, 9), 30, seed=0); te = ml.sample(L, [20], 0, seed=1)
+    ml.coverage_gap(L, tr, te).heatmap()"""], api=True))
+    add(Case("API: extract_monoid(lengths='0:0')", 44, [f"""
+    import monoidlab as ml
+    ml.extract_monoid("{run}", lengths="0:0")"""], api=True))
+    # ---- 46. removed keywords and options
+    add(Case("API: exact_coverage(offset_buffer=2)", 46, ["""
+    import monoidlab as ml
+    ml.exact_coverage("parity", [3], offset_buffer=2)"""], api=True,
+             check=lambda r, p: None if "was removed; use offsets=" in p.stderr
+             else ("wrong", "the error does not name the replacement")))
+    add(Case("coverage --train-offsets random", 46,
+             ["coverage", "parity", "--train-offsets", "random"],
+             check=lambda r, p: None if "--train-offsets is now --offsets" in p.stderr
+             else ("wrong", "the error does not name the new option")))
+    add(Case("probe --extrakt (a typo)", 46, ["probe", run, "--extrakt"],
+             check=lambda r, p: None if "did you mean '--extract'" in p.stderr
+             else ("wrong", "no suggestion")))
     return cases
 
 

@@ -152,7 +152,7 @@ def write_sample(folder: str | os.PathLike, layout: str, rows: int = 400,
     test_rows = max(1, rows // 2) if test_rows is None else test_rows
     folder = ensure_dir(folder, "text sample folder")  # one-line errors, links refused
     refuse_clobber([folder / lay.train, folder / lay.test], "text-sample", overwrite,
-                   "--overwrite (overwrite=True)")
+                   "overwrite=True")
     for name, n, s in ((lay.train, rows, 2 * seed), (lay.test, test_rows, 2 * seed + 1)):
         labels, fields = _labels_and_fields(layout, n, s)
         buf = io.StringIO()

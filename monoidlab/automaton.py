@@ -452,19 +452,20 @@ class Automaton:
         return monoid
 
     @classmethod
-    def from_dfa(cls, dfa: Any, *, name: str = "dfa", description: str = "",
+    def from_dfa(cls, dfa: Any, *, name: str | None = None, description: str = "",
                  alphabet: Sequence[str] | None = None) -> Automaton:
         """From an automata-lib ``DFA`` (partial DFAs are completed with a rejecting sink);
         an ``NFA`` or a ``GNFA`` is determinised first (:meth:`from_automata_lib`)."""
         return cls.from_automata_lib(dfa, name=name, description=description, alphabet=alphabet)
 
     @classmethod
-    def from_automata_lib(cls, fa: Any, *, name: str = "dfa", description: str = "",
+    def from_automata_lib(cls, fa: Any, *, name: str | None = None, description: str = "",
                           alphabet: Sequence[str] | None = None) -> Automaton:
         """From an automata-lib finite automaton: a ``DFA`` (the inverse of
         :meth:`to_automata_lib`), an ``NFA`` (determinised by automata-lib's own
         ``DFA.from_nfa``) or a ``GNFA`` (through its regular expression); then minimised as
-        every machine is. Anything else is an :class:`~monoidlab.errors.InputError`.
+        every machine is. Anything else is an :class:`~monoidlab.errors.InputError`. ``name``
+        defaults to what was given: ``"dfa"``, ``"nfa"`` or ``"gnfa"``.
 
         >>> from monoidlab import families
         >>> d = families.dyck(2)
@@ -472,9 +473,12 @@ class Automaton:
         True
         >>> from automata.fa.nfa import NFA
         >>> nfa = NFA.from_regex("(a|b)*c", input_symbols={"a", "b", "c"})
-        >>> Automaton.from_automata_lib(nfa).classify(["abac", "ca"]).tolist()
-        [1, 0]
+        >>> a = Automaton.from_automata_lib(nfa)
+        >>> a.name, a.classify(["abac", "ca"]).tolist()
+        ('nfa', [1, 0])
         """
+        if name is None:
+            name = type(fa).__name__.lower()
         return cls._from_dfa(_as_dfa(fa), name=name, description=description,
                              alphabet=alphabet)
 

@@ -29,7 +29,7 @@ def test_the_rule_with_most_hits_on_the_fit_languages_wins_ties_to_the_shorter()
     fitted = fit_rules(rows, ["a", "b", "c"])["near_miss"]
     # s: c | s+1: none | s+2: a, b | 2s: a, b  -> s+2 and 2s tie at 2 hits; s+2 is shorter
     assert {r: c["fit_hits"] for r, c in fitted["candidates"].items()} == {
-        "s": 1, "s+1": 0, "s+2": 2, "2s": 2}
+        "s": 1, "s+1": 0, "s+2": 2, "2s": 2, "3s": 0}
     assert fitted["rule"] == "s+2"
     assert fitted["fit"] == {"hits": 2, "of": 3, "languages": ["a", "b", "c"]}
     assert fitted["held_out"] == {"hits": 0, "of": 1, "languages": ["h"]}
@@ -50,8 +50,8 @@ def test_samplers_are_fitted_apart_and_unknown_rules_are_refused():
     rows = [_row("a", 4, [4]), _row("a", 4, [8], sampler="covering")]
     fitted = fit_rules(rows, ["a"])
     assert fitted["near_miss"]["rule"] == "s" and fitted["covering"]["rule"] == "2s"
-    with pytest.raises(InputError, match=r"unknown \['3s'\]"):
-        fit_rules(rows, ["a"], ["s", "3s"])
+    with pytest.raises(InputError, match=r"unknown \['4s'\]"):
+        fit_rules(rows, ["a"], ["s", "4s"])
 
 
 def test_recommend_applies_the_rule_or_says_why_not():

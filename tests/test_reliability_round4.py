@@ -198,3 +198,15 @@ def test_a_best_pt_written_before_a_config_key_existed_still_belongs_to_its_run(
     save_checkpoint(best, other / "best.pt")
     with pytest.raises(CheckpointError, match="written by another run"):
         load_checkpoint(other)
+
+
+def test_the_transformation_trees_estimate_follows_its_computation_order():
+    """The transformation tree model keeps O(n) per token (the chain walk; the tree order runs
+    only under its cap): n = 682 (prefix-4-4 at twice its minimal automaton) fits, as it
+    trains; the estimate follows the model's own cap."""
+    from monoidlab.models.memory import TREE_ELEMENTS, training_bytes
+    from monoidlab.models.transform_tree import TransformTree
+
+    assert TREE_ELEMENTS == TransformTree.tree_elements
+    params, acts, _ = training_bytes("transform-tree", 4, 16, {"states": 682}, 64, 40)
+    assert params + acts < 2**30

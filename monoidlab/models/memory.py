@@ -40,6 +40,7 @@ LAYER_OPTIONS = ("n_layers", "num_layers")
 MAX_BUILT_LAYERS = 64
 #: the most memory (bytes) a model's training step may need before the run is refused
 MAX_MODEL_BYTES = 16 * 2**30
+TREE_ELEMENTS = 2**24  # TransformTree.tree_elements: the tree order's cap, else the chain
 PARAMETER_BYTES = 16  # float32 weight, gradient, Adam's m and v
 ACTIVATION_BYTES = 8  # float32 value kept for backward, and its gradient
 
@@ -87,7 +88,10 @@ def _chunked_beam(o: Any, B: int, L: int) -> int:
 ACTIVATIONS: dict[str, Callable[[Any, int, int], int]] = {
     "mlp-ldru": _tree("d", 16),
     "mlp-ldru-snap": _snapped("d", 16),
-    "transform-tree": lambda o, B, L: 2 * B * 2 * L * _get(o, "states", 8) ** 2,
+    # the chain walk keeps O(n) per token; the tree order runs only while B·M·n² fits its cap
+    "transform-tree": lambda o, B, L: (4 * B * 2 * L * _get(o, "states", 8)
+                                       + min(2 * B * 2 * L * _get(o, "states", 8) ** 2,
+                                             TREE_ELEMENTS)),
     "pr-lstm": _tree("hidden", 16),
     "pr-lstm-snap": _snapped("hidden", 16),
     "pr-rnn": _tree("hidden", 8),

@@ -230,3 +230,12 @@ def test_a_failed_run_is_diagnosed_in_the_report_and_its_box(page):
     text = path.read_text()
     assert "Why it fails: budget, data, depth or training" in text
     assert f"<b>diagnosis: {d['cause']}</b>" in _box(text)
+
+
+def test_the_json_has_one_recommended_length(run, tmp_path):
+    """Without a given length, the JSON's recommended_length is the tool's recommendation the
+    box shows (never null beside a recommendation that names a length)."""
+    path = build_report(None, tmp_path, checkpoint=run[0], probe=False)
+    key = json.loads(path.with_suffix(".json").read_text())
+    rec = key.get("recommendation") or {}
+    assert key["recommended_length"] == rec.get("length")

@@ -518,15 +518,19 @@ class Automaton:
         return cls.from_dfa(dfa, name=name, description=description or regex, alphabet=alphabet)
 
     def to_automata_lib(self) -> DFA:
-        """An automata-lib ``DFA`` (recognisers only: accept = class 1)."""
+        """An automata-lib ``DFA`` (recognisers only: accept = class 1), its states named as
+        this machine's (``q0``, ``q1``, ... when two names coincide)."""
         from automata.fa.dfa import DFA
 
         if self.n_classes != 2:
             raise InputError(f"{self.name}: automata-lib DFAs recognise; this machine has "
                              f"{self.n_classes} classes")
-        states = {f"q{q}" for q in range(self.n_states)}
-        trans = {f"q{q}": {a: f"q{int(self.delta[q, i])}" for i, a in enumerate(self.alphabet)}
+        # the machine's own state names when they are distinct (a round trip keeps them)
+        names = [str(n) for n in self.state_names]
+        if len(set(names)) != self.n_states:
+            names = [f"q{q}" for q in range(self.n_states)]
+        trans = {names[q]: {a: names[int(self.delta[q, i])] for i, a in enumerate(self.alphabet)}
                  for q in range(self.n_states)}
-        final = {f"q{q}" for q in range(self.n_states) if self.output[q] == 1}
-        return DFA(states=states, input_symbols=set(self.alphabet), transitions=trans,
-                   initial_state=f"q{self.start}", final_states=final)
+        final = {names[q] for q in range(self.n_states) if self.output[q] == 1}
+        return DFA(states=set(names), input_symbols=set(self.alphabet), transitions=trans,
+                   initial_state=names[self.start], final_states=final)

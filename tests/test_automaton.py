@@ -447,3 +447,18 @@ def test_minimise_a_cycle_of_100000_states_in_seconds():
         signal.alarm(0)
         signal.signal(signal.SIGALRM, old)
     assert d.shape == (n, 1) and o.sum() == 1 and np.array_equal(old_to_new, np.arange(n))
+
+
+def test_an_automata_lib_round_trip_keeps_the_state_names(tmp_path):
+    """A spec's own state names (e, o) survive to_automata_lib / from_automata_lib."""
+    import monoidlab as ml
+    from monoidlab.automaton import Automaton
+
+    spec = tmp_path / "eo.toml"
+    spec.write_text('name = "my-parity"\nalphabet = ["a", "b"]\nstart = "e"\naccept = ["e"]\n'
+                    '[transitions]\ne = { "a" = "e", "b" = "o" }\no = { "a" = "o", "b" = "e" }\n')
+    lang = ml.load_language(str(spec))
+    dfa = lang.to_automata_lib()
+    assert sorted(dfa.states) == ["e", "o"] and dfa.initial_state == "e"
+    back = Automaton.from_automata_lib(dfa)
+    assert back == lang and back.state_names == ("e", "o")

@@ -385,13 +385,15 @@ class SyntacticMonoid:
     def to_networkx(self, side: str = "right") -> networkx.MultiDiGraph:
         """The right or left Cayley graph as a ``networkx.MultiDiGraph`` (:meth:`cayley_graph`):
         edges carry their ``letter``, nodes their ``word`` (shortest representative, ``ε`` for
-        the identity), ``output`` (class name), ``r`` / ``l`` / ``h`` / ``j`` (Green classes)
+        the identity; both also as ``label``, what drawing tools show), ``output`` (class name), ``r`` / ``l`` / ``h`` / ``j`` (Green classes)
         and ``idempotent``.
 
         >>> import monoidlab as ml
         >>> g = ml.load_language("parity").monoid().to_networkx()
         >>> g.number_of_nodes(), g.number_of_edges(), g.nodes[1]["word"], g.nodes[0]["idempotent"]
         (2, 4, '1', True)
+        >>> g.nodes[1]["label"], g.edges[0, 1, 0]["label"]
+        ('1', '1')
         """
         return self.cayley_graph(side)
 
@@ -461,12 +463,14 @@ class SyntacticMonoid:
         green, labels, classes = self.green, self.labels(), self.automaton.classes
         idem = np.zeros(self.size, bool)
         idem[self.idempotents] = True
-        g.add_nodes_from((m, {"word": labels[m], "output": classes[int(self.outputs[m])],
+        # "label": what drawing tools (graphviz, pyvis, Gephi) show: the word, and the letter
+        g.add_nodes_from((m, {"label": labels[m], "word": labels[m],
+                              "output": classes[int(self.outputs[m])],
                               "r": int(green.r[m]), "l": int(green.l[m]), "h": int(green.h[m]),
                               "j": int(green.j[m]), "idempotent": bool(idem[m])})
                          for m in range(self.size))
         alpha = self.automaton.alphabet
-        g.add_edges_from((int(m), int(table[m, a]), {"letter": alpha[a]})
+        g.add_edges_from((int(m), int(table[m, a]), {"letter": alpha[a], "label": alpha[a]})
                          for m in range(self.size) for a in range(self.n_symbols))
         return g
 

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Self
 
 import torch
 from torch import Tensor, nn
@@ -48,7 +48,7 @@ from torch import Tensor, nn
 from monoidlab.errors import InputError
 from monoidlab.geometry import Padding
 from monoidlab.models.mlp_ldru import MLPLDRU, MLPLDRUOptions
-from monoidlab.models.options import one_of, positive_int
+from monoidlab.models.options import ModelOptions, one_of, positive_int
 from monoidlab.models.pr_lstm import PRLSTM, PRLSTMOptions, _PrefixScanModel
 
 __all__ = ["SnappedMLPLDRU", "SnappedMLPLDRUOptions", "SnappedPRLSTM", "SnappedPRLSTMOptions",
@@ -82,9 +82,9 @@ def auto_codes(monoid_size: int) -> int:
 
 
 @dataclass(frozen=True)
-class SnappedMLPLDRUOptions(MLPLDRUOptions):
-    """MLP-LDRU's options (:class:`~monoidlab.models.mlp_ldru.MLPLDRUOptions`; here ``d`` 32,
-    dropout 0 and identity padding by default), plus the codebook's:
+class CodebookOptions(ModelOptions):
+    """The codebook's options, shared by the snapped models (mixed in before the model's own
+    options):
 
     codes : k, the number of codes; 0 (the default) = auto: ``CODES_PER_ELEMENT`` (2) × |M| of
         the run's language, at least 16 and at most 2048, set by the trainer (64 for a model
@@ -95,9 +95,6 @@ class SnappedMLPLDRUOptions(MLPLDRUOptions):
     gradient : ``"rotation"`` (the rotation trick) or ``"straight-through"`` (vq only).
     """
 
-    d: int = 32
-    dropout: float = 0.0
-    padding: Padding = Padding.IDENTITY
     codes: int = 0
     quantizer: str = "vq"
     commitment: float = 0.25
@@ -106,46 +103,44 @@ class SnappedMLPLDRUOptions(MLPLDRUOptions):
 
     def check(self) -> None:
         super().check()
-        _check_codebook(self)
+        positive_int(self, "codes", minimum=0)
+        if self.codes > MAX_CODES or self.codes == 1:
+            raise InputError(f"option 'codes': 0 (auto) or 2..{MAX_CODES}, got {self.codes}")
+        one_of(self, "quantizer", QUANTISERS)
+        one_of(self, "gradient", GRADIENTS)
+        c = self.commitment
+        if isinstance(c, bool) or not isinstance(c, int | float) or not (
+                math.isfinite(c) and c >= 0):
+            raise InputError(f"option 'commitment': a number >= 0, got {c!r}")
+        positive_int(self, "dead_code", minimum=0)
 
-    def for_language(self, lang: Any) -> SnappedMLPLDRUOptions:
+    def for_language(self, lang: Any) -> Self:
         """These options with ``codes = 0`` (auto) sized for ``lang``'s syntactic monoid."""
-        return _sized(self, lang)
+        if self.codes:
+            return self
+        import dataclasses
+
+        return dataclasses.replace(self, codes=auto_codes(lang.monoid().size))
 
 
 @dataclass(frozen=True)
-class SnappedPRLSTMOptions(PRLSTMOptions):
+class SnappedMLPLDRUOptions(CodebookOptions, MLPLDRUOptions):
+    """MLP-LDRU's options (:class:`~monoidlab.models.mlp_ldru.MLPLDRUOptions`; here ``d`` 32,
+    dropout 0 and identity padding by default), plus the codebook's
+    (:class:`CodebookOptions`)."""
+
+    d: int = 32
+    dropout: float = 0.0
+    padding: Padding = Padding.IDENTITY
+
+
+@dataclass(frozen=True)
+class SnappedPRLSTMOptions(CodebookOptions, PRLSTMOptions):
     """PR-LSTM's options (:class:`~monoidlab.models.pr_lstm.PRLSTMOptions`; here ``hidden``
-    32), plus the codebook's, as :class:`SnappedMLPLDRUOptions` (codes live in 2 × hidden
-    dimensions: a state is [h; c])."""
+    32), plus the codebook's (:class:`CodebookOptions`; codes live in 2 × hidden dimensions:
+    a state is [h; c])."""
 
     hidden: int = 32
-    codes: int = 0
-    quantizer: str = "vq"
-    commitment: float = 0.25
-    dead_code: int = 2
-    gradient: str = "straight-through"
-
-    def check(self) -> None:
-        super().check()
-        _check_codebook(self)
-
-    def for_language(self, lang: Any) -> SnappedPRLSTMOptions:
-        """These options with ``codes = 0`` (auto) sized for ``lang``'s syntactic monoid."""
-        return _sized(self, lang)
-
-
-def _check_codebook(o: Any) -> None:
-    positive_int(o, "codes", minimum=0)
-    if o.codes > MAX_CODES or o.codes == 1:
-        raise InputError(f"option 'codes': 0 (auto) or 2..{MAX_CODES}, got {o.codes}")
-    one_of(o, "quantizer", QUANTISERS)
-    one_of(o, "gradient", GRADIENTS)
-    c = o.commitment
-    if isinstance(c, bool) or not isinstance(c, int | float) or not (
-            math.isfinite(c) and c >= 0):
-        raise InputError(f"option 'commitment': a number >= 0, got {c!r}")
-    positive_int(o, "dead_code", minimum=0)
 
 
 def _sized(o: Any, lang: Any) -> Any:

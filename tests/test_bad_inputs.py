@@ -336,7 +336,7 @@ def test_a_full_disk_is_one_line_and_keeps_the_previous_files(box, capsys, monke
     assert run(argv, box, capsys)[0] == 0
     before = snapshot(box)
     _full_disk(monkeypatch)
-    code, err = run(argv, box, capsys)
+    code, err = run(argv + ["--overwrite"], box, capsys)  # the replacement the disk refuses
     assert code == 2 and "Traceback" not in err, err
     errors = [ln for ln in err.splitlines() if ln.startswith("monoidlab: error: ")]
     assert len(errors) == 1 and "No space left on device" in errors[0], err

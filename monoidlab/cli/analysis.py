@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
-from monoidlab._paths import check_output_dir, ensure_dir
+from monoidlab._paths import check_output_dir, ensure_dir, refuse_clobber
 from monoidlab.cli._common import (
     UsageError,
     check_work,
@@ -63,6 +64,8 @@ def cmd_coverage(args: argparse.Namespace) -> None:
 
     if args.out:
         check_output_dir(args.out)  # before the work, not after
+        refuse_clobber([Path(args.out) / n for n in _coverage_files(args.per_level)],
+                       "coverage", args.overwrite)
     train_l, test_l = parse_lengths(args.train, "--train"), parse_lengths(args.test, "--test")
     positive(args.n_train, "--n-train")
     positive(args.n_test, "--n-test")
@@ -159,7 +162,16 @@ cmd_coverage.configure = lambda p: (
     p.add_argument("--n-test", type=int, default=2_000),
     p.add_argument("--seed", type=int, default=0),
     p.add_argument("--out", default=None, help="folder for PNG heatmaps and coverage.json"),
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace the files of an earlier coverage run in --out"),
     p.add_argument("--json", action="store_true"))
+
+
+def _coverage_files(per_level: bool) -> list[str]:
+    """The files ``coverage --out`` writes, known before the work so that none is replaced
+    unasked."""
+    return ["heatmaps.png", "missing.png", "ec_shift.png", *(["levels.png"] * per_level),
+            "coverage.json"]
 
 
 @command("min-length", "minimum training length (support) and sample-size estimates per language")

@@ -14,7 +14,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from monoidlab._paths import check_output_dir, child_dir, ensure_dir
+from monoidlab._paths import check_output_dir, child_dir, ensure_dir, refuse_clobber
 from monoidlab.cli._common import (
     UsageError,
     check_work,
@@ -88,6 +88,7 @@ def cmd_probe(args: argparse.Namespace) -> None:
     positive(args.max_states, "--max-states")
     positive(args.max_queries, "--max-queries")
     out = check_output_dir(_out_dir(args.checkpoint, args.out))  # before the work, not after
+    refuse_clobber([out / n for n in _probe_files(args)], "probe", args.overwrite)
     res = probe_checkpoint(args.checkpoint, n_strings=args.n_strings, lengths=lengths,
                            mode=args.heldout, n_triples=args.n_triples, seed=args.seed,
                            compare_init=not args.no_init, max_nodes=args.max_nodes,
@@ -191,6 +192,16 @@ def _clusterers(text: str) -> tuple[str, ...]:
     return names
 
 
+def _probe_files(args: argparse.Namespace) -> list[str]:
+    """Every file ``probe`` may write in its folder (figures it ends up not drawing
+    included), known before the work so that none is replaced unasked."""
+    names = ["probe.json", "associativity.png"]
+    for sfx in ("",) if args.no_init else ("", "_init"):
+        names += [f"contingency_{c}{sfx}.png" for c in _clusterers(args.clusterers)]
+        names += [] if args.no_umap else [f"umap{sfx}.png"]
+    return names
+
+
 def _figures(res: dict[str, Any], out: Path, umap: bool) -> list[str]:
     from monoidlab.viz import probing as pp
 
@@ -242,6 +253,8 @@ cmd_probe.configure = lambda p: (
     p.add_argument("--max-queries", type=int, default=200_000,
                    help="--extract automaton: membership-query budget"),
     p.add_argument("--out", default=None, help="folder for probe.json and figures"),
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace the files of an earlier probe in its folder"),
     p.add_argument("--json", action="store_true"))
 
 

@@ -40,8 +40,29 @@ def _report(args: argparse.Namespace, checkpoint: str | None) -> Path:
                         parse_lengths(args.test, "--test"),
                         schedule=args.schedule, probe=not args.no_probe, umap=not args.no_umap,
                         progress=not args.json,
-                        other_language=getattr(args, "other_language", False))
+                        other_language=getattr(args, "other_language", False),
+                        overwrite=args.overwrite or _own_report(args, checkpoint))
     return path
+
+
+def _own_report(args: argparse.Namespace, checkpoint: str | None) -> bool:
+    """``monoidlab demo`` run again replaces the report it wrote of the same run folder (the
+    key file names the checkpoint), and nothing else: a page of another run, or the user's
+    file of that name, is refused without ``--overwrite``."""
+    import json
+
+    import monoidlab as ml
+
+    if args.command != "demo" or checkpoint is None:
+        return False
+    stem = slugify(ml.load_language(args.language).name, "language")
+    key = Path(args.out) / f"{stem}.json"
+    if key.is_symlink() or not key.is_file():
+        return False
+    try:
+        return json.loads(key.read_text(encoding="utf-8")).get("checkpoint") == str(checkpoint)
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 def _emit_report(args: argparse.Namespace, path: Path, checkpoint: str | None) -> None:
@@ -92,19 +113,24 @@ def _f(v: Any) -> str:
     return f"{v:.3f}" if isinstance(v, float) else str(v)
 
 
+def _run_folder(language: str, out: Path) -> Path:
+    """The demo model's run folder, ``OUT/<language slug>-<model>`` (a spec path gives its file
+    stem: the run folder stays inside ``OUT``)."""
+    stem = Path(language).stem if language.endswith(".toml") else language
+    # a folder named by monoidlab inside OUT: never a link, never a FIFO among its files
+    return child_dir(out, slugify(f"{stem}-{DEMO_TRAINING['model']}"), "--out")
+
+
 def _train_for_report(language: str, out: Path, progress: bool) -> str:
-    """Train (or resume, or reuse) the demo's model in ``OUT/<language slug>-<model>`` (a spec
-    path gives its file stem: the run folder stays inside ``OUT``); the run folder (its best
-    validated weights and its results.json) is what the report reads."""
+    """Train (or resume, or reuse) the demo's model in :func:`_run_folder`; the run folder
+    (its best validated weights and its results.json) is what the report reads."""
     import json
 
     from monoidlab.training import RunConfig, train
     from monoidlab.training.run_folder import check_entries
 
     cfg = RunConfig(language=language, **DEMO_TRAINING)
-    stem = Path(language).stem if language.endswith(".toml") else language
-    # a folder named by monoidlab inside OUT: never a link, never a FIFO among its files
-    run = child_dir(out, slugify(f"{stem}-{cfg.model}"), "--out")
+    run = _run_folder(language, out)
     if run.is_dir():
         check_entries(run, "--out")
     done = run / "results.json"
@@ -118,6 +144,18 @@ def _train_for_report(language: str, out: Path, progress: bool) -> str:
     return str(run)
 
 
+def _refuse_report_clobber(args: argparse.Namespace) -> None:
+    """Before minutes of training: the report files this command will write, refused when
+    they exist (unless ``--overwrite``, or the demo's own report of the same run)."""
+    import monoidlab as ml
+    from monoidlab._paths import refuse_clobber
+
+    stem = slugify(ml.load_language(args.language).name, "language")
+    run = str(_run_folder(args.language, Path(args.out)))
+    refuse_clobber([Path(args.out) / f"{stem}{sfx}" for sfx in (".html", ".json")],
+                   "report file", args.overwrite or _own_report(args, run))
+
+
 @command("report", "self-contained HTML report: language, monoid, coverage, min length, model")
 def cmd_report(args: argparse.Namespace) -> None:
     if args.checkpoint and args.train_model:
@@ -128,6 +166,7 @@ def cmd_report(args: argparse.Namespace) -> None:
         raise UsageError("give a language (a suite name or a TOML spec), or --checkpoint RUN "
                          "to report the run's own language")
     if args.train_model:
+        _refuse_report_clobber(args)
         ckpt = _train_for_report(args.language, Path(args.out), not args.json)
     _emit_report(args, _report(args, ckpt), ckpt)
 
@@ -142,6 +181,8 @@ def _common(p: argparse.ArgumentParser) -> argparse.Action:
     p.add_argument("--schedule", default="balanced", choices=["balanced", "scan", "chain"])
     p.add_argument("--no-probe", action="store_true", help="skip probing the model")
     p.add_argument("--no-umap", action="store_true", help="skip the UMAP figure (saves ~25 s)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace an existing report of that language in --out")
     return p.add_argument("--json", action="store_true")
 
 
@@ -160,6 +201,7 @@ cmd_report.configure = lambda p: (
 def cmd_demo(args: argparse.Namespace) -> None:
     args.language = args.language or DEMO_LANGUAGE
     check_output_dir(args.out)  # before minutes of work
+    _refuse_report_clobber(args)
     ckpt = _train_for_report(args.language, Path(args.out), not args.json)
     _emit_report(args, _report(args, ckpt), ckpt)
 

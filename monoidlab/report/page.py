@@ -19,7 +19,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from monoidlab._paths import check_entry, check_output_dir, confine, ensure_dir, slugify
+from monoidlab._paths import (check_output_dir, confine, ensure_dir, refuse_clobber,
+                              slugify)
 from monoidlab._util import atomic_write_json, atomic_write_text
 from monoidlab.automaton import Automaton
 from monoidlab.errors import InputError
@@ -58,7 +59,7 @@ def build_report(language: str | Automaton | None, out_dir: str | os.PathLike, *
                  progress: bool = False, other_language: bool = False,
                  recommended_length: int | None = None,
                  recommended_sampler: str | None = None,
-                 sections: Sequence[Section] = SECTIONS) -> Path:
+                 sections: Sequence[Section] = SECTIONS, overwrite: bool = False) -> Path:
     """Write ``OUT/<language>.html`` and return its path.
 
     The page opens with a summary box (language, monoid size, support length and sample size
@@ -75,6 +76,8 @@ def build_report(language: str | Automaton | None, out_dir: str | os.PathLike, *
 
     The file names are a slug of the language's name (a spec's ``name`` may hold any text),
     and ``out_dir`` is checked before any work (:func:`monoidlab._paths.check_output_dir`).
+    An existing page or key file of that name is refused unless ``overwrite=True`` (it may be
+    the only copy of another checkpoint's report); the files are written atomically.
 
     A ``checkpoint`` must have been trained on ``language`` (the same minimal automaton; its
     name may differ): a page about one language must not show the model of another. With
@@ -103,8 +106,11 @@ def build_report(language: str | Automaton | None, out_dir: str | os.PathLike, *
     if not isinstance(lang, Automaton):
         raise InputError(f"language: a language name, a spec path or an Automaton, got "
                          f"{type(language).__name__}")
-    for suffix in (".html", ".json"):  # a link there would send the page elsewhere
-        check_entry(Path(out_dir) / f"{slugify(lang.name, 'language')}{suffix}", "report file")
+    # an existing page may be the user's only copy (another checkpoint's report, say): it is
+    # replaced only when asked; a link there would send the page elsewhere and is refused
+    refuse_clobber([Path(out_dir) / f"{slugify(lang.name, 'language')}{suffix}"
+                    for suffix in (".html", ".json")], "report file", overwrite,
+                   "overwrite=True")
     if checkpoint and loaded is None:
         loaded = _load_matching(checkpoint, lang, other_language)
     cfg = loaded[1] if loaded else None
@@ -116,6 +122,7 @@ def build_report(language: str | Automaton | None, out_dir: str | os.PathLike, *
     rep = Report(lang, lang.monoid(), resolve_within(lang, "auto"), schedule, train, test,
                  lengths_from, checkpoint, loaded, probe, umap, n_probe,
                  key={"language": lang.name, "monoid_size": lang.monoid().size,
+                      "checkpoint": None if checkpoint is None else str(checkpoint),
                       "recommended_length": recommended_length,
                       "recipe": _recipe_for(lang, test)})
     title = lang.name

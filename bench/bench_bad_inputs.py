@@ -659,6 +659,7 @@ def corpus() -> list[Case]:
              check=json_stdout))
     cases += third_round()
     cases += fourth_round()
+    cases += fifth_round()
     return cases
 
 
@@ -1042,6 +1043,95 @@ def fourth_round() -> list[Case]:
     add(Case("probe --extrakt (a typo)", 46, ["probe", run, "--extrakt"],
              check=lambda r, p: None if "did you mean '--extract'" in p.stderr
              else ("wrong", "no suggestion")))
+    return cases
+
+
+def kept(rel: str, text: str):
+    """The user's file at ``rel`` still holds ``text`` byte for byte."""
+    def check(root: Path, proc) -> tuple[str, str] | None:
+        p = root / rel
+        if not p.is_file() or p.read_text() != text:
+            return "data lost", f"{rel} was replaced"
+        return None
+    return check
+
+
+def fifth_round() -> list[Case]:
+    """The fourth pass's classes, walked over every instance: every command that writes a
+    file the user owns (41), public functions given bad arguments (45), more empty inputs (44)."""
+    run = "{S}/fixtures/run"
+    mine = "the user's own file\n"
+    cases: list[Case] = []
+    add = cases.append
+    # ---- 41. every command that writes into the user's folder
+    for name, argv, rel in (
+            ("coverage --out over the user's heatmaps.png",
+             ["coverage", "parity", "--train", "1:6", "--test", "7:9", "--out", "c"],
+             "c/heatmaps.png"),
+            ("probe --out over the user's probe.json",
+             ["probe", run, "--n-strings", "12", "--n-triples", "12", "--no-umap", "--out", "p"],
+             "p/probe.json"),
+            ("report --out over the user's parity.html",
+             ["report", "parity", "--test", "41:42", "--no-probe", "--out", "rep"],
+             "rep/parity.html"),
+            ("demo --out over the user's dyck-2.json",
+             ["demo", "--out", "rep"], "rep/dyck-2.json")):
+        add(Case(name, 41, argv, setup=write(f"work/{rel}", mine),
+                 writes=(f"work/{rel.split('/')[0]}",), check=kept(f"work/{rel}", mine),
+                 max_seconds=30))
+    # ---- 45. the public API's arguments (tests/api_walk.py walks all of them)
+    for label, code in (
+            ("viz.shift_bars(top=2.5)", """
+    import monoidlab as ml
+    from monoidlab.viz import shift_bars
+    L = ml.load_language("parity")
+    shift_bars(ml.coverage_gap(L, ml.sample(L, [3], 8), ml.sample(L, [5], 8)), top=2.5)"""),
+            ("evaluation.kind_batch(L='3')", """
+    import numpy as np, monoidlab as ml
+    from monoidlab.evaluation import kind_batch
+    kind_batch(ml.load_language("parity"), "paper", "3", 4, np.random.default_rng(0))"""),
+            ("models.build_model(vocab_size=-1)", """
+    from monoidlab.models import build_model
+    build_model("mlp-ldru", -1, 2)"""),
+            ("tasks.get_task('odds_first', vocab_size=2.5)", """
+    from monoidlab.tasks import get_task
+    get_task("odds_first", vocab_size=2.5)"""),
+            ("tasks.evaluate_listops(a 2-D array)", """
+    import numpy as np
+    from monoidlab.tasks import evaluate_listops
+    evaluate_listops(np.array([[0, 1], [2, 3]]))"""),
+            ("probing.drift(seed=2.5)", f"""
+    from monoidlab.probing import drift
+    drift("{run}", seed=2.5)"""),
+            ("probing.ClusterAgreement(seed=-1)", """
+    from monoidlab.probing import ClusterAgreement
+    ClusterAgreement(seed=-1)"""),
+            ("minimise(start=-1)", """
+    import monoidlab as ml
+    ml.minimise([[1, 0], [0, 1]], -1, [0, 1])"""),
+            ("build_report(progress='no')", """
+    from monoidlab.report import build_report
+    build_report("parity", "rep", progress="no", probe=False)"""),
+            ("training.train(cfg, resume=None)", """
+    from monoidlab.training import config_from_dict, train
+    train(config_from_dict({"language": "parity", "steps": 2}), "r", resume=None)"""),
+            ("MinLength record with a string length", """
+    from monoidlab import MinLength
+    MinLength("parity", "balanced", "5:6", 4, "3", 0)""")):
+        add(Case(f"API: {label}", 45, [code], api=True, writes=("work/rep", "work/r"),
+                 max_seconds=30))
+    # ---- 44. more empty inputs
+    add(Case("API: evaluate_kinds on no lengths", 44, [f"""
+    from monoidlab.training import evaluate_kinds, load_checkpoint
+    model, cfg, problem, _ = load_checkpoint("{run}")
+    evaluate_kinds(model, problem, [])"""], api=True))
+    add(Case("API: node_embeddings of no strings", 44, [f"""
+    import numpy as np, monoidlab as ml
+    from monoidlab.probing import node_embeddings
+    from monoidlab.training import load_checkpoint
+    model, cfg, problem, _ = load_checkpoint("{run}")
+    node_embeddings(model, ml.load_language("parity"), np.zeros((0, 0), int), np.zeros(0, int))
+    """], api=True, expect="any"))
     return cases
 
 

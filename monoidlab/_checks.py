@@ -11,6 +11,8 @@ numpy or torch traceback from deep inside.
 * :func:`check_index`: integers (scalars or arrays) in 0 .. n - 1; floats are not truncated,
   negatives do not wrap.
 * :func:`check_probability`: a finite number in (0, 1) (a failure probability ``delta``).
+* :func:`scalar_args`: a function's ``int`` / ``float`` / ``bool`` / ``str`` arguments
+  checked against their annotations (the task constructors use it).
 * :func:`read_only`, :class:`FrozenList`: results that a cache shares between callers (a
   monoid's arrays and word lists) refuse changes: numpy raises ``ValueError: assignment
   destination is read-only``, a :class:`FrozenList` raises :class:`ReadOnlyError`.
@@ -40,7 +42,7 @@ from monoidlab.errors import InputError, MonoidlabError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-__all__ = ["removed_keywords", "OFFSETS_NOW", "MAX_SEED", "check_seed", "check_count", "check_threads", "check_threshold",
+__all__ = ["removed_keywords", "scalar_args", "check_record", "check_bool", "OFFSETS_NOW", "MAX_SEED", "check_seed", "check_count", "check_threads", "check_threshold",
            "check_index", "check_probability", "check_str", "is_int", "read_only", "FrozenList",
            "ReadOnlyError"]
 
@@ -129,6 +131,17 @@ def check_str(value: Any, what: str) -> str:
     if not isinstance(value, str):
         raise InputError(f"{what}: a string, got {type(value).__name__} {_shown(value)}")
     return value
+
+
+def check_bool(value: Any, what: str) -> bool:
+    """``True`` or ``False`` (a numpy bool too); a truthy string such as ``"no"`` is refused.
+
+    >>> check_bool(np.True_, "flag")
+    True
+    """
+    if not isinstance(value, bool | np.bool_):
+        raise InputError(f"{what}: True or False, got {type(value).__name__} {_shown(value)}")
+    return bool(value)
 
 
 def check_index(index: Any, n: int, what: str = "element") -> np.ndarray:
@@ -234,3 +247,104 @@ def removed_keywords(**gone: str) -> Callable[[F], F]:
         return cast(F, checked)
 
     return wrap
+
+
+def _scalar_kind(annotation: Any) -> tuple[str, bool] | None:
+    """('int' | 'float' | 'bool' | 'str', None allowed) for a plain scalar annotation (the
+    string form ``from __future__ import annotations`` keeps), else None."""
+    parts = {p.strip() for p in str(annotation).replace("typing.", "").split("|")}
+    kinds = parts - {"None"}
+    if len(kinds) == 1 and (kind := next(iter(kinds))) in ("int", "float", "bool", "str"):
+        return kind, "None" in parts
+    return None
+
+
+#: integer arguments that are at least 1 wherever they appear (a batch of 0 never ends a loop)
+POSITIVE_ARGS = frozenset({"batch_size"})
+
+
+def _scalar(value: Any, kind: str, nullable: bool, what: str, name: str = "") -> Any:
+    if value is None and nullable:
+        return None
+    if kind == "int" and is_int(value):
+        least = 1 if name in POSITIVE_ARGS else 0  # every other one is a size, count or seed
+        if value < least:
+            raise InputError(f"{what}: an integer {least} or more, got {_shown(value)}")
+        return int(value)
+    if kind == "float" and isinstance(value, numbers.Real) and not isinstance(value, bool | np.bool_):
+        if not math.isfinite(value):
+            raise InputError(f"{what}: a finite number, got {_shown(value)}")
+        return float(value)
+    if kind == "bool" and isinstance(value, bool | np.bool_):
+        return bool(value)
+    if kind == "str" and isinstance(value, str):
+        return value
+    word = {"int": "an integer", "float": "a number", "bool": "True or False",
+            "str": "a string"}[kind]
+    raise InputError(f"{what}: {word}{' or None' if nullable else ''}, got "
+                     f"{type(value).__name__} {_shown(value)}")
+
+
+def scalar_args(func: F, what: Callable[[str], str] | None = None) -> F:
+    """``func`` with its scalar arguments checked against their annotations before the call:
+    an ``int`` is an integer 0 or more (1 or more for :data:`POSITIVE_ARGS`; ``bool``
+    refused, numpy integers become ``int``), a
+    ``float`` a finite number, a ``bool`` ``True`` / ``False`` (not a truthy string), a ``str``
+    a string; ``| None`` admits ``None``. ``what(name)`` words the argument in errors.
+
+    >>> def f(n: int = 2, flag: bool = False): return n, flag
+    >>> scalar_args(f)(np.int64(3), True)
+    (3, True)
+    >>> scalar_args(f)(flag="no")
+    Traceback (most recent call last):
+    ...
+    monoidlab.errors.InputError: flag: True or False, got str 'no'
+    """
+    import inspect
+
+    sig = inspect.signature(func)
+    kinds = {n: k for n, p in sig.parameters.items() if (k := _scalar_kind(p.annotation))}
+    if not kinds:
+        return func
+    name_of = what or (lambda n: n)
+
+    @functools.wraps(func)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        try:
+            bound = sig.bind(*args, **kwargs)
+        except TypeError:
+            return func(*args, **kwargs)  # Python's own message names the argument
+        for n, v in bound.arguments.items():
+            if n in kinds:
+                bound.arguments[n] = _scalar(v, *kinds[n], name_of(n), n)
+        return func(*bound.args, **bound.kwargs)
+
+    return cast(F, checked)
+
+
+def check_record(record: Any, what: str | None = None) -> None:
+    """A dataclass's scalar fields checked against their annotations, as :func:`scalar_args`
+    checks arguments (numpy integers become ``int``): records the API returns can also be
+    built by hand, and a wrong field must fail where it is given, not where it is read.
+    Call it from ``__post_init__``.
+
+    >>> from dataclasses import dataclass
+    >>> @dataclass
+    ... class R:
+    ...     n: int
+    ...     def __post_init__(self): check_record(self)
+    >>> R(np.int64(2)).n.__class__.__name__
+    'int'
+    >>> R("2")
+    Traceback (most recent call last):
+    ...
+    monoidlab.errors.InputError: R: field n: an integer, got str '2'
+    """
+    import dataclasses
+
+    label = what or type(record).__name__
+    for f in dataclasses.fields(record):
+        kind = _scalar_kind(f.type)
+        if kind is not None:
+            value = _scalar(getattr(record, f.name), *kind, f"{label}: field {f.name}", f.name)
+            object.__setattr__(record, f.name, value)  # frozen dataclasses too

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from monoidlab._checks import check_count, is_int
+from monoidlab._checks import check_count, check_str, is_int
 from monoidlab._kernels import fold_kernel
 from monoidlab._util import check_batch, length_mask
 from monoidlab.errors import InputError, MissingDependency, MonoidTooLarge, SpecError
@@ -90,6 +90,7 @@ def minimise(delta: np.ndarray, start: int, output: np.ndarray) -> tuple[np.ndar
     delta = np.asarray(delta, dtype=np.int64)
     output = np.asarray(output, dtype=np.int64)
     n, k = delta.shape
+    start = check_count(start, "start", minimum=0, maximum=n - 1)
     rows = delta.tolist()
     # Reachable states, breadth-first.
     seen = bytearray(n)
@@ -221,6 +222,10 @@ class Automaton:
         state_names: Sequence[str] | None = None,
         source: str | None = None,
     ) -> None:
+        check_str(name, "name")
+        check_str(description, "description")
+        if source is not None:
+            check_str(source, "source")
         src = source or f"Automaton({name!r})"
         alphabet = tuple(alphabet)
         if not alphabet:
@@ -290,6 +295,9 @@ class Automaton:
         >>> families.parity().replace(name="xor").name
         'xor'
         """
+        for value, what in ((name, "name"), (description, "description")):
+            if value is not None:
+                check_str(value, what)
         new_classes = self.classes if classes is None else tuple(str(c) for c in classes)
         if len(new_classes) != len(self.classes):
             raise SpecError(f"Automaton({self.name!r})", "classes", f"expected "

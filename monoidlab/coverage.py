@@ -32,7 +32,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from monoidlab._checks import OFFSETS_NOW, check_count, removed_keywords
+from monoidlab._checks import (
+    OFFSETS_NOW,
+    check_bool,
+    check_count,
+    check_record,
+    removed_keywords,
+    scalar_args,
+)
 from monoidlab._util import MAX_LENGTH, check_limits_flag, limit_error, longest_length
 from monoidlab.errors import InputError
 from monoidlab.geometry import LengthsLike, Offsets, OffsetsLike, Padding, length_array, range_text
@@ -91,6 +98,9 @@ class Coverage:
     n_strings: int | None = None
     per_level: np.ndarray | None = field(default=None, repr=False)
     level_support: np.ndarray | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        check_record(self)
 
     @property
     def probabilities(self) -> np.ndarray:
@@ -369,7 +379,8 @@ def _class_targets(lang: Automaton, sampler: str, within: Within) -> list[np.nda
         return [keep]
     if sampler == "balanced":
         return [np.eye(lang.n_classes, dtype=bool)[c] for c in np.flatnonzero(keep)]
-    raise InputError(f"exact coverage computes the samplers {', '.join(EXACT_SAMPLERS)}, not "
+    raise InputError(f"sampler: exact coverage computes the samplers "
+                     f"{', '.join(EXACT_SAMPLERS)}, not "
                      f"{sampler!r} (sample it instead: sampled_coverage(ml.sample(...)))")
 
 
@@ -414,6 +425,7 @@ def exact_coverage(lang: Automaton | str, lengths: LengthsLike, *, schedule: str
     offsets = Offsets.parse(offsets)
     longest_length(lengths)  # validates lengths without expanding a range
     check_limits_flag(limits)
+    per_level = check_bool(per_level, "per_level")
     if limits:  # the longest length and the layouts before the monoid (enumeration is work)
         check_exact_layouts(schedule, lengths, offsets, 1, "lengths", limits)
     monoid = lang.monoid()
@@ -498,6 +510,7 @@ def exact_coverage(lang: Automaton | str, lengths: LengthsLike, *, schedule: str
                     None, counts if per_level else None, support if per_level else None)
 
 
+@scalar_args
 def sampled_coverage(batch: Batch, schedule: str = "balanced", offsets: ArrayLike | None = None,
                      per_level: bool = False,
                      monoid: SyntacticMonoid | Automaton | str | None = None,

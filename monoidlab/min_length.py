@@ -21,7 +21,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from monoidlab._checks import OFFSETS_NOW, check_count, check_probability, removed_keywords
+from monoidlab._checks import (
+    OFFSETS_NOW,
+    check_count,
+    check_probability,
+    check_record,
+    is_int,
+    removed_keywords,
+)
 from monoidlab._util import check_limits_flag, limit_error, longest_length
 from monoidlab.coverage import (
     EXACT_SAMPLERS,
@@ -79,6 +86,9 @@ class MinLength:
     recommended_length: int | None = None
     recommended_samples: int | None = None  # strings per run the rule was measured with
     recommendation: str = ""  # its basis, or why there is none
+
+    def __post_init__(self) -> None:
+        check_record(self)
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -171,7 +181,7 @@ def min_training_length(lang: Automaton | str, test_lengths: LengthsLike, *,
     if delta is not None and (isinstance(delta, bool) or not isinstance(delta, int | float)
                               or not 0 < delta < 1):
         raise InputError(f"delta must lie in (0, 1), got {delta!r}"[:200])
-    if isinstance(r, bool) or not isinstance(r, int) or r < 1:
+    if not is_int(r) or r < 1:
         raise InputError(f"r (times each composition is seen) must be an integer >= 1, got {r!r}")
     if max_search is not None:
         max_search = check_count(max_search, "max_search")

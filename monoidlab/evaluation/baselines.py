@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from monoidlab._checks import scalar_args
 from monoidlab._util import length_mask
 from monoidlab.evaluation.measures import pooled_accuracy
 
@@ -69,6 +70,7 @@ def majority_baseline(labels: np.ndarray) -> float:
     return float(np.bincount(labels).max() / len(labels)) if len(labels) else float("nan")
 
 
+@scalar_args
 def count_baseline(tokens: np.ndarray, lengths: np.ndarray, labels: np.ndarray,
                    n_symbols: int) -> float:
     """Accuracy of the best *count-only* model on this test set: strings with equal symbol

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from monoidlab._checks import check_count, scalar_args
 from monoidlab._suggest import did_you_mean
 from monoidlab.errors import UnknownName
 from monoidlab.near_miss import NearMissTooLarge, near_miss_classes, near_misses
@@ -64,6 +65,7 @@ def check_kinds(kinds: Any) -> tuple[str, ...]:
 
 def classes_at(lang: Any, L: int, within: Within = None) -> np.ndarray:
     """Indices of the classes (of the sub-language ``within``) that have strings of length L."""
+    L = check_count(L, "L", minimum=0)
     keep = class_mask(lang, within)
     out = np.asarray(lang.output)
     C = path_counts(np.asarray(lang.delta, np.int64), np.where(keep[out], out, -1),
@@ -71,6 +73,7 @@ def classes_at(lang: Any, L: int, within: Within = None) -> np.ndarray:
     return np.flatnonzero(C[int(L), lang.start] > 0)
 
 
+@scalar_args
 def kind_batch(lang: Any, kind: str, L: int, n: int, rng: np.random.Generator,
                within: Within = None) -> Batch:
     """``n`` test strings of length ``L`` of one kind (a :class:`~monoidlab.sampling.Batch`).

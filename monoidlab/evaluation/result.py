@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from monoidlab._checks import check_record, scalar_args
 from monoidlab.evaluation.baselines import BASELINES
 
 __all__ = ["Evaluation", "min_beside_baselines", "upgrade_results", "DEFAULT_THRESHOLD"]
@@ -62,6 +63,9 @@ class Evaluation:
     #: tape tasks: ``by_measure[measure][kind][L]`` for both definitions, on the same strings
     by_measure: dict = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        check_record(self)
+
     @property
     def majority(self) -> dict:
         """``majority[kind][L]``: the majority-class baseline."""
@@ -77,13 +81,16 @@ class Evaluation:
         """Kinds with at least one scored length (the ones *solved* is judged on)."""
         return [k for k in self.kinds if self.accuracy.get(k)]
 
+    @scalar_args
     def min_accuracy(self, kind: str) -> float:
         acc = self.accuracy.get(kind, {})
         return float(min(acc.values())) if acc else float("nan")
 
+    @scalar_args
     def mean_accuracy(self, kind: str) -> float:
         return _mean(self.accuracy.get(kind, {}))
 
+    @scalar_args
     def failing_lengths(self, kind: str) -> list[int]:
         """Scored lengths of ``kind`` below the threshold."""
         return sorted(L for L, a in self.accuracy.get(kind, {}).items() if a < self.threshold)
@@ -264,6 +271,7 @@ def upgrade_results(res: dict[str, Any]) -> dict[str, Any]:
     return res
 
 
+@scalar_args
 def min_beside_baselines(evaluation: dict, kind: str) -> str:
     """A kind's minimum accuracy beside what a majority-class / a count-only model scores on the
     same strings (their means over the scored lengths), from an evaluation's JSON form

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from monoidlab._checks import check_count, check_seed, check_threshold
+from monoidlab._checks import check_count, check_seed, check_threshold, scalar_args
 from monoidlab._util import MAX_STRINGS, check_workload, eval_mode, progress_bar
 from monoidlab.evaluation.baselines import BASELINES, TestSet
 from monoidlab.evaluation.measures import MEASURES, TokenScored, pooled_accuracy
@@ -70,6 +70,7 @@ def to_device(batch: dict[str, Any], device: torch.device | str) -> dict[str, An
     return out
 
 
+@scalar_args
 def evaluate_kinds(model: Any, problem: Any, lengths: Any, n_per_length: int = 64,
                    seed: int = 0, kinds: Any = None, threshold: float = DEFAULT_THRESHOLD,
                    batch_size: int = 256, device: Any = None,
@@ -309,12 +310,14 @@ def single_class_lengths(problem: Any, lens: np.ndarray, what: str = "test lengt
     return single
 
 
+@scalar_args
 def check_test_lengths(problem: Any, lengths: Any, what: str = "test lengths") -> set[int]:
     """The lengths of ``lengths`` with strings of a single class (warning when they are most
     of them): :func:`single_class_lengths` on the lengths that have strings."""
     return single_class_lengths(problem, problem.lengths(lengths), what)
 
 
+@scalar_args
 def evaluate(model: Any, problem: Any, lengths: Any, n_per_length: int = 64, seed: int = 0,
              batch_size: int = 256, device: Any = None, progress: bool = False,
              kind: str | None = None) -> dict:

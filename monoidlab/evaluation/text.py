@@ -11,6 +11,7 @@ solved (accuracy >= 0.99 at every scored length of: paper)
 
 from __future__ import annotations
 
+from monoidlab._checks import scalar_args
 from monoidlab._util import format_table
 from monoidlab.evaluation.result import Evaluation
 from monoidlab.geometry import range_text
@@ -18,6 +19,7 @@ from monoidlab.geometry import range_text
 __all__ = ["evaluation_text"]
 
 
+@scalar_args
 def evaluation_text(ev: Evaluation, lengths: bool = True, max_rows: int = 24,
                     verdict: str | None = None) -> str:
     """The evaluation as text: (optionally) accuracy per length and kind, then one summary row

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from monoidlab._checks import check_str, scalar_args
 from monoidlab._suggest import did_you_mean
 from monoidlab.errors import ConfigError, UnknownName
 from monoidlab.models.protocols import (
@@ -270,6 +271,7 @@ REGISTRY: dict[str, ModelSpec] = {s.name: s for s in (
 
 def model_spec(name: str) -> ModelSpec:
     """The spec registered under ``name`` (an unknown name suggests the closest)."""
+    check_str(name, "model name")
     try:
         return REGISTRY[name]
     except (KeyError, TypeError):
@@ -282,6 +284,7 @@ def model_class(name: str) -> type[nn.Module]:
     return model_spec(name).model_class()
 
 
+@scalar_args
 def build_model(name: str, vocab_size: int, n_classes: int, **options: Any) -> nn.Module:
     """Build the model registered under ``name`` with the given options.
 
@@ -296,6 +299,7 @@ def able(capability: type) -> list[str]:
     return [n for n, s in sorted(REGISTRY.items()) if s.can(capability)]
 
 
+@scalar_args
 def require(model: str, capability: type, what: str, key: str = "model") -> None:
     """Refuse, in one :class:`~monoidlab.errors.ConfigError` line, a model that lacks
     ``capability`` (``what`` says what needs it), naming the models that have it."""

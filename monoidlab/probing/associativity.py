@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from monoidlab._checks import scalar_args
 from monoidlab._util import eval_mode
 from monoidlab.errors import InputError
 
@@ -51,6 +52,7 @@ def as_operator_model(model: Any) -> OperatorModel:
     return model
 
 
+@scalar_args
 def root_states(model: nn.Module, tokens: np.ndarray, lengths: np.ndarray,
                 batch_size: int = 256) -> np.ndarray:
     """The state at each string's root, as the model's operator sees it (numpy (B, D))."""
@@ -175,6 +177,7 @@ def associativity(model: nn.Module, lang: Automaton, x: tuple[np.ndarray, np.nda
     return df
 
 
+@scalar_args
 def summarise_associativity(df: pandas.DataFrame, n_bins: int = 4) -> dict[str, Any]:
     """Means (and medians / 90th percentiles of the distances) overall and by length of xyz,
     with the baselines ``majority`` (share of the most frequent class of xyz: what a constant

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from monoidlab._checks import scalar_args
 from monoidlab.evaluation.certificate import certify_table
 from monoidlab.evaluation.model_certificate import (
     ModelCertificate,
@@ -36,6 +37,7 @@ from monoidlab.probing._target import resolve_target
 __all__ = ["certify"]
 
 
+@scalar_args
 def certify(model_or_run: Any, language: Any = None, *, offsets: bool = False,
             device: str | None = None, seed: int = 0, **extract: Any) -> ModelCertificate:
     """The certificate of a model (with its ``language``) or of a run folder / checkpoint.

@@ -21,6 +21,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator
 
+from monoidlab._checks import scalar_args
 from monoidlab.errors import InputError
 from monoidlab.probing.embeddings import NodeEmbeddings
 
@@ -84,6 +85,7 @@ def _make_clusterer(clusterer: Any, k: int | None, n: int, seed: int | None) -> 
     return est
 
 
+@scalar_args
 def chance_scores(labels_true: ArrayLike, labels_pred: ArrayLike, n_shuffles: int = 3,
                   seed: int | None = 0) -> dict[str, float]:
     """The scores of :func:`agreement_scores` for the same clusters shuffled across the points
@@ -125,6 +127,9 @@ class ClusterAgreement(BaseEstimator):
 
     def __init__(self, clusterer: Any = "kmeans", n_clusters: int | str | None = "n_ecs",
                  seed: int | None = 0) -> None:
+        from monoidlab._checks import check_seed
+
+        check_seed(seed, generator=False)  # kept as given (sklearn's get_params contract)
         self.clusterer = clusterer
         self.n_clusters = n_clusters
         self.seed = seed
@@ -176,6 +181,7 @@ class Agreement:
     fitted: dict[str, ClusterAgreement]
 
 
+@scalar_args
 def cluster_agreement(emb: NodeEmbeddings, clusterers: Any = CLUSTERERS,
                       by: str | None = "level", max_nodes: int | None = 3000,
                       min_group: int = 20, seed: int | None = 0) -> Agreement:
@@ -211,6 +217,7 @@ def cluster_agreement(emb: NodeEmbeddings, clusterers: Any = CLUSTERERS,
 # --------------------------------------------------------------------------- linear probe
 
 
+@scalar_args
 def linear_probe(emb: NodeEmbeddings, test_size: float = 0.5, max_nodes: int | None = 20000,
                  C: float = 1.0, seed: int | None = 0) -> dict[str, Any]:
     """Logistic regression (after standardisation) predicting the EC from the embedding.
@@ -225,6 +232,11 @@ def linear_probe(emb: NodeEmbeddings, test_size: float = 0.5, max_nodes: int | N
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
+    from monoidlab._checks import check_probability
+
+    check_probability(test_size, "test_size")
+    if C <= 0:
+        raise InputError(f"C: the inverse regularisation strength, a number above 0, got {C}")
     emb = emb.subsample(max_nodes, "level", seed)
     X, y, groups = emb.X, emb.ec, emb.meta["string"].to_numpy()
     if len(np.unique(groups)) < 2:

@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from monoidlab._checks import scalar_args
 from monoidlab.errors import InputError
 
 __all__ = ["Drift", "drift", "drift_by_level", "predicted_failure_level", "TEST_LENGTHS"]
@@ -140,6 +141,7 @@ def _strings(problem: Any, cfg: Any, lengths: Any, n: int, seed: int
     return np.concatenate(toks), np.concatenate(lens)
 
 
+@scalar_args
 def drift(model_or_run: Any, language: Any = None, *, train_lengths: Any = None,
           test_lengths: Any = TEST_LENGTHS, strings: int = 16, ref_level: int | None = None,
           min_nodes: int = 20, seed: int = 1, device: str | None = None) -> Drift:

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from monoidlab._checks import check_record, scalar_args
 from monoidlab._util import eval_mode
 from monoidlab.errors import InputError
 from monoidlab.geometry import LengthsLike, length_array
@@ -65,6 +66,9 @@ class NodeEmbeddings:
     schedule: str | None  # "balanced" | "scan" | "chain" (None: a tree model probed on no string)
     monoid: SyntacticMonoid = field(repr=False)
 
+    def __post_init__(self) -> None:
+        check_record(self)
+
     def __len__(self) -> int:
         return len(self.X)
 
@@ -77,10 +81,14 @@ class NodeEmbeddings:
         return NodeEmbeddings(self.X[idx], self.meta.iloc[idx].reset_index(drop=True),
                               self.kind, self.schedule, self.monoid)
 
+    @scalar_args
     def subsample(self, n: int | None, by: str | None = "level",
                   seed: int | None = 0) -> NodeEmbeddings:
         """At most ``n`` rows, seeded; with ``by``, the same cap for every group (small groups,
         e.g. the top tree levels, are kept whole)."""
+        if by is not None and by not in self.meta.columns:
+            raise InputError(f"by: a column of meta ({', '.join(map(str, self.meta.columns))}) "
+                             f"or None, got {by!r}")
         if n is None or len(self) <= n:
             return self
         rng = np.random.default_rng(seed)
@@ -103,6 +111,7 @@ def _water_fill(counts: np.ndarray, n: int) -> np.ndarray:
     return np.minimum(counts, lo)
 
 
+@scalar_args
 def node_embeddings(model: Any, lang: Automaton, tokens: ArrayLike, lengths: ArrayLike, *,
                     include_empty: bool = False, batch_size: int = 128,
                     device: torch.device | str | None = None) -> NodeEmbeddings:
@@ -185,6 +194,9 @@ class HeldOut:
     description: str
     info: dict[str, Any]
 
+    def __post_init__(self) -> None:
+        check_record(self)
+
     def __len__(self) -> int:
         return len(self.lengths)
 
@@ -199,6 +211,7 @@ def _keys(tokens: np.ndarray, lengths: np.ndarray) -> list[bytes]:
             for i, L in enumerate(lengths)]
 
 
+@scalar_args
 def training_strings(cfg: RunConfig, problem: Problem, steps: int | None = None) -> set[bytes]:
     """The distinct strings of a run's first ``steps`` training batches (default ``cfg.steps``),
     regenerated exactly as the trainer draws them (``default_rng([seed, step])``)."""
@@ -212,6 +225,7 @@ def training_strings(cfg: RunConfig, problem: Problem, steps: int | None = None)
     return seen
 
 
+@scalar_args
 def heldout_strings(cfg: RunConfig, problem: Any, n: int, lengths: LengthsLike | None = None,
                     mode: str = "lengths", seed: int = 0, steps: int | None = None) -> HeldOut:
     """``n`` seeded strings the run of ``cfg`` never trained on.

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from monoidlab._checks import check_count, check_seed
+from monoidlab._checks import check_count, check_seed, scalar_args
 from monoidlab._util import progress_bar
 from monoidlab.errors import InputError
 from monoidlab.geometry import LengthsLike
@@ -66,6 +66,7 @@ class _Stages:
             self.bar.update(1)
 
 
+@scalar_args
 def probe_model(model: nn.Module, lang: Automaton, heldout: HeldOut,
                 triples: _Triples | None = None, clusterers: Any = CLUSTERERS,
                 max_nodes: int | None = 3000, seed: int | None = 0,
@@ -96,6 +97,7 @@ def probe_model(model: nn.Module, lang: Automaton, heldout: HeldOut,
     return out
 
 
+@scalar_args
 def probe_checkpoint(path: str | os.PathLike, n_strings: int = 200,
                      lengths: LengthsLike | None = None, mode: str = "lengths",
                      n_triples: int = 300, seed: int = 0, compare_init: bool = True,

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from monoidlab._checks import scalar_args
 from monoidlab._util import length_mask
 from monoidlab.errors import InputError
 from monoidlab.geometry import LengthsLike, length_array
@@ -104,6 +105,7 @@ def _cut(tokens: np.ndarray, starts: np.ndarray,
     return np.where(valid, out, 0), lens.astype(np.int64)
 
 
+@scalar_args
 def draw_triples(problem: Any, n: int, part_lengths: LengthsLike,
                  seed: int | np.random.Generator | None = 0,
                  sampler: str = "balanced") -> Triples:
@@ -145,6 +147,7 @@ def draw_triples(problem: Any, n: int, part_lengths: LengthsLike,
     return Triples(x, y, z, tokens, total, lang.classify(tokens, total))
 
 
+@scalar_args
 def heldout_triples(cfg: RunConfig, problem: Any, n: int, lengths: LengthsLike | None = None,
                     mode: str = "lengths", seed: int = 0, steps: int | None = None,
                     sampler: str = "balanced") -> Triples:

@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from monoidlab._paths import (check_output_dir, confine, ensure_dir, refuse_clobber,
-                              slugify)
+from monoidlab._checks import scalar_args
+from monoidlab._paths import check_output_dir, confine, ensure_dir, refuse_clobber, slugify
 from monoidlab._util import atomic_write_json, atomic_write_text
 from monoidlab.automaton import Automaton
 from monoidlab.errors import InputError
@@ -51,6 +51,7 @@ def _recipe_for(lang: Any, test: Any) -> dict:
     return {**advice, "refusal": refusal}
 
 
+@scalar_args
 def build_report(language: str | Automaton | None, out_dir: str | os.PathLike, *,
                  checkpoint: str | os.PathLike | None = None,
                  train_lengths: LengthsLike | None = None,

@@ -29,7 +29,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike
 
-from monoidlab._checks import check_count, check_seed
+from monoidlab._checks import check_count, check_seed, check_str
 from monoidlab._suggest import known_choices
 from monoidlab.errors import InputError, UnknownName
 
@@ -103,8 +103,10 @@ class RandomStream:
     """
 
     def __init__(self, rng: np.random.Generator, block: int = 4096) -> None:
+        if not isinstance(rng, np.random.Generator):
+            raise InputError(f"rng: a numpy Generator, got {type(rng).__name__}")
         self._rng = rng
-        self._block = block
+        self._block = check_count(block, "block")
         self._buf: list[float] = []
         self._pos = 0
 
@@ -143,6 +145,17 @@ class Task(abc.ABC):
     """
 
     name: str = ""  # the registry name (a class attribute; an instance may refine it)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # every task's options are checked against their annotations before its __init__
+        # runs: an option given from Python meets the config file's refusals, not a numpy error
+        super().__init_subclass__(**kwargs)
+        if "__init__" in vars(cls):
+            from monoidlab._checks import scalar_args
+
+            label = cls.name or cls.__name__
+            cls.__init__ = scalar_args(cls.__init__,  # type: ignore[method-assign]
+                                       lambda n: f"task {label!r}: option {n}")
     level: ClassVar[str] = ""
     #: "tape": Delétang's input tape; "next_token": prompt → answer by next-token prediction
     readout: ClassVar[str] = "tape"
@@ -319,6 +332,9 @@ class StringTask(Task):
     symbols (reverse, duplicate, odds first, sort): shared vocabularies and sampler."""
 
     def __init__(self, vocab_size: int = 2) -> None:
+        if vocab_size < 1:
+            raise InputError(f"task {self.name!r}: option vocab_size: at least 1 symbol, got "
+                             f"{vocab_size}")
         self.input_vocab = [str(i) for i in range(vocab_size)]
         self.output_vocab = list(self.input_vocab)
 
@@ -349,6 +365,7 @@ def get_task(name: str, **kwargs: Any) -> Task:
     """
     # Registration happens on import of the task modules; make sure they are loaded.
     importlib.import_module("monoidlab.tasks")
+    check_str(name, "task name")
     if name not in TASKS:
         raise UnknownName(f"unknown task {name!r}" + known_choices(name, TASKS, "known tasks",
                                                                    where="docs/tasks.md"))

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from monoidlab._checks import check_count
+from monoidlab._checks import check_count, is_int
 from monoidlab.errors import InputError
 
 from .base import RandomStream, StringTask, Task, TaskBatch, as_generator, register_task
@@ -130,6 +130,8 @@ def generate_bracket_expression(
         >>> len(toks), evaluate_brackets(toks, 5) == v
         (9, True)
     """
+    length = check_count(length, "length")
+    modulus = check_count(modulus, "modulus")
     if length < 1:
         raise InputError(f"bracketed expressions need length >= 1, got {length}")
     tokens: list[str] = []
@@ -180,6 +182,9 @@ def evaluate_brackets(tokens: Sequence[str], modulus: int, x: int | None = None)
         >>> evaluate_brackets(list("((1+2)*-3)"), 5)   # 3 * -3 = -9 = 1 (mod 5)
         1
     """
+    modulus = check_count(modulus, "modulus")
+    if x is not None and not is_int(x):
+        raise InputError(f"x: the value of the symbol x, an integer or None, got {x!r}"[:120])
     stack: list[object] = []
     prev: str | None = None
     for tok in tokens:

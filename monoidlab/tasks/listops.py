@@ -31,6 +31,7 @@ from functools import cached_property
 import numpy as np
 from numpy.typing import ArrayLike
 
+from monoidlab._checks import check_count, check_record, is_int
 from monoidlab.errors import InputError
 
 from .base import RandomStream, Task, TaskBatch, as_generator, register_task
@@ -63,7 +64,20 @@ def _apply(op: str, args: list[int]) -> int:
 
 
 def _symbols(tokens: Sequence) -> list[str]:
-    return [LISTOPS_VOCAB[int(t)] if not isinstance(t, str) else t for t in tokens]
+    """The expression's symbols from symbols or ids (one expression: a flat sequence)."""
+    if isinstance(tokens, np.ndarray) and tokens.ndim == 1 and tokens.dtype.kind in "iu" \
+            and (len(tokens) == 0 or 0 <= tokens.min() <= tokens.max() < len(LISTOPS_VOCAB)):
+        return [LISTOPS_VOCAB[t] for t in tokens.tolist()]  # a row of ids: the fast path
+    out = []
+    for i, t in enumerate(tokens):
+        if isinstance(t, str):
+            out.append(t)
+        elif is_int(t) and 0 <= t < len(LISTOPS_VOCAB):
+            out.append(LISTOPS_VOCAB[int(t)])
+        else:
+            raise InputError(f"tokens: one expression, symbols or ids 0 .. "
+                             f"{len(LISTOPS_VOCAB) - 1}; token {i} is {str(t)[:40]!r}")
+    return out
 
 
 def evaluate_listops(tokens: Sequence[str | int]) -> int:
@@ -295,6 +309,9 @@ class ListOpsSplit:
     max_depth: int
     max_args: int = 5
 
+    def __post_init__(self) -> None:
+        check_record(self, f"ListOps split {self.name!r}")
+
     @cached_property
     def task(self) -> ListOps:
         return ListOps(max_depth=self.max_depth, min_depth=self.min_depth,
@@ -325,6 +342,8 @@ def listops_splits(
         >>> sorted(listops_splits())
         ['test_deeper', 'test_longer', 'test_longer_deeper', 'train']
     """
+    max_args = check_count(max_args, "max_args", minimum=2)
+    train_max_depth = check_count(train_max_depth, "train_max_depth")
     lo, hi = deeper_depths
     # The shortest depth-lo string is a chain of lo two-argument operators (3 lo + 1).
     deeper_lengths = range(max(1 + 3 * lo, train_lengths.start), train_lengths.stop)

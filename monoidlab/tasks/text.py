@@ -218,6 +218,9 @@ class TextTask(Task):
                  min_count: int = 1, vocab_size: int = 20_000, validation: float = 0.1,
                  split_seed: int = 0, train_file: str | None = None,
                  test_file: str | None = None) -> None:
+        if not hasattr(type(self), "layout"):
+            raise InputError("TextTask is the base of the text tasks: make one of them "
+                             "(get_task('ag_news'), 'dbpedia' or 'sst2')")
         if tokenizer not in MODES:
             raise InputError(f"task {self.name!r}: unknown tokenizer {tokenizer!r}; "
                              f"tokenizers: {', '.join(MODES)}")

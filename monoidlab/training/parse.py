@@ -33,6 +33,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from monoidlab._checks import scalar_args
 from monoidlab._suggest import known_choices
 from monoidlab.errors import ConfigError, InputError
 from monoidlab.training.config import _FIELDS, RunConfig
@@ -92,6 +93,7 @@ def load_config(path: str | os.PathLike) -> RunConfig:
 
 
 # ------------------------------------------------------------------------------ keys
+@scalar_args
 def config_from_dict(data: Mapping[str, Any], source: str = "config", *,
                      saved: bool = False, explicit: Iterable[str] | None = None) -> RunConfig:
     """A :class:`~monoidlab.training.config.RunConfig` from plain keys.
@@ -229,6 +231,7 @@ def read_overrides(items: Iterable[str], source: str = "override") -> dict[str, 
     return out
 
 
+@scalar_args
 def apply_overrides(cfg: RunConfig, overrides: Iterable[str],
                     source: str = "override") -> RunConfig:
     """``cfg`` with ``key=value`` overrides (:func:`read_overrides`): the keys ``cfg`` was

@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from monoidlab._checks import check_str, scalar_args
 from monoidlab._util import atomic_write_json
 from monoidlab.errors import CheckpointError, InputError, TrainingDiverged
 from monoidlab.evaluation.result import Evaluation
@@ -56,6 +57,7 @@ def pick_device(name: str = "auto") -> torch.device:
     """``torch.device`` for "auto" (CUDA when present), "cpu", "cuda" or "cuda:N"."""
     import torch
 
+    check_str(name, "device name")
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     try:
@@ -109,6 +111,7 @@ def load_checkpoint(path: str | os.PathLike, device: torch.device | str = "cpu"
     return model, cfg, problem, ckpt
 
 
+@scalar_args
 def train(cfg: RunConfig, out_dir: str | os.PathLike | None = None, resume: bool = False,
           progress: bool = True, evaluate_at_end: bool = True,
           overwrite: bool = False, stop_at: int | None = None) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from monoidlab._checks import scalar_args
 from monoidlab.viz._common import (
     LABEL_LIMIT,
     label_note,
@@ -37,6 +38,9 @@ def automaton_figure(lang: Automaton, max_states: int = 40) -> Figure:
     """The minimal automaton drawn with networkx (start marked, classes as colours)."""
     import networkx as nx
 
+    from monoidlab._checks import check_count
+
+    max_states = check_count(max_states, "max_states")
     plt = _plt()
 
     g = nx.MultiDiGraph()
@@ -71,6 +75,7 @@ def automaton_figure(lang: Automaton, max_states: int = 40) -> Figure:
     return fig
 
 
+@scalar_args
 def multiplication_heatmap(monoid: SyntacticMonoid, limit: int = LABEL_LIMIT) -> Figure:
     """The multiplication table as a heatmap: row x (the left factor) times column y (the right
     factor), labelled by representative words (every k-th past ``limit`` ECs; the title says
@@ -119,6 +124,7 @@ def multiplication_heatmap(monoid: SyntacticMonoid, limit: int = LABEL_LIMIT) ->
     return fig
 
 
+@scalar_args
 def egg_box_figure(monoid: SyntacticMonoid, max_classes: int = 12) -> Figure:
     """Egg-box diagrams of the J-classes (rows R-classes, columns L-classes; * = idempotent)."""
     plt = _plt()

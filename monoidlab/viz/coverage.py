@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from monoidlab._checks import scalar_args
 from monoidlab.viz._common import LABEL_LIMIT, label_note, literal, literals, set_square_ticks
 from monoidlab.viz._common import pyplot as _plt
 from monoidlab.viz._common import trim as _trim
@@ -29,6 +30,7 @@ __all__ = ["coverage_heatmap", "ratio_heatmap", "gap_heatmaps", "shift_bars", "m
            "level_grid"]
 
 
+@scalar_args
 def coverage_heatmap(cov: Coverage, ax: Any = None, title: str | None = None,
                      rows: np.ndarray | None = None, cols: np.ndarray | None = None,
                      vmin: float | None = None, vmax: float | None = None,
@@ -63,6 +65,7 @@ def coverage_heatmap(cov: Coverage, ax: Any = None, title: str | None = None,
     return fig or ax.figure
 
 
+@scalar_args
 def ratio_heatmap(gap: CoverageGap, ax: Any = None, rows: np.ndarray | None = None,
                   cols: np.ndarray | None = None, limit: int = LABEL_LIMIT) -> Figure:
     """log10(test / train) frequency; cells needed at test but missing in training in red."""
@@ -119,6 +122,7 @@ def _lens(cov: Coverage) -> str:
     return f"lengths {cov.lengths.min()}–{cov.lengths.max()}"
 
 
+@scalar_args
 def shift_bars(gap: CoverageGap, top: int = 30) -> Figure:
     """Per-EC distribution shift: node-EC probability at train and at test (largest changes)."""
     import pandas as pd
@@ -139,6 +143,7 @@ def shift_bars(gap: CoverageGap, top: int = 30) -> Figure:
     return fig
 
 
+@scalar_args
 def missing_table(gap: CoverageGap, limit: int = 30) -> Figure:
     """The missing compositions as a table figure (most probable at test first)."""
     plt = _plt()

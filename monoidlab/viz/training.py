@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from monoidlab._checks import scalar_args
 from monoidlab.viz._common import legend_label, literal, wrap
 from monoidlab.viz._common import pyplot as _plt
 
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
 __all__ = ["accuracy_by_length", "exact_match_figure", "kind_accuracy_figure"]
 
 
+@scalar_args
 def accuracy_by_length(results: Mapping[Any, Mapping[Any, float]], ax: Any = None,
                        title: str = "accuracy by length") -> Figure:
     """Accuracy against test length, one line per run (``{label: {length: accuracy}}``)."""
@@ -41,6 +43,7 @@ def accuracy_by_length(results: Mapping[Any, Mapping[Any, float]], ax: Any = Non
     return fig or ax.figure
 
 
+@scalar_args
 def exact_match_figure(runs: Mapping[Any, Mapping[Any, Mapping[Any, float]]],
                        train_length: int | None = None, title: str | None = None) -> Figure:
     """Exact match against operand length: one panel per seed, one line per variant.
@@ -69,6 +72,7 @@ def exact_match_figure(runs: Mapping[Any, Mapping[Any, Mapping[Any, float]]],
     return fig
 
 
+@scalar_args
 def kind_accuracy_figure(evaluation: Evaluation, ax: Any = None,
                          title: str | None = None) -> Figure:
     """Accuracy by length, one panel per test kind: the model (solid, in the kind's colour)

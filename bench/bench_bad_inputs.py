@@ -1050,7 +1050,7 @@ def kept(rel: str, text: str):
     """The user's file at ``rel`` still holds ``text`` byte for byte."""
     def check(root: Path, proc) -> tuple[str, str] | None:
         p = root / rel
-        if not p.is_file() or p.read_text() != text:
+        if not p.is_file() or p.read_bytes() != text.encode():
             return "data lost", f"{rel} was replaced"
         return None
     return check

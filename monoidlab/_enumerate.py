@@ -3,7 +3,10 @@
 The whole frontier is multiplied by every letter at once and deduplicated in bulk: rows of
 state images are packed into int64 keys (direct-address table for small keys, a numba
 open-addressing table or sorted runs otherwise), or hashed to 64 bits and verified for many
-states. The first occurrence of each new element is its shortlex-least word, and the products
+states. When the packed keys fit the direct-address table (e.g. T_7: 7 states of 3 bits), the
+closure runs on the keys alone (:func:`_enumerate_direct`): a letter maps a key to the
+product's key through a few table lookups on groups of its digits, so no row is built until
+the end and no numba kernel is loaded (the first call in a fresh process stays cheap). The first occurrence of each new element is its shortlex-least word, and the products
 give the right Cayley table for free. The monoid itself is defined in docs/concepts.md.
 
 Memory is bounded, not only the element count: the frontier is multiplied in chunks of at most
@@ -40,7 +43,7 @@ class KeyIndex:
     restarts with exact byte-string keys.
     """
 
-    DIRECT_BITS = 22  # 4M int32 entries (16 MB); wider keys use the sorted index
+    DIRECT_BITS = 24  # 16M int32 entries (64 MB, e.g. T_8); wider keys use the sorted index
 
     def __init__(self, n: int, exact_bytes: bool = False) -> None:
         self.n = n
@@ -228,24 +231,32 @@ def bytes_per_element(n: int, k: int, mode: str) -> int:
     (twice in hash mode: the index verifies hits against a copy), its Cayley-table row,
     parent and letter, and the index's keys."""
     item = 1 if n <= 256 else 2 if n <= 65536 else 4
+    if mode == "direct":  # key, row, right table (int32 pieces, then int64), parent, letter
+        return 8 + n * item + 12 * k + 5
     return n * item * (2 if mode == "hash" else 1) + 8 * k + 48
 
 
-def enumerate_monoid(delta: np.ndarray, max_elements: int, name: str, exact_bytes: bool
+def enumerate_monoid(delta: np.ndarray, max_elements: int, name: str, exact_bytes: bool,
+                     max_bytes: int | None = None
                      ) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray],
                                 list[np.ndarray], KeyIndex]:
-    """Frontier-batched closure; returns element rows, right-table rows, parents, letters, index."""
+    """Frontier-batched closure; returns element rows, right-table rows, parents, letters, index.
+    ``max_bytes`` (default :data:`MAX_BYTES`) bounds the memory it may hold."""
+    max_bytes = MAX_BYTES if max_bytes is None else int(max_bytes)
     n, k = delta.shape
     dt = np.uint8 if n <= 256 else np.uint16 if n <= 65536 else np.uint32
     gens = np.ascontiguousarray(delta.T, dtype=dt)  # gens[a][q] = delta[q, a]
     index = KeyIndex(n, exact_bytes)
+    if index.direct is not None:
+        return _enumerate_direct(np.asarray(delta, np.int64), max_elements, name, index, dt,
+                                 max_bytes)
     fast = probe_kernels() is not None and rows_equal_kernel() is not None
     if index.mode == "packed" and index.direct is None and fast:
         index = _HashedIndex(n)
     elif index.mode == "hash" and fast and row_hash_kernel() is not None:
         index = _HashedRowIndex(n)
     per_element = bytes_per_element(n, k, index.mode)
-    max_size = min(int(max_elements), MAX_BYTES // per_element)
+    max_size = min(int(max_elements), max_bytes // per_element)
     elements = [np.arange(n, dtype=dt)[None, :]]
     parent = [np.array([-1])]
     letter = [np.array([-1])]
@@ -277,7 +288,7 @@ def enumerate_monoid(delta: np.ndarray, max_elements: int, name: str, exact_byte
             n_new = len(first_pos)
             if size + n_new > max_size:
                 raise MonoidTooLarge(_too_large(name, size + n_new, max_elements, n, k,
-                                                per_element))
+                                                per_element, max_bytes))
             rows = cand[first_pos]
             elements.append(rows)
             new_rows.append(rows)
@@ -290,11 +301,123 @@ def enumerate_monoid(delta: np.ndarray, max_elements: int, name: str, exact_byte
     return elements, right_rows, parent, letter, index
 
 
+#: digits of a key looked up at once when a letter acts on keys (tables of 2^12 entries)
+GROUP_BITS = 12
+
+
+def _letter_tables(delta: np.ndarray, bits: int) -> list[list[tuple[int, np.ndarray]]]:
+    """For each letter a, ``[(shift, table), ...]`` over groups of digits of a packed key:
+    ``key(f·a) = sum(table[(key(f) >> shift) & mask])``, where ``table[v]`` is the group of
+    digits delta(digit, a) placed at the group's position (a digit >= n never occurs)."""
+    n, k = delta.shape
+    per = max(1, GROUP_BITS // bits)  # digits per group
+    out: list[list[tuple[int, np.ndarray]]] = [[] for _ in range(k)]
+    for g0 in range(0, n, per):
+        g = min(per, n - g0)
+        v = np.arange(1 << (bits * g), dtype=np.int64)
+        digits = (v[:, None] >> (bits * np.arange(g))) & ((1 << bits) - 1)  # (2^(bits g), g)
+        valid = (digits < n).all(axis=1)
+        for a in range(k):
+            img = delta[np.minimum(digits, n - 1), a]  # delta(digit, a)
+            tab = (img << (bits * (g0 + np.arange(g)))).sum(axis=1)
+            out[a].append((bits * g0, np.where(valid, tab, 0)))
+    return out
+
+
+def _enumerate_direct(delta: np.ndarray, max_elements: int, name: str, index: KeyIndex,
+                      dt: type, max_bytes: int
+                      ) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray],
+                                 list[np.ndarray], KeyIndex]:
+    """The closure on packed keys in the direct-address table (numpy only, no kernels): the
+    same elements, order, words and right table as the row-based closure."""
+    n, k = delta.shape
+    bits = int(index.shift[1]) if n > 1 else 1
+    tables = _letter_tables(delta, bits)
+    direct = index.direct
+    assert direct is not None
+    per_element = bytes_per_element(n, k, "direct")
+    max_size = min(int(max_elements), max(0, max_bytes - direct.nbytes) // per_element)
+    identity = int((np.arange(n, dtype=np.int64) << index.shift).sum())
+    direct[identity] = 0
+    keys = [np.array([identity], np.int64)]
+    parent = [np.array([-1], np.int32)]
+    letter = [np.array([-1], np.int8 if k < 128 else np.int64)]
+    right: list[np.ndarray] = []
+    frontier, frontier_start, size = keys[0], 0, 1
+    chunk = max(1, CHUNK_BYTES // (24 * k))
+    while frontier.size:
+        new_keys = []
+        for lo in range(0, len(frontier), chunk):
+            part = frontier[lo: lo + chunk]
+            by_letter = np.empty((len(part), k), np.int64)  # row u, column a: key of u·a
+            digits = [(part >> shift) & (len(tab) - 1) for shift, tab in tables[0]]
+            for a, groups in enumerate(tables):
+                acc = by_letter[:, a]
+                np.take(groups[0][1], digits[0], out=acc)
+                for (_, tab), d in zip(groups[1:], digits[1:]):
+                    acc += tab[d]
+            cand = by_letter.ravel()  # candidate u*k + a, the shortlex order of the words
+            found = direct[cand]
+            new = np.flatnonzero(found < 0)
+            if len(new):
+                first_pos = _first_occurrences(direct, cand, new)
+                if size + len(first_pos) > max_size:
+                    raise MonoidTooLarge(_too_large(name, size + len(first_pos), max_elements,
+                                                    n, k, per_element, max_bytes,
+                                                    direct.nbytes))
+                direct[cand[first_pos]] = np.arange(size, size + len(first_pos), dtype=np.int32)
+                found[new] = direct[cand[new]]
+            else:
+                first_pos = new
+            new_keys.append(cand[first_pos])
+            right.append(found.reshape(-1, k))
+            parent.append((frontier_start + lo + first_pos // k).astype(np.int32))
+            letter.append((first_pos % k).astype(np.int8 if k < 128 else np.int64))
+            size += len(first_pos)
+        frontier_start = size - sum(len(x) for x in new_keys)
+        frontier = np.concatenate(new_keys)
+        keys.append(frontier)
+    del cand, by_letter, found, frontier
+    rows: np.ndarray = np.empty((size, n), dt)  # decoded piece by piece: no (size, n) int64 temporary
+    at = 0
+    for piece in keys:
+        for lo in range(0, len(piece), chunk):
+            part = piece[lo: lo + chunk]
+            rows[at: at + len(part)] = (part[:, None] >> index.shift) & ((1 << bits) - 1)
+            at += len(part)
+    del keys
+    index.rows = rows
+    right_table = np.concatenate(right, dtype=np.int64)
+    del right
+    return [rows], [right_table], parent, letter, index
+
+
+def _first_occurrences(direct: np.ndarray, cand: np.ndarray, new: np.ndarray) -> np.ndarray:
+    """The positions in ``new`` (ascending candidate positions of unseen keys) that hold the
+    first occurrence of their key, found in the direct table itself without sorting: each
+    unseen key's slot holds -(position + 2) of a claimant, and smaller positions claim again
+    until none is smaller (fancy assignment picks an arbitrary one of equal keys; each round
+    strictly lowers every slot's position, and there are few rounds)."""
+    keys = cand[new]
+    # written last to first: where numpy assigns in order (it does, though it does not promise
+    # to), the first occurrence wins at once and the loop below only confirms it
+    direct[keys[::-1]] = -(new[::-1] + 2)
+    while True:
+        held = -direct[keys].astype(np.int64) - 2
+        lower = new < held
+        if not lower.any():
+            break
+        direct[keys[lower]] = -(new[lower] + 2)
+    return new[held == new]
+
+
 def _too_large(name: str, at_least: int, max_elements: int, n: int, k: int,
-               per_element: int) -> str:
+               per_element: int, max_bytes: int, fixed: int = 0) -> str:
     if at_least > max_elements:
         return (f"{name}: the monoid has more than max_elements={max_elements} elements (at "
                 f"least {at_least}); raise max_elements to enumerate it")
+    need = (at_least * per_element + fixed) / 2**30
     return (f"{name}: the monoid has at least {at_least} elements of {n} states each "
-            f"({per_element} bytes per element with {k} letters): more than the "
-            f"{MAX_BYTES / 2**30:g} GiB an enumeration may hold")
+            f"({per_element} bytes per element with {k} letters): it needs at least "
+            f"{need:.2f} GiB, more than the {max_bytes / 2**30:g} GiB an enumeration may hold "
+            f"(max_bytes={max_bytes}; monoid(max_bytes=...) raises it)")

@@ -439,20 +439,26 @@ class Automaton:
         return self.output[self.run(strings_or_tokens, lengths)]
 
     # ------------------------------------------------------------------ algebra
-    def monoid(self, max_elements: int = 1_000_000) -> SyntacticMonoid:
+    def monoid(self, max_elements: int = 1_000_000,
+               max_bytes: int | None = None) -> SyntacticMonoid:
         """The syntactic monoid (transition monoid of this minimal machine), cached.
 
         A cached monoid larger than a later, smaller ``max_elements`` raises
-        :class:`~monoidlab.errors.MonoidTooLarge` as a fresh enumeration would.
+        :class:`~monoidlab.errors.MonoidTooLarge` as a fresh enumeration would. The enumeration
+        holds at most ``max_bytes`` (default 1 GiB: rows, Cayley table, words' parents and the
+        index); past it the error names the memory it needs (T_8, 16,777,216 elements: about
+        1.1 GiB, ``max_bytes=2**31``).
         """
         # The one lazy edge from automaton to monoid (same layer, see tests/test_layers.py):
         # the cache lives here so that every holder of this machine shares one enumeration.
         from monoidlab.monoid import SyntacticMonoid
 
         max_elements = check_count(max_elements, "max_elements")
+        if max_bytes is not None:
+            max_bytes = check_count(max_bytes, "max_bytes")
         monoid = self._monoid
         if monoid is None:  # a failed (too large) enumeration is not cached
-            monoid = SyntacticMonoid(self, max_elements=max_elements)
+            monoid = SyntacticMonoid(self, max_elements=max_elements, max_bytes=max_bytes)
             object.__setattr__(self, "_monoid", monoid)
         elif monoid.size > max_elements:
             raise MonoidTooLarge(f"{self.name}: the monoid has {monoid.size} elements, more "

@@ -75,7 +75,8 @@ class SyntacticMonoid:
     outputs : class index of each element, ``output[f_m(start)]``.
     """
 
-    def __init__(self, automaton: Automaton, max_elements: int = 1_000_000) -> None:
+    def __init__(self, automaton: Automaton, max_elements: int = 1_000_000,
+                 max_bytes: int | None = None) -> None:
         from monoidlab.automaton import Automaton
 
         if not isinstance(automaton, Automaton):
@@ -83,14 +84,20 @@ class SyntacticMonoid:
                              f"{type(automaton).__name__}")
         self.automaton = automaton
         self.max_elements = check_count(max_elements, "max_elements")
+        if max_bytes is not None:
+            max_bytes = check_count(max_bytes, "max_bytes")
         delta = np.asarray(automaton.delta)
         try:
-            out = enumerate_monoid(delta, self.max_elements, automaton.name, exact_bytes=False)
+            out = enumerate_monoid(delta, self.max_elements, automaton.name, exact_bytes=False,
+                                   max_bytes=max_bytes)
         except HashCollision:  # never seen in practice; exact keys are slower but safe
-            out = enumerate_monoid(delta, self.max_elements, automaton.name, exact_bytes=True)
+            out = enumerate_monoid(delta, self.max_elements, automaton.name, exact_bytes=True,
+                                   max_bytes=max_bytes)
         elements, right_rows, parent, letter, index = out
-        self.elements: np.ndarray = np.concatenate(elements)
-        self.right: np.ndarray = np.concatenate(right_rows).astype(np.int64)
+        # one piece (the key-space closure) is kept as it is: no copy of the largest arrays
+        self.elements: np.ndarray = elements[0] if len(elements) == 1 else np.concatenate(elements)
+        self.right: np.ndarray = (right_rows[0] if len(right_rows) == 1 else
+                                  np.concatenate(right_rows)).astype(np.int64, copy=False)
         self._parent = np.concatenate(parent)
         self._letter = np.concatenate(letter)
         self._index = index

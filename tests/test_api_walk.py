@@ -11,8 +11,8 @@ import shutil
 
 import numpy as np
 import pytest
-
 from api_walk import NOT_WALKED, SUBPACKAGES, Walk, walk
+
 from monoidlab._checks import check_record, scalar_args
 from monoidlab.errors import InputError
 

@@ -412,11 +412,70 @@ def test_hash_collisions_are_caught_and_enumeration_falls_back_to_exact_keys(mon
     tried = []
     real = _enumerate.enumerate_monoid
 
-    def spy(delta, max_elements, name, exact_bytes):
+    def spy(delta, max_elements, name, exact_bytes, max_bytes=None):
         tried.append(exact_bytes)
-        return real(delta, max_elements, name, exact_bytes)
+        return real(delta, max_elements, name, exact_bytes, max_bytes)
 
     monkeypatch.setattr("monoidlab.monoid.enumerate_monoid", spy)
     m = SyntacticMonoid(lang)
     assert tried == [False, True] and m._index.mode == "bytes"
     assert np.array_equal(m.elements, right.elements) and np.array_equal(m.right, right.right)
+
+
+def test_the_first_call_builds_only_the_closure():
+    """Constructing a monoid is the closure and nothing else: no cached property (Green's
+    relations, the left or full table, words) is computed, no array is copied (peak memory at
+    most 1.4x what the monoid holds; a copy of the right table alone is 1.5x for T_7), and the
+    key-space path loads no numba (its import and cache load cost more than T_7's closure)."""
+    import subprocess
+    import sys
+    import tracemalloc
+    from functools import cached_property
+
+    lazy = {n for n, v in vars(SyntacticMonoid).items() if isinstance(v, cached_property)}
+    assert {"green", "left", "table", "words"} <= lazy
+    lang = families.full_transformation(7)
+    tracemalloc.start()
+    try:
+        m = SyntacticMonoid(lang, max_elements=10**6)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert m.size == 7**7 and not lazy & set(vars(m)), lazy & set(vars(m))
+    held = sum(a.nbytes for a in (m.elements, m.right, m._parent, m._letter, m._index.direct))
+    assert peak <= 1.4 * held, (peak / held)
+    code = ("import sys; from monoidlab import families; "
+            "families.full_transformation(6).monoid(); print('numba' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("make", [lambda: families.full_transformation(6),
+                                  lambda: ml.load_language("dyck-4"),
+                                  lambda: ml.load_language("tomita-5"),
+                                  lambda: ml.load_language("even-pairs")])
+def test_the_key_space_closure_matches_the_row_closure(monkeypatch, make):
+    """Direct-table languages enumerated on keys give the same elements, order, words and
+    tables as the row-based closure (the direct table switched off)."""
+    from monoidlab import _enumerate
+
+    lang = make()
+    keyed = SyntacticMonoid(lang)
+    assert keyed._index.direct is not None
+    monkeypatch.setattr(_enumerate.KeyIndex, "DIRECT_BITS", 0)
+    rows = SyntacticMonoid(lang)
+    assert rows._index.direct is None
+    assert np.array_equal(keyed.elements, rows.elements)
+    assert keyed.elements.dtype == rows.elements.dtype and keyed.right.dtype == np.int64
+    assert np.array_equal(keyed.right, rows.right) and keyed.words == rows.words
+    assert np.array_equal(keyed.left, rows.left)
+    idx = np.arange(0, keyed.size, 3)
+    assert np.array_equal(keyed.index_of(rows.elements[idx]), idx)
+
+
+def test_a_monoid_past_max_bytes_names_the_memory_it_needs():
+    with pytest.raises(MonoidTooLarge, match=r"needs at least \d+\.\d\d GiB.*max_bytes=1000000; "
+                                             r"monoid\(max_bytes=\.\.\.\) raises it"):
+        SyntacticMonoid(families.full_transformation(6), max_bytes=10**6)
+    assert SyntacticMonoid(families.full_transformation(6), max_bytes=10**7).size == 6**6

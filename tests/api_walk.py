@@ -72,6 +72,7 @@ def examples(run: Any = None, tmp: Any = None) -> dict[str, Any]:
         "transformations": np.asarray(monoid.elements)[:2],
         "results": {"model": {3: 1.0, 4: 0.5}}, "runs": {"task": {"model": {3: 1.0}}},
         "n_symbols": 2, "alphabet": ("a", "b"), "delta": [[1, 0], [0, 1]], "output": [0, 1],
+        "empty_batch": ml.sample(lang, [5], 0, seed=0),
     }
     if run is not None:
         from monoidlab.evaluation import evaluate_kinds
@@ -286,6 +287,16 @@ def walk(only: Callable[[str], bool] = lambda w: True, run: Any = None,
                                                 f"raw {type(exc).__name__}: {exc}"[:200]))
                 else:
                     res.findings.append(Finding(where, p.name, bad, "accepted"))
+            for empty in _empty_values(p.name, ex):  # a clear error or a correct empty result
+                res.checked_values += 1
+                try:
+                    fn(**{**base, p.name: empty})
+                except MonoidlabError as exc:
+                    if "\n" in str(exc):
+                        res.findings.append(Finding(where, p.name, empty, f"two lines: {exc}"))
+                except Exception as exc:  # noqa: BLE001 - the finding is what we report
+                    res.findings.append(Finding(where, p.name, empty,
+                                                f"raw {type(exc).__name__}: {exc}"[:200]))
             if isinstance(valid, int) and not isinstance(valid, bool):
                 try:
                     fn(**{**base, p.name: np.int64(valid)})
@@ -293,6 +304,25 @@ def walk(only: Callable[[str], bool] = lambda w: True, run: Any = None,
                     res.findings.append(Finding(where, p.name, np.int64(valid),
                                                 f"numpy int refused: {exc}"[:200]))
     return res
+
+
+LENGTH_ARGS = {"lengths", "test_lengths", "train_lengths", "train", "test", "part_lengths"}
+BATCH_ARGS = {"batch", "train", "test"}
+
+
+def _empty_values(name: str, ex: dict[str, Any]) -> list[Any]:
+    """Empty and degenerate inputs for a parameter, by its name: empty length lists and ranges,
+    an empty batch, no tokens, one-class labels."""
+    out: list[Any] = []
+    if name in LENGTH_ARGS:
+        out += [[], range(5, 5)]
+    if name in BATCH_ARGS:
+        out.append(ex["empty_batch"])
+    if name in ("tokens", "strings", "strings_or_tokens", "words"):
+        out.append([] if name != "tokens" else np.zeros((0, 0), np.int64))
+    if name in ("labels", "labels_true", "labels_pred"):
+        out += [np.zeros(0, np.int64), np.zeros(4, np.int64)]
+    return out
 
 
 def _is_count(valid: Any) -> bool:

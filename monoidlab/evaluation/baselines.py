@@ -32,7 +32,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from monoidlab._checks import scalar_args
-from monoidlab._util import length_mask
+from monoidlab._util import check_batch, length_mask
+from monoidlab.errors import InputError
 from monoidlab.evaluation.measures import pooled_accuracy
 
 __all__ = ["TestSet", "Baseline", "BASELINES", "majority_baseline", "count_baseline",
@@ -81,7 +82,11 @@ def count_baseline(tokens: np.ndarray, lengths: np.ndarray, labels: np.ndarray,
     ...                np.array([1, 0, 1]), 2)   # "01" and "10" share their counts
     0.6666666666666666
     """
-    tokens, lengths, labels = np.asarray(tokens), np.asarray(lengths), np.asarray(labels)
+    tokens, lengths = check_batch(tokens, lengths, n_symbols, "count_baseline")
+    labels = np.asarray(labels)
+    if labels.shape != lengths.shape:
+        raise InputError(f"count_baseline: labels must have shape {lengths.shape} (one per "
+                         f"string), got {labels.shape}")
     if not len(labels):
         return float("nan")
     valid = length_mask(lengths, tokens.shape[1])

@@ -34,6 +34,7 @@ import numpy as np
 
 from monoidlab._checks import check_count, check_seed, check_threshold, scalar_args
 from monoidlab._util import MAX_STRINGS, check_workload, eval_mode, progress_bar
+from monoidlab.errors import InputError
 from monoidlab.evaluation.baselines import BASELINES, TestSet
 from monoidlab.evaluation.measures import MEASURES, TokenScored, pooled_accuracy
 from monoidlab.evaluation.packing import (
@@ -59,6 +60,9 @@ def to_device(batch: dict[str, Any], device: torch.device | str) -> dict[str, An
     """A problem's numpy batch as tensors on ``device`` (other values unchanged)."""
     import torch
 
+    if not isinstance(batch, dict):
+        raise InputError(f"batch: a problem's batch (a dict of arrays), got "
+                         f"{type(batch).__name__}")
     out = {}
     for k, v in batch.items():
         if isinstance(v, np.ndarray):

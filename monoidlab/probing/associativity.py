@@ -59,6 +59,10 @@ def root_states(model: nn.Module, tokens: np.ndarray, lengths: np.ndarray,
     import torch
 
     op = as_operator_model(model)
+    tokens, lengths = np.asarray(tokens), np.asarray(lengths)
+    if tokens.ndim != 2 or lengths.shape != (len(tokens),) or not len(lengths):
+        raise InputError(f"root_states: expected tokens (B, T) and lengths (B,) of at least one "
+                         f"string, got shapes {tokens.shape} and {lengths.shape}")
     out = []
     dev = next(model.parameters()).device
     with eval_mode(model):

@@ -38,6 +38,15 @@ CLUSTERERS = ("kmeans", "agglomerative", "hdbscan")
 # --------------------------------------------------------------------------- cluster agreement
 
 
+def _paired(labels_true: ArrayLike, labels_pred: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    """Two label vectors of one non-empty set of points (one label per point each)."""
+    t, p = np.asarray(labels_true), np.asarray(labels_pred)
+    if t.ndim != 1 or t.shape != p.shape or not len(t):
+        raise InputError(f"labels_true and labels_pred: one label per point, the same non-empty "
+                         f"number of each, got shapes {t.shape} and {p.shape}")
+    return t, p
+
+
 def purity_score(labels_true: ArrayLike, labels_pred: ArrayLike) -> float:
     """Fraction of points whose cluster's majority EC is their own EC.
 
@@ -46,6 +55,7 @@ def purity_score(labels_true: ArrayLike, labels_pred: ArrayLike) -> float:
     """
     from sklearn.metrics.cluster import contingency_matrix
 
+    labels_true, labels_pred = _paired(labels_true, labels_pred)
     c = contingency_matrix(labels_true, labels_pred)
     return float(c.max(axis=0).sum() / c.sum())
 
@@ -55,7 +65,7 @@ def agreement_scores(labels_true: ArrayLike, labels_pred: ArrayLike) -> dict[str
     true ECs (HDBSCAN's noise label -1 counts as one more cluster)."""
     from sklearn import metrics
 
-    t, p = np.asarray(labels_true), np.asarray(labels_pred)
+    t, p = _paired(labels_true, labels_pred)
     h, c, v = metrics.homogeneity_completeness_v_measure(t, p)
     return {"ari": float(metrics.adjusted_rand_score(t, p)),
             "nmi": float(metrics.normalized_mutual_info_score(t, p)),
@@ -97,7 +107,7 @@ def chance_scores(labels_true: ArrayLike, labels_pred: ArrayLike, n_shuffles: in
     0.0
     """
     rng = np.random.default_rng(seed)
-    p = np.asarray(labels_pred)
+    labels_true, p = _paired(labels_true, labels_pred)
     runs = [agreement_scores(labels_true, rng.permutation(p)) for _ in range(n_shuffles)]
     return {k: float(np.mean([r[k] for r in runs])) for k in METRICS}
 

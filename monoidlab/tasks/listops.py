@@ -343,6 +343,9 @@ def listops_splits(
         ['test_deeper', 'test_longer', 'test_longer_deeper', 'train']
     """
     max_args = check_count(max_args, "max_args", minimum=2)
+    for what, r in (("train_lengths", train_lengths), ("longer_lengths", longer_lengths)):
+        if not isinstance(r, range) or not len(r):
+            raise InputError(f"{what}: a non-empty range of lengths, got {r!r}"[:120])
     train_max_depth = check_count(train_max_depth, "train_max_depth")
     lo, hi = deeper_depths
     # The shortest depth-lo string is a chain of lo two-argument operators (3 lo + 1).

@@ -112,6 +112,26 @@ def recipe_advice(path: str | Path | None = None) -> dict[str, Any]:
                      "uses it"}
 
 
+def recipe_layout(path: str | Path | None = None) -> dict[str, str]:
+    """The padding and training sampler of the recipe ``monoidlab train --language`` uses
+    (:func:`recipe_advice`), with ``from`` saying whose they are: the defaults ``min-length``
+    and the report assume, so that a support length is computed for the layout the user is
+    told to train with. Without a frozen recipe, the models' defaults (learned padding, the
+    default sampler).
+
+    >>> sorted(recipe_layout())
+    ['from', 'padding', 'sampler']
+    """
+    from monoidlab.sampling import DEFAULT_SAMPLER
+
+    if recipe_advice(path)["recipe"] is None:
+        return {"padding": "learned", "sampler": DEFAULT_SAMPLER, "from": "the models' defaults"}
+    name, keys, options = frozen_recipe(path)
+    return {"padding": str(options.get("padding", "learned")),
+            "sampler": str(keys.get("sampler", DEFAULT_SAMPLER)),
+            "from": f"the training recipe's ('languages', {name})"}
+
+
 def languages_recipe(language: str | None, task: str | None) -> tuple[dict, dict]:
     """``recipe = "languages"`` of MLP-LDRU: the frozen recipe's keys and model options."""
     if task is not None or language is None:

@@ -163,11 +163,16 @@ def test_errors_exit_2_with_one_line(capsys, argv, message):
 
 # ------------------------------------------------------------------ min-length
 def test_min_length_suite_json(capsys):
+    from monoidlab.recipes import recipe_layout
+
     rows = run_json(capsys, "min-length", "--suite", "tomita", "--test", "41:60")
     assert [r["name"] for r in rows] == ml.suite("tomita")
+    padding = recipe_layout()["padding"]  # unset: the training recipe's padding
     for r in rows:
         assert {"support_length", "needed", "uncovered_at_limit", "schedule"} <= set(r)
-        expected = min_training_length(ml.load_language(r["name"]), range(41, 61))
+        assert r["padding"] == padding
+        expected = min_training_length(ml.load_language(r["name"]), range(41, 61),
+                                       padding=padding)
         assert r["support_length"] == expected.support_length
         assert r["needed"] == expected.needed
 
@@ -181,32 +186,62 @@ def test_min_length_single_language_table_and_json(capsys):
 
 def test_min_length_sample_size(capsys):
     data = run_json(capsys, "min-length", "dyck-2", "--test", "30:34", "--delta", "0.01",
-                    "--sample-lengths", "1:12")
+                    "--sample-lengths", "1:12", "--padding", "learned", "--sampler", "balanced")
     assert data["samples_needed"] > 0
     lang = ml.load_language("dyck-2")
     res = min_training_length(lang, range(30, 35), delta=0.01, sample_ranges=[range(1, 13)])
     assert data["samples_needed"] == res.samples_needed["1:12"]
     # a range that misses compositions can never reach 1 - delta
     data = run_json(capsys, "min-length", "dyck-2", "--test", "30:34", "--delta", "0.01",
-                    "--sample-lengths", "1:4")
+                    "--sample-lengths", "1:4", "--sampler", "balanced")
     assert data["samples_needed"] is None
 
 
 def test_min_length_train_offsets_and_schedules(capsys):
     """--offsets and --schedule reach min_training_length (values differ between settings)."""
-    base = run_json(capsys, "min-length", "dyck-2", "--test", "41:80")
-    off = run_json(capsys, "min-length", "dyck-2", "--test", "41:80", "--offsets", "random")
+    learned = ("--padding", "learned")
+    base = run_json(capsys, "min-length", "dyck-2", "--test", "41:80", *learned)
+    off = run_json(capsys, "min-length", "dyck-2", "--test", "41:80", "--offsets", "random",
+                   *learned)
     assert off["offsets"] == "random"
     assert (base["support_length"], off["support_length"]) == (12, 8)
     tomita3 = ml.load_language("tomita-3")
     got = {}
     for sched in ("balanced", "scan", "chain"):
-        d = run_json(capsys, "min-length", "tomita-3", "--test", "41:60", "--schedule", sched)
+        d = run_json(capsys, "min-length", "tomita-3", "--test", "41:60", "--schedule", sched,
+                     *learned)
         want = min_training_length(tomita3, range(41, 61), schedule=sched)
         assert d["schedule"] == sched
         assert (d["support_length"], d["needed"]) == (want.support_length, want.needed)
         got[sched] = d["support_length"]
     assert got == {"balanced": 22, "scan": 16, "chain": 7}
-    limited = run_json(capsys, "min-length", "dyck-2", "--test", "41:80", "--max-search", "6")
+    limited = run_json(capsys, "min-length", "dyck-2", "--test", "41:80", "--max-search", "6",
+                       *learned)
     assert limited["support_length"] is None and limited["uncovered_at_limit"] > 0
     assert limited["needed"] == base["needed"]
+
+
+def test_min_length_report_and_train_assume_one_layout(capsys):
+    """The layout `monoidlab train --language` trains with (recipe 'languages') is the one
+    `min-length` and the report assume when the user sets none: one padding, one sampler."""
+    import argparse
+
+    from monoidlab.cli.training import _config
+    from monoidlab.recipes import recipe_layout
+    from monoidlab.report.sections import Report
+
+    layout = recipe_layout()
+    args = argparse.Namespace(config=None, language="tomita-5", task=None, model=None,
+                              steps=None, seed=None, resume=False, out=None, data=None)
+    cfg = _config(args, [])
+    assert (cfg.recipe, cfg.padding.value, cfg.sampler) == (
+        "languages", layout["padding"], layout["sampler"])
+    row = run_json(capsys, "min-length", "tomita-5", "--test", "41:60")
+    assert (row["padding"], row["layout_from"]) == (
+        layout["padding"], {"padding": layout["from"], "sampler": layout["from"]})
+    lang = ml.load_language("tomita-5")
+    rep = Report(lang, lang.monoid(), None, "balanced", np.arange(1, 41), np.arange(41, 61),
+                 "default")
+    assert rep.padding.value == layout["padding"]
+    text = run(capsys, "min-length", "tomita-5", "--test", "41:60")[1]
+    assert f"padding {layout['padding']}, recommended length for {layout['sampler']}" in text

@@ -188,10 +188,19 @@ def cmd_min_length(args: argparse.Namespace) -> None:
                          "needs both the training lengths and the failure probability")
     if args.delta is not None and not 0 < args.delta < 1:
         raise UsageError(f"--delta is a failure probability in (0, 1), got {args.delta}")
+    from monoidlab.recipes import recipe_layout
+
+    # unset, the layout of the recipe `monoidlab train --language` uses: one set of defaults
+    layout = recipe_layout()
+    given = {"padding": args.padding is not None, "sampler": args.sampler is not None}
+    args.padding = args.padding or layout["padding"]
+    args.sampler = args.sampler or layout["sampler"]
     if args.sample_lengths is not None and args.sampler not in EXACT_SAMPLERS:
-        raise UsageError(f"--sampler {args.sampler}: the sample-size estimate (--delta, "
-                         f"--sample-lengths) needs {' or '.join(EXACT_SAMPLERS)} strings; the "
-                         "recommended length alone takes any training sampler")
+        whose = "" if given["sampler"] else f" ({layout['from']})"
+        raise UsageError(f"--sampler {args.sampler}{whose}: the sample-size estimate (--delta, "
+                         f"--sample-lengths) needs {' or '.join(EXACT_SAMPLERS)} strings "
+                         f"(--sampler {DEFAULT_SAMPLER}); the recommended length alone takes "
+                         "any training sampler")
     positive(args.r, "--r")
     positive(args.max_search, "--max-search")
     names = ml.suite(args.suite) if args.suite else [args.language]
@@ -234,9 +243,17 @@ def cmd_min_length(args: argparse.Namespace) -> None:
         cols.append("samples_needed")
     # the basis is the same for every language of one call unless a language has no support
     bases = sorted({r["recommendation"] for r in rows})
+    if len(bases) > 1:  # a suite: one line per basis, not per support length
+        import re
+
+        bases = sorted({re.sub(r"\bs = \d+ is", "each language's s is", b) for b in bases})
+    unset = [k for k, v in given.items() if not v]
+    whose = f" ({' and '.join(unset)}: {layout['from']})" if unset else ""
+    for row in rows:
+        row["layout_from"] = {k: "given" if v else layout["from"] for k, v in given.items()}
     emit(args, rows if args.suite else rows[0],
          f"schedule {args.schedule}, test {args.test}, training offsets {offsets}, "
-         f"padding {args.padding}, recommended length for {args.sampler} strings"
+         f"padding {args.padding}, recommended length for {args.sampler} strings{whose}"
          + (f", sample sizes for {args.sampler} strings" if train_range else "") + "\n"
          + format_table([{**r, "support_length": r["support_length"] or "never",
                           "recommended_length": r["recommended_length"] or "none"}
@@ -265,16 +282,19 @@ cmd_min_length.configure = lambda p: (
     p.add_argument("--schedule", default="balanced", choices=["balanced", "scan", "chain"]),
     p.add_argument("--within", default="auto", help=WITHIN_HELP),
     _add_offsets(p),
-    _add_padding(p),
+    p.add_argument("--padding", default=None, choices=[x.value for x in Padding],
+                   help="balanced schedule: 'learned' or 'identity' (as for coverage); default "
+                        "the padding of the recipe `monoidlab train --language` uses"),
     p.add_argument("--delta", type=float, default=None,
                    help="also estimate samples N for P(all covered) >= 1 - delta (with "
                         "--sample-lengths)"),
     p.add_argument("--sample-lengths", dest="sample_lengths", default=None,
                    help="training lengths A:B of the sample-size estimate (with --delta)"),
-    p.add_argument("--sampler", default=DEFAULT_SAMPLER, choices=list(TRAINING_SAMPLERS),
-                   help=f"the training strings (default {DEFAULT_SAMPLER}, as training's): of "
-                        f"the recommended length, and of the sample-size estimate (that one "
-                        f"for {' or '.join(EXACT_SAMPLERS)} only)"),
+    p.add_argument("--sampler", default=None, choices=list(TRAINING_SAMPLERS),
+                   help=f"the training strings (default: the sampler of the recipe `monoidlab "
+                        f"train --language` uses): of the recommended length, and of the "
+                        f"sample-size estimate (that one for {' or '.join(EXACT_SAMPLERS)} "
+                        "only)"),
     p.add_argument("--r", type=int, default=1, help="each composition seen at least r times"),
     p.add_argument("--max-search", type=int, default=None,
                    help="largest training length tried (default: the largest test length)"),

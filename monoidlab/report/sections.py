@@ -62,8 +62,13 @@ class Report:
 
     @property
     def padding(self) -> Padding:
-        """The run's padding with a checkpoint, else the models' default (learned)."""
-        return self.loaded[1].padding if self.loaded else Padding.LEARNED
+        """The run's padding with a checkpoint, else the padding of the recipe the report
+        recommends training with (:func:`monoidlab.recipes.recipe_layout`)."""
+        if self.loaded:
+            return self.loaded[1].padding
+        from monoidlab.recipes import recipe_layout
+
+        return Padding.parse(recipe_layout()["padding"])
 
 
 @dataclass(frozen=True)
@@ -183,9 +188,11 @@ def min_length_section(rep: Report) -> list[str]:
             rep.key["sample_size"] = {"n": "unreachable" if n == float("inf") else int(n),
                                       "sampler": r.sampler, "train_lengths": _rng(train),
                                       "delta": DELTA}
-            # what the study recommends for the sampler it found best (a run overrides it)
+            # what the study recommends for the recipe's sampler (a run overrides it)
+            from monoidlab.recipes import recipe_layout
+
             rep.key.setdefault("recommendation", _recommendation(
-                r.support_length, "covering", rep.padding, None, min(train)))
+                r.support_length, recipe_layout()["sampler"], rep.padding, None, min(train)))
         rows.append({"training offsets": off or "0", "needed": r.needed,
                      "support length": r.support_length or "never (search limit)",
                      f"samples for P(all seen) ≥ {1 - DELTA:g} at {_rng(train)} ({r.sampler} "

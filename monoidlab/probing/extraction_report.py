@@ -96,14 +96,22 @@ def table_figure(result: ExtractedMonoid) -> Figure:
     want = np.asarray(result.comparison.predicted, float).reshape(k, k)
     want[want < 0] = np.nan
     diff = np.argwhere(~np.isnan(want) & (want != got))
+    # at most 11 inches wide (the report shows it unscaled at 100 dpi: labels >= 9 px): side
+    # by side while both fit, else one above the other; every step-th element labelled
     side = 1.2 + 0.35 * k
-    fig, axes = plt.subplots(1, 2, figsize=(2 * side + 1, side), squeeze=False)
-    for ax, data, title in ((axes[0, 0], got, "extracted a·b"),
-                            (axes[0, 1], want, "syntactic monoid's a·b")):
+    stacked = 2 * side + 1 > 11
+    side = min(side, 10.0)
+    fig, axes = plt.subplots(2 if stacked else 1, 1 if stacked else 2,
+                             figsize=(side + 1, 2 * side) if stacked else (2 * side + 1, side),
+                             squeeze=False)
+    step = max(1, int(np.ceil(k / max(1, side * 72 / (1.5 * 7)))))
+    ticks = list(range(0, k, step))
+    for ax, data, title in ((axes.flat[0], got, "extracted a·b"),
+                            (axes.flat[1], want, "syntactic monoid's a·b")):
         ax.imshow(data, cmap="tab20", vmin=0, vmax=max(k - 1, 1), interpolation="nearest")
-        ax.set_title(title)
-        ax.set_xticks(range(k), result.names, rotation=90, fontsize=7)
-        ax.set_yticks(range(k), result.names, fontsize=7)
+        ax.set_title(title + (f" (every {step}th element labelled)" if step > 1 else ""))
+        ax.set_xticks(ticks, [result.names[i] for i in ticks], rotation=90, fontsize=7)
+        ax.set_yticks(ticks, [result.names[i] for i in ticks], fontsize=7)
         ax.set_xlabel("right (b)")
         ax.set_ylabel("left (a)")
         for a, b in diff:

@@ -98,7 +98,7 @@ def multiplication_heatmap(monoid: SyntacticMonoid, limit: int = LABEL_LIMIT) ->
     if n <= 20:
         sns.heatmap(t, ax=ax, cmap="tab20", vmin=0, vmax=19, cbar=False, linewidths=0.3,
                     linecolor="white", xticklabels=False, yticklabels=False)
-        size = 8 if n <= 10 else 6
+        size = 9 if n <= 10 else 7  # points: at least 9 px at 100 dpi, the report's size
         for i in range(n):
             for j in range(n):
                 ax.text(j + 0.5, i + 0.5, words[t[i, j]], ha="center", va="center", fontsize=size)

@@ -96,10 +96,19 @@ def ratio_heatmap(gap: CoverageGap, ax: Any = None, rows: np.ndarray | None = No
 
 
 def gap_heatmaps(gap: CoverageGap) -> Figure:
-    """Train heatmap, test heatmap and ratio side by side on shared axes."""
+    """Train heatmap and test heatmap side by side, their ratio below, on shared axes: 11
+    inches wide, so that at 100 dpi the report shows it unscaled (every label at least 9 px)."""
     plt = _plt()
     rows, cols = _trim(gap.test.support | gap.train.support)
-    fig, axes = plt.subplots(1, 3, figsize=(19, 5.4))
+    fig, grid = plt.subplots(2, 2, figsize=(11, 9.6))
+    axes = [grid[0, 0], grid[0, 1], grid[1, 0]]
+    note = grid[1, 1]
+    note.axis("off")
+    s = gap.summary(first=0)
+    note.text(0.05, 0.5, f"compositions needed at test: {s['needed']}\n"
+                         f"shown in training: {s['covered']}\n"
+                         f"missing (red in the ratio map): {s['missing']}",
+              va="center", fontsize=10, transform=note.transAxes)
     lo = min(_finite_min(gap.train), _finite_min(gap.test))
     coverage_heatmap(gap.train, ax=axes[0], rows=rows, cols=cols, vmin=lo, vmax=0,
                      title=f"train {_lens(gap.train)}")

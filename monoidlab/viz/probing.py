@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 __all__ = ["contingency_heatmap", "matched_order", "nearest_neighbours", "umap_coordinates",
            "ec_colour_groups", "umap_figure", "associativity_histograms", "LEGEND_FONT"]
 
-LEGEND_FONT = 10  # points: the UMAP legends (the figure is shown at about half size in a report)
+LEGEND_FONT = 10  # points: the UMAP legends (the figure is at most 11 inches wide: shown unscaled)
 
 
 def matched_order(contingency: ArrayLike) -> tuple[np.ndarray, np.ndarray, int]:
@@ -238,7 +238,8 @@ def umap_figure(emb: NodeEmbeddings, max_points: int | None = 2000, seed: int = 
     class_names = _class_order(emb, set(classes.tolist()))
     show_class = 2 <= len(class_names) <= 8
     panels = 3 if show_class else 2
-    fig, axes = plt.subplots(1, panels, figsize=(6.0 * panels, 7.0))
+    # 11 inches at most: the report shows it unscaled at 100 dpi (every label >= 9 px)
+    fig, axes = plt.subplots(1, panels, figsize=(min(11.0, 5.5 * panels), 5.6))
     pal = plt.get_cmap("tab10" if len(kept) <= 10 else "tab20")
     names = ec_names(emb.monoid, kept)
     ax = axes[0]

@@ -416,3 +416,15 @@ def test_every_classifier_of_the_registry_extracts(name):
                            for i, L in enumerate(lengths.tolist())])
     agree = float((direct == lang.classify(tokens, lengths)).mean())
     assert r.agreement["all"]["model_language"] == pytest.approx(agree)
+
+
+def test_extract_monoid_says_each_k_it_tries():
+    """The report's longest stretch narrates: ``progress`` hears every k as it is tried."""
+    import monoidlab as ml
+    from monoidlab.probing.extract_monoid import _MonoidModel, extract_monoid
+
+    lang = ml.load_language("tomita-4")
+    heard = []
+    r = extract_monoid(_MonoidModel(lang), lang, n_strings=300, progress=heard.append)
+    assert len(heard) >= r.k and all("k = " in h for h in heard)
+    assert [int(h.split("k = ")[1].split()[0]) for h in heard] == list(range(1, len(heard) + 1))

@@ -26,6 +26,7 @@ Example
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -285,7 +286,8 @@ def _nearest(points: np.ndarray, centres: np.ndarray) -> tuple[np.ndarray, np.nd
 
 def extract_monoid(model_or_run: Any, language: Any = None, *, n_strings: int = 2000,
                    lengths: Any = None, k_max: int = 48, tol: float = 0.02, seed: int = 0,
-                   device: str | None = None) -> ExtractedMonoid:
+                   device: str | None = None,
+                   progress: Callable[[str], None] | None = None) -> ExtractedMonoid:
     """The finite monoid a tree model's operator computes on clusters of its node states.
 
     States: the roots of ``n_strings`` seeded EC-stratified strings of ``lengths`` (default:
@@ -300,7 +302,8 @@ def extract_monoid(model_or_run: Any, language: Any = None, *, n_strings: int = 
     likewise for aw (right extensions alone admit the coarser right congruence: the
     automaton's states, not the monoid). If
     no k qualifies: among the class-pure k the one with the best min(closure, consistency)
-    (else the purest), ``closed`` False.
+    (else the purest), ``closed`` False. ``progress(text)``, when given, hears each k as it
+    is tried (the report's bar shows it).
 
     >>> import monoidlab as ml
     >>> from monoidlab.probing.extract_monoid import _MonoidModel
@@ -361,7 +364,11 @@ def extract_monoid(model_or_run: Any, language: Any = None, *, n_strings: int = 
     X_left = root_states(model, *concat((tokens[ext_a, :1], lens[ext_a]),
                                         (tokens[ext_w], lens[ext_w])))
     scan, best = [], None
-    for k in range(1, min(k_max, distinct) + 1):
+    last = min(k_max, distinct)
+    for k in range(1, last + 1):
+        if progress is not None:  # the longest stretch of a report: say where it is
+            progress(f"extraction: the operator table on k = {k} clusters of node states "
+                     f"(up to {last}; the smallest closed, pure, consistent k is kept)")
         km = KMeans(k, n_init=4, random_state=seed).fit(X)
         centres, labels = km.cluster_centers_, km.labels_
         own = np.linalg.norm(X - centres[labels], axis=1)

@@ -416,7 +416,7 @@ def probing_section(rep: Report) -> list[str]:
     if rep.umap:
         n = min(1500, len(trained["embeddings"].meta))
         rep.doing(f"UMAP of {n} node embeddings (umap-learn; its first fit in a process "
-                  "compiles numba code, ~10-20 s)")
+                  "compiles numba code: 15-45 s on a shared CPU, --no-umap skips it)")
         parts.append(img(viz_probing.umap_figure(trained["embeddings"], max_points=1500),
                          "UMAP of node embeddings, coloured by true EC (the 10 most frequent; "
                          "the rest grey), by class (in the language's class order) and by "
@@ -462,7 +462,7 @@ def extraction_section(rep: Report) -> list[str]:
         mon = None
         if model_spec(cfg.model).can(OperatorModel):
             rep.doing("extraction: the operator table on clusters of node states")
-            mon = extract_monoid(rep.checkpoint, n_strings=1000)
+            mon = extract_monoid(rep.checkpoint, n_strings=1000, progress=rep.doing)
     except MonoidlabError as exc:  # e.g. aalpy missing: the page says so, the rest stands
         return ["<h3>What the model computes</h3>",
                 f"<p class=note>Extraction not done: {html.escape(str(exc))}</p>"]

@@ -111,3 +111,30 @@ def test_the_report_never_shows_a_partial_check_as_solved(wrong_at_some_lengths,
     assert 'class="verdict partial">PARTIAL CHECK' in summary
     assert "SOLVED" not in summary.replace("NOT SOLVED", "")
     assert "the run has NOT finished" in summary
+
+
+def test_the_coverage_shown_is_that_of_the_scored_weights_attempt(tmp_path):
+    """With restarts, the training strings counted are those of the attempt whose weights are
+    scored (a restart draws its own strings from its own seed), and the text says which."""
+    from monoidlab.training import train
+    from monoidlab.training.attempts import attempt_config, weights_attempt
+    from monoidlab.training.data_coverage import training_coverage
+    from monoidlab.training.parse import config_from_dict
+
+    cfg = config_from_dict({"language": "parity", "model": "mlp-ldru", "steps": 20,
+                            "restarts": 2, "batch_size": 8, "train_lengths": "1:6",
+                            "test_lengths": "7:8", "test_samples": 4, "eval_every": 10,
+                            "early_stop": 50, "val_lengths": "7:8", "val_samples": 4,
+                            "solved_threshold": 1.0, "threads": 1,
+                            "model_options": {"d": 4, "dropout": 0.0}}, "t")
+    res = train(cfg, tmp_path / "r", progress=False)
+    scored = res["best_step"] if res.get("best_step") is not None else res["steps"]
+    attempt = weights_attempt(cfg, scored)
+    cov = res["training_coverage"]
+    assert cov["attempt"] == attempt + 1
+    assert f"attempt {attempt + 1} of {res['attempts']}" in cov["text"]
+    want = training_coverage(attempt_config(cfg, attempt) if attempt else cfg,
+                             attempt=(attempt, res["attempts"]))
+    assert cov["sampled"] == want["sampled"]
+    other = training_coverage(attempt_config(cfg, (attempt + 1) % 3))
+    assert other["sampled"] != cov["sampled"]  # another attempt's strings differ

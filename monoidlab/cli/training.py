@@ -222,7 +222,14 @@ def cmd_evaluate(args: argparse.Namespace) -> None:
            "test_seed": seed, "weights": weights, **ev.as_dict()}
     if partial is not None:  # never 'solved': the strict verdict is the whole test set's
         res.update(solved=None, partial=partial, verdict=verdict_line(ev, partial))
-    coverage = training_coverage(cfg, problem) if not args.no_coverage else None
+    coverage = None
+    if not args.no_coverage:  # the strings of the attempt whose weights these are
+        from monoidlab.training.attempts import attempt_config, weights_attempt
+
+        attempt = weights_attempt(cfg, weights["step"]) if cfg.restarts else 0
+        coverage = training_coverage(attempt_config(cfg, attempt) if attempt else cfg, problem,
+                                     attempt=(attempt, cfg.restarts + 1) if cfg.restarts
+                                     else None)
     text = weights["text"] + "\n" + _test_set_text(ev, seed) + "\n\n"
     if coverage is not None:  # what the strings showed, then the evaluation (verdict last)
         res["training_coverage"] = coverage

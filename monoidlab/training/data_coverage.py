@@ -116,10 +116,13 @@ def covering_floor(cfg: RunConfig, problem: Problem, counts: np.ndarray) -> np.n
 
 
 def training_coverage(cfg: RunConfig, problem: Problem | None = None,
-                      steps: int | None = None, k: int = 1) -> dict[str, Any] | None:
+                      steps: int | None = None, k: int = 1,
+                      attempt: tuple[int, int] | None = None) -> dict[str, Any] | None:
     """``{"exact": level coverage summary, "sampled": per-level counts of the first ``steps``
     training batches (default :data:`DEFAULT_STEPS`, at most the run's), "steps": ...}``, or
-    None for a problem without a language or a model without a reduction tree."""
+    None for a problem without a language or a model without a reduction tree. ``attempt``
+    ``(a, n)``: ``cfg`` is attempt a's (0-based) of a run of n attempts (the text says whose
+    strings were counted)."""
     from monoidlab.level_coverage import level_coverage
     from monoidlab.models import model_spec
     from monoidlab.training.problems import make_problem
@@ -135,13 +138,22 @@ def training_coverage(cfg: RunConfig, problem: Problem | None = None,
     steps = min(cfg.steps, DEFAULT_STEPS if steps is None else int(steps))
     counts, n = sampled_counts(cfg, problem, steps)
     sampled = lc.sampled(counts, n, k)
-    return {"exact": lc.summary(), "sampled": sampled.as_dict(), "steps": steps,
-            "sampler": cfg.sampler, "text": sampled.text() + _covering_note(cfg, problem)}
+    text = sampled.text() + _covering_note(cfg, problem, attempt)
+    out: dict[str, Any] = {"exact": lc.summary(), "sampled": sampled.as_dict(), "steps": steps,
+                           "sampler": cfg.sampler}
+    if attempt is not None:
+        out["attempt"] = attempt[0] + 1
+        text = (f"the strings of attempt {attempt[0] + 1} of {attempt[1]}, whose weights are "
+                f"scored ({cfg.steps} steps from its own seed):\n" + text)
+    out["text"] = text
+    return out
 
 
-def _covering_note(cfg: RunConfig, problem: Problem) -> str:
+def _covering_note(cfg: RunConfig, problem: Problem,
+                   attempt: tuple[int, int] | None = None) -> str:
     cover = getattr(problem, "covering", None)
     if cover is None:
         return ""
+    whose = "of the run" if attempt is None else f"of attempt {attempt[0] + 1}"
     return (f"\n  (the covering plan's {len(cover[0].targets)} targets: counted over all "
-            f"{cfg.steps} steps of the run, the rest over the strings above)")
+            f"{cfg.steps} steps {whose}, the rest over the strings above)")

@@ -29,7 +29,13 @@ from monoidlab._util import atomic_write_json
 from monoidlab.errors import CheckpointError, InputError, TrainingDiverged
 from monoidlab.evaluation.result import Evaluation
 from monoidlab.evaluation.run import evaluate_kinds, single_class_lengths
-from monoidlab.training.attempts import Validation, read_best, read_run_best, weights_attempt
+from monoidlab.training.attempts import (
+    Validation,
+    attempt_config,
+    read_best,
+    read_run_best,
+    weights_attempt,
+)
 from monoidlab.training.config import RunConfig
 from monoidlab.training.loop import (
     Session,
@@ -214,8 +220,10 @@ def _train(cfg: RunConfig, out: Path | None, resume: bool, progress: bool,
         s.say(f"no validation passed: the weights kept are the best validated (step "
               f"{watch.best_step}); the strict test follows")
     model = s.model
+    scored_step = last
     if cfg.early_stop and watch.best_state is not None:  # evaluate the best validated weights
         model.load_state_dict(watch.best_state)
+        scored_step = watch.best_step if watch.best_step is not None else last
     if evaluate_at_end:
         from monoidlab.evaluation.table_forward import table_forward
         from monoidlab.training.data_coverage import training_coverage
@@ -230,8 +238,11 @@ def _train(cfg: RunConfig, out: Path | None, resume: bool, progress: bool,
         certificate = _certificate(cfg, problem, model)
         if certificate is not None:
             result["certificate"] = certificate
-        # what the training strings showed, by tree level (languages on tree models)
-        coverage = training_coverage(cfg, problem)
+        # what the training strings of the scored weights' attempt showed, by tree level
+        # (languages on tree models; a restart draws its own strings from its own seed)
+        attempt = weights_attempt(cfg, scored_step) if cfg.restarts else 0
+        coverage = training_coverage(attempt_config(cfg, attempt) if attempt else cfg, problem,
+                                     attempt=(attempt, s.attempt + 1) if cfg.restarts else None)
         if coverage is not None:
             result["training_coverage"] = coverage
     if out:

@@ -245,3 +245,12 @@ def test_min_length_report_and_train_assume_one_layout(capsys):
     assert rep.padding.value == layout["padding"]
     text = run(capsys, "min-length", "tomita-5", "--test", "41:60")[1]
     assert f"padding {layout['padding']}, recommended length for {layout['sampler']}" in text
+    # the sample-size estimate: one sampler for both (the recipe's has no exact law: the
+    # default one), and the recommendation for the recipe's sampler in both
+    from monoidlab.report.sections import min_length_section
+
+    min_length_section(rep)
+    sized = run_json(capsys, "min-length", "tomita-5", "--test", "41:60", "--delta", "0.01",
+                     "--sample-lengths", "1:40")
+    assert sized.get("sample_size_sampler", sized["sampler"]) == rep.key["sample_size"]["sampler"]
+    assert sized["recommended_length"] == rep.key["recommendation"]["length"]

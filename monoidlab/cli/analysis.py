@@ -195,12 +195,16 @@ def cmd_min_length(args: argparse.Namespace) -> None:
     given = {"padding": args.padding is not None, "sampler": args.sampler is not None}
     args.padding = args.padding or layout["padding"]
     args.sampler = args.sampler or layout["sampler"]
+    # the sample-size estimate needs an exact string law: a chosen sampler without one is
+    # refused; the recipe's (covering: its planned part shows every composition by
+    # construction) leaves the estimate to the default sampler, as the report does, and says so
+    size_sampler = args.sampler
     if args.sample_lengths is not None and args.sampler not in EXACT_SAMPLERS:
-        whose = "" if given["sampler"] else f" ({layout['from']})"
-        raise UsageError(f"--sampler {args.sampler}{whose}: the sample-size estimate (--delta, "
-                         f"--sample-lengths) needs {' or '.join(EXACT_SAMPLERS)} strings "
-                         f"(--sampler {DEFAULT_SAMPLER}); the recommended length alone takes "
-                         "any training sampler")
+        if given["sampler"]:
+            raise UsageError(f"--sampler {args.sampler}: the sample-size estimate (--delta, "
+                             f"--sample-lengths) needs {' or '.join(EXACT_SAMPLERS)} strings; "
+                             "the recommended length alone takes any training sampler")
+        size_sampler = DEFAULT_SAMPLER
     positive(args.r, "--r")
     positive(args.max_search, "--max-search")
     names = ml.suite(args.suite) if args.suite else [args.language]
@@ -219,11 +223,17 @@ def cmd_min_length(args: argparse.Namespace) -> None:
         res = min_training_length(lang, test, schedule=args.schedule, within=args.within,
                                   offsets=offsets, padding=args.padding, delta=args.delta,
                                   r=args.r, sample_ranges=ranges, max_search=args.max_search,
-                                  sampler=args.sampler)
+                                  sampler=size_sampler)
         row = res.as_dict()
+        if size_sampler != args.sampler:  # the recommendation is for the training sampler
+            from monoidlab.length_rules import recommend
+
+            rec = recommend(res.support_length, args.sampler, padding=args.padding,
+                            schedule=args.schedule, offsets=offsets.mode != "none")
+            row.update(recommended_length=rec.length, recommended_samples=rec.samples,
+                       recommendation=rec.basis, sampler=args.sampler,
+                       sample_size_sampler=size_sampler)
         row["offsets"], row["padding"] = str(offsets), args.padding
-        if ranges:
-            row["sampler"] = args.sampler
         if ranges:
             n = res.samples_needed[next(iter(res.samples_needed))]
             row["samples_needed"] = n if n != float("inf") else None
@@ -254,7 +264,9 @@ def cmd_min_length(args: argparse.Namespace) -> None:
     emit(args, rows if args.suite else rows[0],
          f"schedule {args.schedule}, test {args.test}, training offsets {offsets}, "
          f"padding {args.padding}, recommended length for {args.sampler} strings{whose}"
-         + (f", sample sizes for {args.sampler} strings" if train_range else "") + "\n"
+         + (f", sample sizes for {size_sampler} strings" if train_range else "")
+         + (f" ({args.sampler} has no exact law; {size_sampler} is the default sampler)"
+            if train_range and size_sampler != args.sampler else "") + "\n"
          + format_table([{**r, "support_length": r["support_length"] or "never",
                           "recommended_length": r["recommended_length"] or "none"}
                          for r in rows], cols)

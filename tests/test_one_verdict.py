@@ -138,3 +138,26 @@ def test_the_coverage_shown_is_that_of_the_scored_weights_attempt(tmp_path):
     assert cov["sampled"] == want["sampled"]
     other = training_coverage(attempt_config(cfg, (attempt + 1) % 3))
     assert other["sampled"] != cov["sampled"]  # another attempt's strings differ
+
+
+def test_a_covering_plan_too_large_falls_back_to_near_misses_when_asked(tmp_path):
+    """covering.too_large = "near_miss": a plan the steps cannot show trains on near misses
+    instead of refusing, and the run says so; the default still refuses."""
+    import pytest as _pytest
+
+    from monoidlab.errors import ConfigError
+    from monoidlab.training import train
+    from monoidlab.training.parse import config_from_dict
+    from monoidlab.training.problems import make_problem
+
+    keys = {"language": "dyck-3", "model": "mlp-ldru", "steps": 2, "batch_size": 8,
+            "sampler": "covering", "train_lengths": "1:16", "test_lengths": "41:42",
+            "test_samples": 4, "threads": 1, "model_options": {"d": 4, "dropout": 0.0}}
+    with _pytest.raises(ConfigError, match="need .* covering strings"):
+        make_problem(config_from_dict({**keys, "covering": {"uncovered": "skip"}}, "t"))
+    cfg = config_from_dict({**keys, "covering": {"uncovered": "skip",
+                                                 "too_large": "near_miss"}}, "t")
+    problem = make_problem(cfg)
+    assert problem.sampler == "near_miss" and problem.covering is None
+    res = train(cfg, tmp_path / "r", progress=False)
+    assert "trained on near-miss strings instead" in res["covering_fallback"]

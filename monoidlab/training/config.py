@@ -136,8 +136,11 @@ class RunConfig:
                                           "lengths need, at every level the training layout "
                                           "can show it): `share` of each batch (the rest are "
                                           "`near_miss` strings), `k`, the times each is shown "
-                                          "over the run, `uncovered` = refuse or skip (none: "
-                                          "`{share = 0.5, k = 1, uncovered = \"refuse\"}`)",
+                                          "over the run, `uncovered` = refuse or skip, "
+                                          "`too_large` = refuse or near_miss (a plan the steps "
+                                          "cannot show: train on near misses instead, said in "
+                                          "the results) (none: `{share = 0.5, k = 1, uncovered "
+                                          "= \"refuse\", too_large = \"refuse\"}`)",
                                     "data")
     test_sampler: str | None = _key(None, "sampler of probing's held-out strings (none: "
                                           "`sampler`); the test sets are the evaluation kinds",
@@ -517,23 +520,29 @@ class _Checker:
 def covering_settings(value: Mapping | None) -> dict[str, Any]:
     """The covering sampler's settings with their defaults: ``share`` in (0, 1], ``k`` >= 1,
     ``uncovered``: ``refuse`` (a needed composition the training lengths cannot show is an
-    error) or ``skip`` (show what they can: a range below the support length, on purpose).
+    error) or ``skip`` (show what they can: a range below the support length, on purpose);
+    ``too_large``: ``refuse`` (a plan the run's steps cannot show k times is an error) or
+    ``near_miss`` (the run trains on near-miss strings instead, and says so).
 
     >>> covering_settings(None), covering_settings({"k": 3})["k"]
-    ({'share': 0.5, 'k': 1, 'uncovered': 'refuse'}, 3)
+    ({'share': 0.5, 'k': 1, 'uncovered': 'refuse', 'too_large': 'refuse'}, 3)
     """
-    out = {"share": 0.5, "k": 1, "uncovered": "refuse", **dict(value or {})}
-    bad = sorted(set(out) - {"share", "k", "uncovered"})
+    out = {"share": 0.5, "k": 1, "uncovered": "refuse", "too_large": "refuse",
+           **dict(value or {})}
+    bad = sorted(set(out) - {"share", "k", "uncovered", "too_large"})
     if bad:
-        raise InputError(f"unknown part {bad[0]!r}; parts: share, k, uncovered")
+        raise InputError(f"unknown part {bad[0]!r}; parts: share, k, uncovered, too_large")
     if out["uncovered"] not in ("refuse", "skip"):
         raise InputError(f"uncovered must be refuse or skip, got {out['uncovered']!r}")
+    if out["too_large"] not in ("refuse", "near_miss"):
+        raise InputError(f"too_large must be refuse or near_miss, got {out['too_large']!r}")
     share, k = out["share"], out["k"]
     if isinstance(share, bool) or not isinstance(share, int | float) or not 0 < share <= 1:
         raise InputError(f"share must lie in (0, 1], got {share!r}")
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise InputError(f"k must be an integer >= 1, got {k!r}")
-    return {"share": float(share), "k": k, "uncovered": out["uncovered"]}
+    return {"share": float(share), "k": k, "uncovered": out["uncovered"],
+            "too_large": out["too_large"]}
 
 
 def _readout(cfg: RunConfig) -> str:

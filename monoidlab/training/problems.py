@@ -115,6 +115,7 @@ class LanguageProblem:
         self.test_sampler = check_sampler(test_sampler or (
             "near_miss" if sampler == "covering" else sampler))
         self.covering: Any = None  # (plan, share) when the sampler is covering: use_covering()
+        self.covering_fallback: str | None = None  # why a covering run trains on near misses
         self.within = resolve_within(lang, within)
         self.offsets = Offsets.parse(offsets)
         self.vocab_size = lang.n_symbols
@@ -567,6 +568,14 @@ def _plan_covering(cfg: Any, problem: Any) -> None:
         raise ConfigError(f"key 'sampler': covering: {exc}") from None
     per_step = covering_per_step(settings["share"], cfg.batch_size)
     need = settings["k"] * len(plan.targets)
+    if per_step * cfg.steps < need and settings["too_large"] == "near_miss":
+        # a fallback chosen in the config: the run trains, on near misses, and says why
+        problem.sampler = "near_miss"
+        problem.covering_fallback = (
+            f"the covering plan's {len(plan.targets)} targets shown k = {settings['k']} times "
+            f"need {need} covering strings, more than the {per_step * cfg.steps} the run draws "
+            "(covering.too_large = \"near_miss\"): trained on near-miss strings instead")
+        return
     if per_step * cfg.steps < need:
         raise ConfigError(f"key 'covering': {len(plan.targets)} targets shown k = "
                           f"{settings['k']} times need {need} covering strings; the run draws "

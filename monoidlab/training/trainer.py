@@ -194,6 +194,9 @@ def _train(cfg: RunConfig, out: Path | None, resume: bool, progress: bool,
     if progress:  # say what will happen, and then each validation and restart, as it happens
         s.say = _narrator()
         s.say(("resumed at step " + f"{step0}; " if step0 else "") + plan_text(cfg))
+    fallback = getattr(problem, "covering_fallback", None)
+    if fallback and s.say:
+        s.say(fallback)
     t0 = time.time()
     try:
         if watch.stopped:  # resumed after an early stop: nothing left to train
@@ -211,6 +214,8 @@ def _train(cfg: RunConfig, out: Path | None, resume: bool, progress: bool,
               "parameters": sum(p.numel() for p in s.model.parameters()), **watch.summary()}
     if cfg.restarts:
         result["attempts"] = s.attempt + 1
+    if fallback:
+        result["covering_fallback"] = fallback
     sized = _sized_options(cfg, s.model)
     if sized is not None:  # options left at 0 (auto) and sized from the language
         result["model_options_sized"] = sized

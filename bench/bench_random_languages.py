@@ -40,7 +40,26 @@ OFFSET_BUFFER = tomllib.loads(CONFIG.read_text())["recipes"]["offsets"]["offset_
 
 
 # ------------------------------------------------------------------------------ the set
-def draw_set(folder: Path, n: int, seed: int, max_monoid: int, force: bool = False) -> list[str]:
+def set_folders(meta: dict) -> tuple[Path, list[Path]]:
+    """The config's drawn set (``specs``, default bench/random-languages) and the earlier sets
+    whose every language joins the development half (``development_sets``: a second round
+    develops on the first round's whole set and holds out half of a fresh one)."""
+    main = ROOT / meta.get("specs", "bench/random-languages")
+    return main, [ROOT / d for d in meta.get("development_sets", [])]
+
+
+def spec_path(name: str, meta: dict) -> Path:
+    """The spec file of a language of the config's sets (names are unique across rounds: each
+    round draws with its own prefix)."""
+    main, extra = set_folders(meta)
+    for folder in (main, *extra):
+        if (folder / f"{name}.toml").is_file():
+            return folder / f"{name}.toml"
+    raise SystemExit(f"{name}: in none of {[str(f) for f in (main, *extra)]}")
+
+
+def draw_set(folder: Path, n: int, seed: int, max_monoid: int, force: bool = False,
+             prefix: str = "rl") -> list[str]:
     """Draw ``n`` languages, write their specs and the split; returns the file names."""
     import numpy as np
 
@@ -64,7 +83,7 @@ def draw_set(folder: Path, n: int, seed: int, max_monoid: int, force: bool = Fal
     for j, i in enumerate(order):
         half_of[i] = "dev" if j % 2 == 0 else "held_out"
     for i, d in enumerate(drawn):
-        name = f"rl-{i:02d}-{d.automaton.name}"
+        name = f"{prefix}-{i:02d}-{d.automaton.name}"
         auto = d.automaton.replace(name=name, description=d.automaton.description
                                    or f"random {d.kind} language")
         head = (f"{name}: drawn by monoidlab.random_languages.draw({d.kind!r}, {d.seed}, "
@@ -75,7 +94,7 @@ def draw_set(folder: Path, n: int, seed: int, max_monoid: int, force: bool = Fal
         atomic_write_text(folder / f"{name}.toml", spec_text(auto, head))
         names.append(name)
         halves[half_of[i]].append(name)
-    split = (f"# The split of bench/random-languages: drawn by draw_benchmark({n}, {seed}, "
+    split = (f"# The split of {folder.relative_to(ROOT)}: drawn by draw_benchmark({n}, {seed}, "
              f"max_monoid={max_monoid}).\n# No setting may be tuned on held_out; it is scored "
              "once, by a recipe marked frozen.\n"
              f"seed = {seed}\n"
@@ -85,11 +104,41 @@ def draw_set(folder: Path, n: int, seed: int, max_monoid: int, force: bool = Fal
     return names
 
 
-def read_split(folder: Path = SPECS) -> dict[str, list[str]]:
+def read_split(folder: Path = SPECS, meta: dict | None = None) -> dict[str, list[str]]:
+    """The development and held-out halves of ``folder``'s set; with ``meta``, the config's
+    own set and its ``development_sets`` (every language of each joins the development half)."""
+    if meta is not None:
+        folder, extra = set_folders(meta)
+    else:
+        extra = []
     if not (folder / "split.toml").is_file():
         raise SystemExit(f"{folder}/split.toml: no drawn set; run --draw first")
     data = tomllib.loads((folder / "split.toml").read_text())
-    return {"dev": data["dev"], "held_out": data["held_out"]}
+    dev: list[str] = []
+    for other in extra:
+        first = read_split(other)
+        dev += first["dev"] + first["held_out"]
+    if not extra:
+        return {"dev": data["dev"], "held_out": data["held_out"]}
+    # a language of this round equal to one of an earlier set (the same minimal machine) is no
+    # fresh language: it is left out of this round's halves (it is a development language)
+    seen = {_machine(other / f"{n}.toml") for other in extra for n in read_split(other)["dev"]
+            + read_split(other)["held_out"]}
+    fresh = {h: [n for n in data[h] if _machine(folder / f"{n}.toml") not in seen]
+             for h in ("dev", "held_out")}
+    return {"dev": dev + fresh["dev"], "held_out": fresh["held_out"]}
+
+
+def _machine(path: Path) -> tuple:
+    """A minimal machine's identity: alphabet, table, start, outputs and class names (minimal
+    machines are numbered canonically, so equal languages give equal tuples)."""
+    import numpy as np
+
+    import monoidlab as ml
+
+    a = ml.load_language(str(path))
+    return (tuple(a.alphabet), np.asarray(a.delta).tobytes(), np.asarray(a.delta).shape,
+            a.start, np.asarray(a.output).tobytes(), tuple(a.classes))
 
 
 def info_of(name: str, folder: Path = SPECS) -> dict[str, Any]:
@@ -158,7 +207,8 @@ def run_one(run: dict, recipe: dict, out: str, fresh_seeds: list[int]) -> dict:
 
     row: dict[str, Any] = {k: run[k] for k in ("id", "language", "half", "recipe", "seed")}
     keys = {k: v for k, v in recipe.items() if k not in BOOKKEEPING}
-    keys.update(language=str(SPECS / f"{run['language']}.toml"), seed=run["seed"])
+    keys.update(language=run.get("path") or str(SPECS / f"{run['language']}.toml"),
+                seed=run["seed"])
     folder = Path(out) / run["id"]
     t0, c0 = time.time(), time.process_time()
     try:
@@ -188,6 +238,13 @@ def run_one(run: dict, recipe: dict, out: str, fresh_seeds: list[int]) -> dict:
                           "seconds": round(time.time() - t1, 1)})
     row["fresh"] = fresh
     row["solved"] = bool(res["solved"]) and all(f["solved"] for f in fresh)
+    cert = res.get("certificate")
+    if cert is not None:  # a finite model: solved only when proved correct at every length
+        row["certified"] = bool(cert.get("correct"))
+        row["certificate_text"] = str(cert.get("verdict", ""))[:300]
+        row["solved"] = row["solved"] and row["certified"]
+    if res.get("covering_fallback"):
+        row["covering_fallback"] = res["covering_fallback"]
     row["wall_s"] = round(time.time() - t0, 1)
     row["cpu_s"] = round(time.process_time() - c0, 1)
     return row
@@ -552,11 +609,13 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"--config: no file {args.config}")
     bench = tomllib.loads(Path(args.config).read_text())
     meta = bench["benchmark"]
+    folder, _ = set_folders(meta)
     if args.draw:
-        names = draw_set(SPECS, meta["n"], meta["seed"], meta["max_monoid"], args.force)
-        print(f"wrote {len(names)} specs and split.toml to {SPECS}")
+        names = draw_set(folder, meta["n"], meta["seed"], meta["max_monoid"], args.force,
+                         meta.get("prefix", "rl"))
+        print(f"wrote {len(names)} specs and split.toml to {folder}")
         return 0
-    split = read_split()
+    split = read_split(meta=meta)
     ledger_path = ROOT / meta["ledger"]
     ledger = read_ledger(ledger_path)
     if args.freeze:
@@ -568,7 +627,8 @@ def main(argv: list[str] | None = None) -> int:
 
         if args.info:
             t0 = time.time()
-            infos = [info_of(n) for h in ("dev", "held_out") for n in split[h]]
+            infos = [info_of(n, spec_path(n, meta).parent) for h in ("dev", "held_out")
+                     for n in split[h]]
             text = (INFO_INTRO + "\n\n" + info_table(infos, split)
                     + f"\n\n({time.time() - t0:.0f} s to compute)")
             section, heading = "random languages", "## The random-language benchmark: the set"
@@ -592,8 +652,8 @@ def main(argv: list[str] | None = None) -> int:
         p.error("give --draw, --info, --table or --recipe NAME")
     if args.recipe not in bench["recipes"]:
         p.error(f"unknown recipe {args.recipe!r}; recipes: {sorted(bench['recipes'])}")
-    runs = [r for r in plan(bench, args.recipe, args.half, split, ledger)
-            if r["id"] not in ledger]
+    runs = [{**r, "path": str(spec_path(r["language"], meta))}
+            for r in plan(bench, args.recipe, args.half, split, ledger) if r["id"] not in ledger]
     recipe = bench["recipes"][args.recipe]
     print(f"{len(runs)} runs to do ({len(ledger)} in the ledger)", flush=True)
     t0 = time.time()

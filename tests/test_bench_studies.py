@@ -532,3 +532,21 @@ def test_the_long_scripts_doctests(bench_script, function_doctests):
     mod = bench_script("bench_long")
     assert function_doctests(mod, mod.recorded_choice, mod.errors_of, mod.tested_of,
                             mod.prediction_of) == (0, 9)
+
+
+def test_the_second_random_language_round_holds_out_only_fresh_languages(bench_script):
+    """Round 2 develops on the first round's whole set and its own development half; a language
+    of its draw equal to a first-round one (the same minimal machine) joins neither half."""
+    import tomllib
+
+    b = bench_script("bench_random_languages")
+    meta = tomllib.loads((b.ROOT / "configs" / "random-languages-2.toml").read_text())["benchmark"]
+    split = b.read_split(meta=meta)
+    first = b.read_split(b.ROOT / "bench" / "random-languages")
+    assert set(first["dev"] + first["held_out"]) <= set(split["dev"])
+    assert not set(split["dev"]) & set(split["held_out"])
+    old = {b._machine(b.spec_path(n, meta)) for n in first["dev"] + first["held_out"]}
+    assert all(b._machine(b.spec_path(n, meta)) not in old for n in split["held_out"])
+    assert len(split["held_out"]) == 16 and len(split["dev"]) == 36 + 16
+    round1 = tomllib.loads((b.ROOT / "configs" / "random-languages.toml").read_text())
+    assert b.read_split(meta=round1["benchmark"]) == first  # the first round reads as before

@@ -378,7 +378,8 @@ def _enumerate_direct(delta: np.ndarray, max_elements: int, name: str, index: Ke
         frontier = np.concatenate(new_keys)
         keys.append(frontier)
     del cand, by_letter, found, frontier
-    rows: np.ndarray = np.empty((size, n), dt)  # decoded piece by piece: no (size, n) int64 temporary
+    # decoded piece by piece: no (size, n) int64 temporary
+    rows: np.ndarray = np.empty((size, n), dt)
     at = 0
     for piece in keys:
         for lo in range(0, len(piece), chunk):

@@ -52,7 +52,6 @@ def _recipe_for(lang: Any, test: Any) -> dict:
     return {**advice, "refusal": refusal}
 
 
-@scalar_args
 def _section_index(parts: list[str]) -> tuple[list[str], str]:
     """Every section heading given an anchor, and the index of links to them that opens the
     page under the summary box (a long page is read by jumping, not by scrolling).
@@ -74,6 +73,7 @@ def _section_index(parts: list[str]) -> tuple[list[str], str]:
     return out, f'<nav class=index>Sections: {links}</nav>' if titles else ""
 
 
+@scalar_args
 def build_report(language: str | Automaton | None, out_dir: str | os.PathLike, *,
                  checkpoint: str | os.PathLike | None = None,
                  train_lengths: LengthsLike | None = None,

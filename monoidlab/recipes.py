@@ -112,23 +112,22 @@ def recipe_advice(path: str | Path | None = None) -> dict[str, Any]:
                      "uses it"}
 
 
-def recipe_layout(path: str | Path | None = None) -> dict[str, str]:
+def recipe_layout(path: str | Path | None = None) -> dict[str, str | None]:
     """The padding and training sampler of the recipe ``monoidlab train --language`` uses
     (:func:`recipe_advice`), with ``from`` saying whose they are: the defaults ``min-length``
     and the report assume, so that a support length is computed for the layout the user is
-    told to train with. Without a frozen recipe, the models' defaults (learned padding, the
-    default sampler).
+    told to train with. Without a frozen recipe, the models' defaults: learned padding, and
+    ``sampler`` None (the caller's default sampler: this layer does not know the samplers).
 
     >>> sorted(recipe_layout())
     ['from', 'padding', 'sampler']
     """
-    from monoidlab.sampling import DEFAULT_SAMPLER
-
     if recipe_advice(path)["recipe"] is None:
-        return {"padding": "learned", "sampler": DEFAULT_SAMPLER, "from": "the models' defaults"}
+        return {"padding": "learned", "sampler": None, "from": "the models' defaults"}
     name, keys, options = frozen_recipe(path)
+    sampler = keys.get("sampler")
     return {"padding": str(options.get("padding", "learned")),
-            "sampler": str(keys.get("sampler", DEFAULT_SAMPLER)),
+            "sampler": None if sampler is None else str(sampler),
             "from": f"the training recipe's ('languages', {name})"}
 
 

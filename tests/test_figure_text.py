@@ -7,6 +7,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import matplotlib
+import matplotlib.pyplot
 import numpy as np
 import pytest
 
@@ -77,7 +78,9 @@ def test_the_umap_figure_fits_the_column(tiny_ldru_run):
     b = ml.sample(lang, [9, 10, 11], 30, seed=0)
     emb = node_embeddings(model, lang, b.tokens, b.lengths)
     coords = np.random.default_rng(0).normal(size=(len(emb), 2))
-    scale, small = small_texts(umap_figure(emb, coords=coords, max_points=None))
+    fig = umap_figure(emb, coords=coords, max_points=None)
+    scale, small = small_texts(fig)
+    matplotlib.pyplot.close(fig)
     assert scale == 1.0 and not small, (scale, small)
 
 
@@ -89,5 +92,7 @@ def test_the_extracted_table_fits_the_column_at_any_size(k):
     result = SimpleNamespace(
         k=k, table=rng.integers(0, k, (k, k)), names=[f"e{i}" for i in range(k)],
         comparison=SimpleNamespace(predicted=rng.integers(-1, k, (k, k))))
-    scale, small = small_texts(table_figure(result))
+    fig = table_figure(result)
+    scale, small = small_texts(fig)
+    matplotlib.pyplot.close(fig)
     assert scale == 1.0 and not small, (k, scale, small)

@@ -149,13 +149,15 @@ def test_bundled_configs_load(path, bench_script):
     elif "benchmark" in data:  # the random-language benchmark: every recipe on every language
         from monoidlab.training.parse import config_from_dict as from_dict
 
-        specs = sorted((path.resolve().parents[2] / "bench" / "random-languages").glob("rl-*.toml"))
-        assert len(specs) == data["benchmark"]["n"]
+        meta = data["benchmark"]
+        folder = path.resolve().parents[2] / meta.get("specs", "bench/random-languages")
+        specs = sorted(folder.glob(f"{meta.get('prefix', 'rl')}-*.toml"))
+        assert len(specs) == meta["n"]
         for name, recipe in data["recipes"].items():
             keys = {k: v for k, v in recipe.items() if k not in ("frozen", "basis")}
             for spec in specs[:3]:
                 cfg = from_dict({**keys, "language": str(spec), "seed": 0}, name)
-                assert cfg.language == str(spec) and cfg.model == "mlp-ldru"
+                assert cfg.language == str(spec) and cfg.model == recipe["model"]
     elif "table" in data:  # the ListOps table (bench/bench_listops.py): every entry's config
         from monoidlab.training.parse import config_from_dict as from_dict
 

@@ -194,7 +194,7 @@ def cmd_min_length(args: argparse.Namespace) -> None:
     layout = recipe_layout()
     given = {"padding": args.padding is not None, "sampler": args.sampler is not None}
     args.padding = args.padding or layout["padding"]
-    args.sampler = args.sampler or layout["sampler"]
+    args.sampler = args.sampler or layout["sampler"] or DEFAULT_SAMPLER
     # the sample-size estimate needs an exact string law: a chosen sampler without one is
     # refused; the recipe's (covering: its planned part shows every composition by
     # construction) leaves the estimate to the default sampler, as the report does, and says so

@@ -190,9 +190,11 @@ def min_length_section(rep: Report) -> list[str]:
                                       "delta": DELTA}
             # what the study recommends for the recipe's sampler (a run overrides it)
             from monoidlab.recipes import recipe_layout
+            from monoidlab.sampling import DEFAULT_SAMPLER
 
             rep.key.setdefault("recommendation", _recommendation(
-                r.support_length, recipe_layout()["sampler"], rep.padding, None, min(train)))
+                r.support_length, recipe_layout()["sampler"] or DEFAULT_SAMPLER, rep.padding,
+                None, min(train)))
         rows.append({"training offsets": off or "0", "needed": r.needed,
                      "support length": r.support_length or "never (search limit)",
                      f"samples for P(all seen) ≥ {1 - DELTA:g} at {_rng(train)} ({r.sampler} "

@@ -45,13 +45,19 @@ class KeyIndex:
 
     DIRECT_BITS = 24  # 16M int32 entries (64 MB, e.g. T_8); wider keys use the sorted index
 
-    def __init__(self, n: int, exact_bytes: bool = False) -> None:
+    def __init__(self, n: int, exact_bytes: bool = False, max_elements: int | None = None
+                 ) -> None:
         self.n = n
         bits = max(1, int(np.ceil(np.log2(max(n, 2)))))
         self.mode = ("bytes" if exact_bytes else "packed" if bits * n <= 63 else "hash")
         self.shift = np.arange(n, dtype=np.int64) * bits
+        # a table of 2^(bits n) entries pays for itself when the monoid may fill a fair part of
+        # it: past 2^22 entries (16 MiB) only when max_elements reaches 1/64 of it (a search
+        # for small monoids, e.g. drawing random languages, keeps the table-free index)
+        room = (1 << (bits * n)) <= max(1 << 22, 64 * (max_elements or 1 << 62))
         self.direct = (np.full(1 << (bits * n), -1, np.int32)
-                       if self.mode == "packed" and bits * n <= self.DIRECT_BITS else None)
+                       if self.mode == "packed" and bits * n <= self.DIRECT_BITS and room
+                       else None)
         rng = np.random.default_rng(12345)
         self.mult = rng.integers(1, 2**62, size=n, dtype=np.int64) | 1
         self.runs: list[tuple[np.ndarray, np.ndarray]] = []  # sorted (keys, indices) runs
@@ -246,7 +252,7 @@ def enumerate_monoid(delta: np.ndarray, max_elements: int, name: str, exact_byte
     n, k = delta.shape
     dt = np.uint8 if n <= 256 else np.uint16 if n <= 65536 else np.uint32
     gens = np.ascontiguousarray(delta.T, dtype=dt)  # gens[a][q] = delta[q, a]
-    index = KeyIndex(n, exact_bytes)
+    index = KeyIndex(n, exact_bytes, max_elements)
     if index.direct is not None:
         return _enumerate_direct(np.asarray(delta, np.int64), max_elements, name, index, dt,
                                  max_bytes)

@@ -23,7 +23,7 @@ Example
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -294,15 +294,22 @@ DFA_SIZES = tuple((n, 2 + (i % 3)) for i, n in enumerate(range(3, 9))) + \
     tuple((n, 2 + ((i + 2) % 3)) for i, n in enumerate(range(3, 9)))
 
 
-def draw_benchmark(n: int = 36, seed: int = 2026, *, max_monoid: int = 500) -> list[Drawn]:
+#: seeds tried for one place of a benchmark before it is refused: the small kinds have few
+#: distinct languages (3-state, 2-letter DFAs), and all of them may be taken already
+MAX_REPEATS = 200
+
+
+def draw_benchmark(n: int = 36, seed: int = 2026, *, max_monoid: int = 500,
+                   exclude: Iterable[Automaton] = ()) -> list[Drawn]:
     """``n`` languages, half random DFAs (sizes cycling through :data:`DFA_SIZES`) and half
     compositions cycling through the other kinds, each from its own seed ``seed * 1000 + i``;
-    the same arguments give the same list. Duplicates (the same minimal machine twice) are
-    skipped by moving to the next seed."""
+    the same arguments give the same list. Duplicates (the same minimal machine twice, or one
+    of ``exclude``: an earlier benchmark's languages) are skipped by moving to the next seed;
+    a place that finds no new language in :data:`MAX_REPEATS` seeds is an error naming it."""
     out: list[Drawn] = []
-    seen: set[Automaton] = set()
+    seen: set[Automaton] = {a.replace(name="x", description="") for a in exclude}
     others = KINDS[1:]
-    i = 0
+    i = repeats = 0
     while len(out) < n:
         kind = "dfa" if len(out) % 2 == 0 else others[(len(out) // 2) % len(others)]
         size = DFA_SIZES[(len(out) // 2) % len(DFA_SIZES)] if kind == "dfa" else None
@@ -310,7 +317,14 @@ def draw_benchmark(n: int = 36, seed: int = 2026, *, max_monoid: int = 500) -> l
         i += 1
         key = d.automaton.replace(name="x", description="")
         if key in seen:
+            repeats += 1
+            if repeats >= MAX_REPEATS:
+                raise InputError(f"draw_benchmark: place {len(out)} ({kind}"
+                                 f"{'' if size is None else f' {size[0]}x{size[1]}'}) found only "
+                                 f"languages already drawn or excluded in {MAX_REPEATS} seeds; "
+                                 "draw fewer languages or exclude fewer")
             continue
+        repeats = 0
         seen.add(key)
         out.append(d)
     return out

@@ -428,3 +428,19 @@ def test_each_recipe_is_read_as_one_change_of_an_earlier_one():
             "2 (gained x; lost y), runs solved 3 -> 3 of 4") in lines
     assert "mix-ec-12k (mix-ec with restarts, steps changed): not both through the dev half yet" \
         in lines
+
+
+def test_a_benchmark_place_with_no_new_language_is_an_error_not_a_hang(monkeypatch):
+    """A kind with few distinct languages (bounded stacks) runs out: the draw says which place
+    instead of trying seeds forever; ``exclude`` skips an earlier benchmark's languages."""
+    from monoidlab import random_languages as rl
+    from monoidlab.errors import InputError
+
+    first = rl.draw_benchmark(2, 5, max_monoid=1000)
+    again = rl.draw_benchmark(2, 5, max_monoid=1000, exclude=[first[1].automaton])
+    assert again[0].automaton == first[0].automaton  # the place before is drawn as it was
+    assert again[1].automaton != first[1].automaton  # the excluded one is skipped
+    monkeypatch.setattr(rl, "MAX_REPEATS", 1)
+    with pytest.raises(InputError, match=r"place 0 \(dfa 3x2\) found only languages already "
+                                         r"drawn or excluded in 1 seeds"):
+        rl.draw_benchmark(2, 5, max_monoid=1000, exclude=[first[0].automaton])

@@ -227,7 +227,7 @@ def cmd_evaluate(args: argparse.Namespace) -> None:
         from monoidlab.training.attempts import attempt_config, weights_attempt
 
         attempt = weights_attempt(cfg, weights["step"]) if cfg.restarts else 0
-        coverage = training_coverage(attempt_config(cfg, attempt) if attempt else cfg, problem,
+        coverage = training_coverage(attempt_config(cfg, attempt), problem,
                                      attempt=(attempt, cfg.restarts + 1) if cfg.restarts
                                      else None)
     text = weights["text"] + "\n" + _test_set_text(ev, seed) + "\n\n"

@@ -246,7 +246,7 @@ def _train(cfg: RunConfig, out: Path | None, resume: bool, progress: bool,
         # what the training strings of the scored weights' attempt showed, by tree level
         # (languages on tree models; a restart draws its own strings from its own seed)
         attempt = weights_attempt(cfg, scored_step) if cfg.restarts else 0
-        coverage = training_coverage(attempt_config(cfg, attempt) if attempt else cfg, problem,
+        coverage = training_coverage(attempt_config(cfg, attempt), problem,
                                      attempt=(attempt, s.attempt + 1) if cfg.restarts else None)
         if coverage is not None:
             result["training_coverage"] = coverage

@@ -164,6 +164,14 @@ def test_bundled_configs_load(path, bench_script):
         for name, entry in data["models"].items():
             cfg = from_dict({**data["base"], **entry, "seed": data["table"]["seed"]}, name)
             assert (cfg.task, cfg.model) == ("listops", entry["model"])
+    elif "refine" in data:  # a refinement of finished runs (bench/bench_refine.py)
+        ref = data["refine"]
+        for variant, mine in ref["variants"].items():
+            cfg = RunConfig(language="parity", model="mlp-ldru-snap", refine_rounds=ref["rounds"],
+                            refine_steps=ref["steps"], refine_share=ref["share"],
+                            refine_mine=mine)
+            assert cfg.refine_rounds >= 1 and variant
+        assert data["tasks"]["names"] and data["sources"]
     elif "sweep" in data:
         sweep = load_sweep(path)
         assert sweep["runs"]

@@ -38,7 +38,8 @@ if TYPE_CHECKING:
     from torch import nn
 
 __all__ = ["attempt_config", "weights_attempt", "validation_seed", "Validation",
-           "selection_key", "validation_metrics", "read_best", "read_run_best"]
+           "selection_key", "validation_metrics", "read_best", "read_run_best",
+           "read_run_refined"]
 
 
 def validation_seed(seed: int, step: int) -> int:
@@ -206,4 +207,25 @@ def read_run_best(folder: Path, ckpt: dict, device: torch.device | str = "cpu") 
         elif config is None:
             raise CheckpointError(f"{path}: newer than checkpoint.pt and without the run's "
                                   "config; refusing to use it")
+    return kept
+
+
+def read_run_refined(folder: Path, ckpt: dict, device: torch.device | str = "cpu"
+                     ) -> dict | None:
+    """The run folder's ``refined.pt`` (None when absent): weights a refinement proved correct,
+    refused unless they were refined from the weights ``ckpt`` holds (its ``model``: the best
+    validated or the last) under the same config."""
+    from monoidlab.training.run_folder import REFINED
+
+    path = Path(folder) / REFINED
+    if not os.path.lexists(path):
+        return None
+    kept = read_checkpoint(path, device, need=("model", "step", "config", "refined_from"))
+    if not _same_config(kept["config"], ckpt.get("config")):
+        raise CheckpointError(f"{path}: written by another run (its config is not the one of "
+                              f"{Path(folder) / 'checkpoint.pt'}); refusing to use it")
+    if kept["refined_from"] != weights_checksum(ckpt["model"]):
+        raise CheckpointError(f"{path}: not refined from this run's scored weights (copied "
+                              "from another run, or the run was trained again); refusing to "
+                              "use it")
     return kept

@@ -177,6 +177,20 @@ class RunConfig:
     restarts: int = _key(0, "fresh starts (new initial weights and batches, `steps` each) after "
                             "an attempt ends without early stopping; the best validated weights "
                             "of all attempts are tested (needs `early_stop`)", "optimisation")
+    refine_rounds: int = _key(0, "a finite model (mlp-ldru-snap, pr-lstm-snap, "
+                                 "transform-tree) on a language: after training, up to this "
+                                 "many rounds of certify, then train on the shortest "
+                                 "counterexample within the training lengths; the weights "
+                                 "are replaced only by proved ones (0: off; "
+                                 "docs/training.md, \"refinement\")", "optimisation")
+    refine_steps: int = _key(500, "steps of one refinement round (lr cosine from `lr`)",
+                             "optimisation")
+    refine_mine: int = _key(0, "training strings per refinement round folded by the model's "
+                               "table; those it misreads join the pool beside the shortest "
+                               "counterexample (0: that one only)", "optimisation")
+    refine_share: float = _key(0.25, "the share of each refinement batch drawn from the "
+                                     "counterexamples found so far, in (0, 1]",
+                               "optimisation")
     # --- evaluation
     test_lengths: Lengths = _key(Lengths(41, 500), "lengths of the final evaluation",
                                  "evaluation")
@@ -385,6 +399,10 @@ class _Checker:
             ("early_stop", cfg.early_stop >= 0, "must be >= 0 (0: off)"),
             ("val_samples", cfg.val_samples >= 1, "must be >= 1"),
             ("restarts", 0 <= cfg.restarts <= 100, "must lie in 0..100"),
+            ("refine_rounds", 0 <= cfg.refine_rounds <= 1000, "must lie in 0..1000"),
+            ("refine_steps", cfg.refine_steps >= 1, "must be >= 1"),
+            ("refine_share", 0 < cfg.refine_share <= 1, "must lie in (0, 1]"),
+            ("refine_mine", 0 <= cfg.refine_mine <= 10_000_000, "must lie in 0..10^7"),
             ("restarts", not cfg.restarts or cfg.early_stop > 0,
              "needs early_stop > 0 (the validation decides when to stop and which weights win)"),
             ("early_stop", not cfg.early_stop or cfg.eval_every > 0,
@@ -459,6 +477,7 @@ class _Checker:
         from monoidlab.models.protocols import (
             Classifier,
             ConsistentModel,
+            FiniteModel,
             GenerativeModel,
             OffsetModel,
             PrefixModel,
@@ -491,8 +510,14 @@ class _Checker:
             if cfg.offset_consistency:
                 require(cfg.model, ConsistentModel, "take offset_consistency",
                         "offset_consistency")
+            if cfg.refine_rounds:
+                require(cfg.model, FiniteModel, "be refined on its certificate's "
+                        "counterexamples (a finite table to certify)", "refine_rounds")
         except ConfigError as exc:
             raise ConfigError(f"{source}: {exc}") from None
+        if cfg.refine_rounds and cfg.language is None:
+            raise self.fail("refine_rounds", "refinement certifies a model on a language; a "
+                                             "task has no automaton to certify against")
         if cfg.offset_consistency:
             key = "offset_consistency"
             if cfg.offsets.mode != "random":
@@ -630,6 +655,10 @@ _CHECKS: dict[str, tuple[Callable[[Any], bool], str, Callable[[Any], Any] | None
     "offset_consistency": (_is_num, "a number", float),
     "grad_centralisation": (lambda v: isinstance(v, bool), "true or false", None),
     "restarts": (_is_int, "an integer", None),
+    "refine_rounds": (_is_int, "an integer", None),
+    "refine_steps": (_is_int, "an integer", None),
+    "refine_share": (_is_num, "a number", float),
+    "refine_mine": (_is_int, "an integer", None),
     "test_samples": (_is_int, "an integer", None),
     "eval_kinds": (_kinds, "\"all\" or a list of test kinds",
                    lambda v: tuple(v) if isinstance(v, list) else v),

@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 
     from monoidlab.training.problems import Problem
 
-__all__ = ["Session", "run_steps", "lr_at", "training_batch", "build_for", "MetricsLog"]
+__all__ = ["Session", "run_steps", "train_step", "lr_at", "training_batch", "build_for", "MetricsLog"]
 
 
 def lr_at(cfg: RunConfig, step: int) -> float:
@@ -217,6 +217,23 @@ class Session:
         s.auxiliary = model_spec(cfg.model).can(AuxiliaryLossModel)
         return s
 
+    @classmethod
+    def around(cls, cfg: RunConfig, problem: Problem, model: nn.Module,
+               device: torch.device | str = "cpu") -> Session:
+        """A session around weights that exist (a loaded run's), with a fresh optimiser: to
+        train them on (e.g. :func:`~monoidlab.training.refine.refine`)."""
+        import torch
+
+        from monoidlab.models import model_spec
+        from monoidlab.models.protocols import AuxiliaryLossModel
+
+        s = cls(cfg, problem, torch.device(device), model, _optimizer(cfg, model.parameters()),
+                0, cfg, Validation(0), loss_terms(cfg), None, MetricsLog(None),
+                problem.lengths(cfg.train_lengths))
+        s.fwd = _compiled(cfg, model)
+        s.auxiliary = model_spec(cfg.model).can(AuxiliaryLossModel)
+        return s
+
     def new_attempt(self, attempt: int) -> None:
         """A restart: fresh weights, optimiser and batches (the best weights stay)."""
         if self.say:
@@ -309,11 +326,8 @@ def run_steps(s: Session, start: int, stop_at: int | None = None,
     """Train from global step ``start`` to the end of the run (every attempt), or until early
     stopping, or until ``stop_at`` (a pause). Returns ``(last step, stopped early, paused)``:
     the weights are those after steps ``0 .. last - 1``."""
-    import torch
-
-    cfg, problem, device = s.cfg, s.problem, s.device
+    cfg, problem = s.cfg, s.problem
     total = cfg.total_steps
-    use_bf16 = cfg.bf16 and device.type == "cuda"
     bar: Any = range(start, total)
     name = f"{cfg.model} on {problem.name}"
     if progress:
@@ -341,33 +355,10 @@ def run_steps(s: Session, start: int, stop_at: int | None = None,
             s.save(step)
         if stop_at is not None and step >= stop_at:  # a pause: resuming continues from here
             return step, False, True
-        # 4. forward / backward on the batch of this step (seeded by step)
+        # 4.-5. forward / backward on the batch of this step (seeded by step), clip, step
         L, batch = training_batch(s.acfg, problem, train_lengths, local)
-        batch = to_device(batch, device)
-        _seed_torch(s.acfg, local)
-        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=use_bf16):
-            loss, correct = problem.loss(s.fwd, batch)
-            for term in s.terms:  # the config checked that the model has each
-                loss = loss + term.weight * term.fn(s.model, batch)
-            if s.auxiliary:  # a loss the model computed in this step's forward passes
-                aux = s.model.auxiliary_loss()  # type: ignore[operator]
-                loss = loss if aux is None else loss + aux
-        if not torch.isfinite(loss):
-            raise TrainingDiverged(f"loss is {loss.item()} at step {step} (length {L}); "
-                                   f"{_kept(s.out)}. Try a lower lr or clip.")
-        s.opt.zero_grad(set_to_none=True)
-        loss.backward()
-        if cfg.grad_centralisation:
-            _centralise(s.model)
-        # 5. clip and step (a non-finite gradient would poison the weights, and then the next
-        # checkpoint, while the loss still looks fine: stop before the step)
-        gnorm = torch.nn.utils.clip_grad_norm_(s.model.parameters(), cfg.clip or math.inf)
-        if not torch.isfinite(gnorm):
-            raise TrainingDiverged(f"gradient norm is {gnorm.item()} at step {step} "
-                                   f"(length {L}); {_kept(s.out)}. Try a lower lr or clip.")
-        s.opt.step()
+        lv, av = train_step(s, batch, local, f"step {step} (length {L})")
         # 6. log
-        lv, av = float(loss.detach()), float(correct.mean())
         ema_loss = lv if ema_loss is None else 0.95 * ema_loss + 0.05 * lv
         ema_acc = av if ema_acc is None else 0.95 * ema_acc + 0.05 * av
         if progress:
@@ -377,6 +368,42 @@ def run_steps(s: Session, start: int, stop_at: int | None = None,
                                    "elapsed_s": round(time.time() - t0, 2),
                                    "cpu_s": round(time.process_time() - c0, 2)})
     return total, False, False
+
+
+def train_step(s: Session, batch: dict[str, Any], seed_step: int, where: str
+               ) -> tuple[float, float]:
+    """One optimiser step of ``s.model`` on a numpy ``batch``: forward (torch re-seeded from
+    (seed, ``seed_step``)), the loss with the run's extra terms and the model's own auxiliary
+    loss, backward, clip, step. Returns ``(loss, accuracy)``; a non-finite loss or gradient
+    stops before the step (:class:`~monoidlab.errors.TrainingDiverged`, saying ``where``)."""
+    import torch
+
+    cfg, device = s.cfg, s.device
+    batch = to_device(batch, device)
+    _seed_torch(s.acfg, seed_step)
+    with torch.autocast(device.type, dtype=torch.bfloat16,
+                        enabled=cfg.bf16 and device.type == "cuda"):
+        loss, correct = s.problem.loss(s.fwd, batch)
+        for term in s.terms:  # the config checked that the model has each
+            loss = loss + term.weight * term.fn(s.model, batch)
+        if s.auxiliary:  # a loss the model computed in this step's forward passes
+            aux = s.model.auxiliary_loss()  # type: ignore[operator]
+            loss = loss if aux is None else loss + aux
+    if not torch.isfinite(loss):
+        raise TrainingDiverged(f"loss is {loss.item()} at {where}; {_kept(s.out)}. "
+                               "Try a lower lr or clip.")
+    s.opt.zero_grad(set_to_none=True)
+    loss.backward()
+    if cfg.grad_centralisation:
+        _centralise(s.model)
+    # a non-finite gradient would poison the weights, and then the next checkpoint, while the
+    # loss still looks fine: stop before the step
+    gnorm = torch.nn.utils.clip_grad_norm_(s.model.parameters(), cfg.clip or math.inf)
+    if not torch.isfinite(gnorm):
+        raise TrainingDiverged(f"gradient norm is {gnorm.item()} at {where}; "
+                               f"{_kept(s.out)}. Try a lower lr or clip.")
+    s.opt.step()
+    return float(loss.detach()), float(correct.mean())
 
 
 def _kept(out: Path | None) -> str:

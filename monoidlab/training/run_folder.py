@@ -61,11 +61,13 @@ from monoidlab.errors import CheckpointError, InputError, RunExists, TrainingDiv
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["RunFolder", "RUN_FILES", "is_run", "check_entries", "check_run_folder", "save_checkpoint",
+__all__ = ["RunFolder", "RUN_FILES", "REFINED", "is_run", "check_entries", "check_run_folder", "save_checkpoint",
            "read_checkpoint", "weights_checksum", "read_metrics", "truncate_metrics",
            "read_run_json"]
 
-RUN_FILES = ("checkpoint.pt", "best.pt", "metrics.jsonl", "config.json", "results.json")
+RUN_FILES = ("checkpoint.pt", "best.pt", "refined.pt", "metrics.jsonl", "config.json",
+             "results.json")
+REFINED = "refined.pt"  # weights a refinement proved correct (monoidlab.training.refine)
 RUN_DIRS = ("tb",)
 CHECKSUM_KEY = "sha256"  # {"model": hex, "optimizer": hex, "rest": hex} in every checkpoint
 TENSOR_KEYS = ("model", "optimizer")  # each checksummed on its own (the error says which)

@@ -29,8 +29,10 @@ def weights_of(path: str | Path, ckpt: dict[str, Any], cfg: Any) -> dict[str, An
     with a one-line ``text``."""
     path = Path(path)
     folder = path if path.is_dir() else path.parent
-    best = "last_step" in ckpt  # load_checkpoint swapped in best.pt's weights
+    best = "last_step" in ckpt  # load_checkpoint swapped in best.pt's (or refined.pt's) weights
     file = folder / "best.pt" if best else (path / "checkpoint.pt" if path.is_dir() else path)
+    if ckpt.get("refined"):
+        file = folder / "refined.pt"
     step, last = int(ckpt["step"]), int(ckpt.get("last_step", ckpt["step"]))
     planned = int(cfg.steps) * (int(getattr(cfg, "restarts", 0) or 0) + 1)
     finished = (folder / "results.json").is_file()

@@ -34,6 +34,7 @@ from monoidlab.training.attempts import (
     attempt_config,
     read_best,
     read_run_best,
+    read_run_refined,
     weights_attempt,
 )
 from monoidlab.training.config import RunConfig
@@ -45,7 +46,14 @@ from monoidlab.training.loop import (
     run_steps,
     training_batch,
 )
-from monoidlab.training.run_folder import RunFolder, read_checkpoint, truncate_metrics
+from monoidlab.training.run_folder import (
+    REFINED,
+    RunFolder,
+    read_checkpoint,
+    save_checkpoint,
+    truncate_metrics,
+    weights_checksum,
+)
 from monoidlab.training.run_language import RECORD_KEY, record_language, run_language
 
 if TYPE_CHECKING:
@@ -87,9 +95,10 @@ def load_checkpoint(path: str | os.PathLike, device: torch.device | str = "cpu"
                     ) -> tuple[nn.Module, RunConfig, Problem, dict[str, Any]]:
     """``(model, config, problem, checkpoint dict)`` from a checkpoint file (weights_only).
 
-    Given a run folder, the weights are those the run's results were measured on: ``best.pt``
-    when early stopping kept one (``ckpt["step"]`` is then its step, ``ckpt["last_step"]``
-    the checkpoint's), else ``checkpoint.pt``. A file path loads exactly that file.
+    Given a run folder, the weights are those the run's results were measured on:
+    ``refined.pt`` when a refinement proved them correct (``ckpt["refined"]``), else
+    ``best.pt`` when early stopping kept one (``ckpt["step"]`` is then its step,
+    ``ckpt["last_step"]`` the checkpoint's), else ``checkpoint.pt``. A file path loads exactly that file.
     """
     from monoidlab.training.problems import check_data_fingerprint, make_problem
 
@@ -104,6 +113,10 @@ def load_checkpoint(path: str | os.PathLike, device: torch.device | str = "cpu"
     kept = read_run_best(best.parent, ckpt, device) if best is not None else None
     if kept is not None:
         ckpt = {**ckpt, "model": kept["model"], "step": kept["step"], "last_step": ckpt["step"]}
+    refined = read_run_refined(best.parent, ckpt, device) if best is not None else None
+    if refined is not None:  # weights a refinement proved correct (results.json's scored)
+        ckpt = {**ckpt, "model": refined["model"], "refined": True,
+                "last_step": ckpt.get("last_step", ckpt["step"])}
     cfg = saved_config(ckpt, str(path))
     problem = make_problem(cfg, _run_language(cfg, ckpt, path))
     check_data_fingerprint(problem, ckpt, path)
@@ -229,6 +242,10 @@ def _train(cfg: RunConfig, out: Path | None, resume: bool, progress: bool,
     if cfg.early_stop and watch.best_state is not None:  # evaluate the best validated weights
         model.load_state_dict(watch.best_state)
         scored_step = watch.best_step if watch.best_step is not None else last
+    if cfg.refine_rounds:  # a finite model: certify, train on counterexamples, keep a proof
+        refinement = _refine(s, out, last)
+        result["refinement"] = refinement.to_dict()
+        result["train_seconds"] = round(result["train_seconds"] + refinement.seconds, 2)
     if evaluate_at_end:
         from monoidlab.evaluation.table_forward import table_forward
         from monoidlab.training.data_coverage import training_coverage
@@ -253,6 +270,24 @@ def _train(cfg: RunConfig, out: Path | None, resume: bool, progress: bool,
     if out:
         atomic_write_json(out / "results.json", result)
     return result
+
+
+def _refine(s: Any, out: Path | None, last: int) -> Any:
+    """Refine the scored weights (:mod:`monoidlab.training.refine`); proved weights go to
+    ``refined.pt`` (bound to the weights they were refined from), and a stale one goes."""
+    from monoidlab.training.refine import refine
+
+    base = weights_checksum(s.model.state_dict())
+    refinement = refine(s, s.say)
+    if out:
+        path = out / REFINED
+        if refinement.kept == "refined":
+            save_checkpoint({"model": s.model.state_dict(), "step": last,
+                             "config": s.cfg.as_dict(), "refined_from": base,
+                             "refinement": refinement.to_dict()}, path)
+        elif os.path.lexists(path):
+            path.unlink()
+    return refinement
 
 
 def _narrator() -> Any:

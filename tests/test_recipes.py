@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+import monoidlab as ml
 import monoidlab.recipes as recipes
 from monoidlab.cli import main
 from monoidlab.errors import ConfigError
@@ -262,3 +263,30 @@ def test_min_length_and_the_report_say_when_the_recipe_refuses_a_language(tmp_pa
     none.write_text(COVERING.replace("frozen = true\n", ""))
     monkeypatch.setattr(recipes, "BENCHMARK", none)
     assert recipe_refusal(ml.load_language("dyck-4")) is None
+
+
+@pytest.mark.parametrize("model", ["mlp-ldru", "mlp-ldru-snap", "transform-tree",
+                                   "pr-lstm-snap", "transformer"])
+def test_python_and_the_command_line_train_a_language_alike(tmp_path, frozen, capsys, model):
+    """RunConfig.for_language is `monoidlab train --language L --model M`, key for key; the
+    recipe named in Python is applied, not a label; a bare RunConfig says what it differs in."""
+    import argparse
+
+    from monoidlab.cli.training import _config
+    from monoidlab.training import RunConfig
+    from monoidlab.training.loop import plan_text
+
+    spec = tmp_path / "mine.toml"
+    spec.write_text((Path(ml.__file__).parent / "suite" / "tomita-5.toml").read_text().replace(
+        'name = "tomita-5"', 'name = "mine"'))
+    args = argparse.Namespace(config=None, language=str(spec), task=None, model=model,
+                              steps=None, seed=7, resume=False, out=None, data=None)
+    cli = _config(args, [])
+    py = RunConfig.for_language(str(spec), model, seed=7)
+    assert cli == py and cli.as_dict() == py.as_dict()
+    if cli.recipe != "default":  # named in Python, the recipe fills what is not given
+        assert RunConfig(language=str(spec), model=model, recipe=cli.recipe, seed=7) == py
+        bare = RunConfig(language=str(spec), model=model, seed=7)
+        assert bare.steps != py.steps or bare.model_options != py.model_options
+        assert f"with recipe {cli.recipe!r}" in plan_text(bare)
+        assert "RunConfig.for_language" not in plan_text(py)

@@ -16,6 +16,7 @@ from monoidlab.cli._common import (
     parse_lengths,
     positive,
 )
+from monoidlab.errors import InputError
 
 if TYPE_CHECKING:
     import torch
@@ -66,18 +67,18 @@ def _config(args: argparse.Namespace, extra: list[str]) -> RunConfig:
             value = {**keys[key], **value}  # --model_options.d=32 changes one option
         keys[key] = value
     if not saved and not args.config and "recipe" not in keys and keys.get("language"):
-        from monoidlab.models import model_spec
-        from monoidlab.recipes import has_frozen_recipe
+        from monoidlab.training.config import language_recipe
 
-        # a user's own language: MLP-LDRU's recipe that the random-language benchmark froze,
-        # once it has; a depth-exact model's own recipe for languages (every key given on the
-        # command line still wins)
+        # a user's own language: the recipe RunConfig.for_language gives too (MLP-LDRU's
+        # frozen one, a depth-exact model's own); every key given on the command line wins
         model = keys.get("model", "mlp-ldru")
-        if model == "mlp-ldru":
-            if has_frozen_recipe():
-                keys["recipe"] = "languages"
-        elif isinstance(model, str) and "languages" in model_spec(model).recipes:
-            keys["recipe"] = "languages"
+        if isinstance(model, str):
+            try:
+                recipe = language_recipe(model)
+            except InputError:  # an unknown model: the config names it with the closest one
+                recipe = "default"
+            if recipe != "default":
+                keys["recipe"] = recipe
     return config_from_dict(keys, source, saved=saved)
 
 

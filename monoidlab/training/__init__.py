@@ -8,6 +8,8 @@
   :mod:`~monoidlab.training.terms`: the step loop, restarts / validation / early stopping,
   the extra loss terms;
 * :mod:`~monoidlab.training.trainer`: :func:`train` and :func:`load_checkpoint`;
+* :mod:`~monoidlab.training.refine`: a finite model refined on its certificate's
+  counterexamples (``refine_rounds``);
 * :mod:`~monoidlab.training.sweep`: grids of runs.
 
 >>> from monoidlab.training import RunConfig
@@ -17,10 +19,10 @@
 
 from monoidlab.errors import ConfigError, TrainingDiverged
 from monoidlab.evaluation import Evaluation, evaluate, evaluate_kinds
-from monoidlab.training.config import RunConfig
+from monoidlab.training.config import RunConfig, language_recipe
 from monoidlab.training.parse import apply_overrides, config_from_dict, load_config
 from monoidlab.training.trainer import build_for, load_checkpoint, pick_device, train
 
 __all__ = ["RunConfig", "ConfigError", "apply_overrides", "config_from_dict", "load_config",
            "train", "evaluate", "evaluate_kinds", "Evaluation", "load_checkpoint",
-           "TrainingDiverged", "pick_device", "build_for"]
+           "TrainingDiverged", "pick_device", "build_for", "language_recipe"]

@@ -42,7 +42,7 @@ from monoidlab.errors import ConfigError, InputError
 from monoidlab.geometry import Lengths, Offsets, Padding
 from monoidlab.sampling import DEFAULT_SAMPLER, TRAINING_SAMPLERS
 
-__all__ = ["RunConfig", "FrozenDict", "config_keys", "config_table_markdown", "OPTIMIZERS",
+__all__ = ["RunConfig", "language_recipe", "FrozenDict", "config_keys", "config_table_markdown", "OPTIMIZERS",
            "RECIPES", "PROTOCOLS", "SECTIONS", "MAX_STEP_SYMBOLS", "run_padding",
            "TRAINING_SAMPLERS", "covering_settings"]
 
@@ -90,8 +90,39 @@ def _key(default: Any = dataclasses.MISSING, meaning: str = "", section: str = "
     return field(default=default, metadata={"meaning": meaning, "section": section})
 
 
+class _FillsRecipe(type):
+    """``RunConfig(..., recipe="authors")`` built directly fills every key (and model option)
+    not given from the recipe, as a config file or the command line does; without this a
+    recipe named in Python was a label only. A config built with ``explicit`` (the parser,
+    ``replace``) is built as given."""
+
+    def __call__(cls, *args: Any, **keys: Any) -> Any:
+        if not args and keys.get("explicit") is None and keys.get("recipe", "default") != "default":
+            from monoidlab.training.parse import config_from_dict
+
+            return config_from_dict(keys, keys.pop("source", "config"))
+        return super().__call__(*args, **keys)
+
+
+def language_recipe(model: str = "mlp-ldru") -> str:
+    """The recipe ``monoidlab train --language L --model MODEL`` trains with when none is named
+    (and :meth:`RunConfig.for_language` too): ``languages`` for MLP-LDRU once the random-
+    language benchmark has frozen one, a depth-exact model's own ``languages``; else
+    ``default``.
+
+    >>> language_recipe("transform-tree"), language_recipe("transformer")
+    ('languages', 'default')
+    """
+    from monoidlab.models import model_spec
+    from monoidlab.recipes import has_frozen_recipe
+
+    if model == "mlp-ldru":
+        return "languages" if has_frozen_recipe() else "default"
+    return "languages" if "languages" in model_spec(model).recipes else "default"
+
+
 @dataclass(frozen=True)
-class RunConfig:
+class RunConfig(metaclass=_FillsRecipe):
     """Every setting of a training run (the table of keys: :func:`config_keys`,
     docs/training.md). Each key's default, meaning and section are given here, next to its
     type."""
@@ -279,6 +310,21 @@ class RunConfig:
                 v = list(v)
             out[f.name] = v
         return out
+
+    @classmethod
+    def for_language(cls, language: str, model: str = "mlp-ldru", **keys: Any) -> RunConfig:
+        """The config ``monoidlab train --language LANGUAGE --model MODEL`` trains with, the
+        same keys given: the recipe :func:`language_recipe` names unless ``recipe`` is given.
+        ``RunConfig(language=...)`` itself keeps recipe ``default`` (the raw keys below, which
+        studies and tests spell out).
+
+        >>> cfg = RunConfig.for_language("parity", "transform-tree", seed=3)
+        >>> cfg.recipe, cfg.seed, cfg.steps == RunConfig(language="parity").steps
+        ('languages', 3, False)
+        """
+        if "recipe" not in keys:
+            keys["recipe"] = language_recipe(model)
+        return cls(language=language, model=model, **keys)
 
     def replace(self, **changes: Any) -> RunConfig:
         """A copy with ``changes`` (checked like any config); the changed keys count as set.

@@ -310,7 +310,16 @@ def plan_text(cfg: RunConfig) -> str:
                 f"; {cfg.early_stop} passed validations in a row end the run")
         if attempts > 1:
             text += "; an attempt that fails restarts from a fresh seed"
-    return text + "; then the strict test"
+    text += "; then the strict test"
+    if cfg.language is not None and cfg.recipe == "default" and "recipe" not in (cfg.explicit
+                                                                                 or ()):
+        from monoidlab.training.config import language_recipe
+
+        other = language_recipe(cfg.model)
+        if other != "default":  # said, so that Python and the command line never differ silently
+            text += (f" (monoidlab train --language trains {cfg.model} with recipe {other!r}; "
+                     "RunConfig.for_language(...) gives it in Python)")
+    return text
 
 
 def validation_text(cfg: RunConfig, step: int, attempt: int, ev: Any) -> str:

@@ -59,8 +59,11 @@ def spec_path(name: str, meta: dict) -> Path:
 
 
 def draw_set(folder: Path, n: int, seed: int, max_monoid: int, force: bool = False,
-             prefix: str = "rl") -> list[str]:
-    """Draw ``n`` languages, write their specs and the split; returns the file names."""
+             prefix: str = "rl", kinds: list[str] | None = None,
+             exclude_sets: list[Path] = ()) -> list[str]:
+    """Draw ``n`` languages, write their specs and the split; returns the file names.
+    ``kinds``: the generators (default the first round's); ``exclude_sets``: earlier sets
+    whose languages are not drawn again (the draw moves to the next seed instead)."""
     import numpy as np
 
     from monoidlab._util import atomic_write_text
@@ -69,7 +72,13 @@ def draw_set(folder: Path, n: int, seed: int, max_monoid: int, force: bool = Fal
 
     if (folder / "split.toml").exists() and not force:
         raise SystemExit(f"{folder}/split.toml exists: the set is drawn once (--force redraws)")
-    drawn = draw_benchmark(n, seed, max_monoid=max_monoid)
+    import monoidlab as ml
+    from monoidlab.random_languages import KINDS
+
+    exclude = [ml.load_language(str(other / f"{x}.toml")) for other in exclude_sets
+               for h in ("dev", "held_out") for x in read_split(other)[h]]
+    drawn = draw_benchmark(n, seed, max_monoid=max_monoid, exclude=exclude,
+                           kinds=tuple(kinds or KINDS))
     folder.mkdir(parents=True, exist_ok=True)
     names, halves = [], {"dev": [], "held_out": []}
     rng = np.random.default_rng(seed)
@@ -94,8 +103,11 @@ def draw_set(folder: Path, n: int, seed: int, max_monoid: int, force: bool = Fal
         atomic_write_text(folder / f"{name}.toml", spec_text(auto, head))
         names.append(name)
         halves[half_of[i]].append(name)
+    extra = "" if not kinds and not exclude_sets else (
+        f", kinds={list(kinds or KINDS)}, exclude=<the languages of "
+        f"{', '.join(str(x.relative_to(ROOT)) for x in exclude_sets) or 'none'}>")
     split = (f"# The split of {folder.relative_to(ROOT)}: drawn by draw_benchmark({n}, {seed}, "
-             f"max_monoid={max_monoid}).\n# No setting may be tuned on held_out; it is scored "
+             f"max_monoid={max_monoid}{extra}).\n# No setting may be tuned on held_out; it is scored "
              "once, by a recipe marked frozen.\n"
              f"seed = {seed}\n"
              + "".join(f"{h} = [\n" + "".join(f'    "{x}",\n' for x in v) + "]\n"
@@ -612,7 +624,8 @@ def main(argv: list[str] | None = None) -> int:
     folder, _ = set_folders(meta)
     if args.draw:
         names = draw_set(folder, meta["n"], meta["seed"], meta["max_monoid"], args.force,
-                         meta.get("prefix", "rl"))
+                         meta.get("prefix", "rl"), meta.get("kinds"),
+                         [ROOT / x for x in meta.get("exclude_sets", [])])
         print(f"wrote {len(names)} specs and split.toml to {folder}")
         return 0
     split = read_split(meta=meta)

@@ -33,10 +33,20 @@ from monoidlab.automaton import Automaton
 from monoidlab.errors import InputError, MonoidTooLarge
 
 __all__ = ["random_dfa", "counter_with_reset", "bounded_stack", "prefix_test", "suffix_test",
-           "factor_test", "product", "mixed_lengths", "long_range", "Drawn", "draw", "draw_benchmark", "KINDS", "DFA_SIZES"]
+           "factor_test", "product", "mixed_lengths", "long_range", "Drawn", "draw",
+           "draw_benchmark", "KINDS", "WIDE_KINDS",
+           "DFA_SIZES"]
 
 #: The kinds :func:`draw` can make, in the order the benchmark cycles through them.
 KINDS = ("dfa", "counter-reset", "bounded-stack", "suffix", "prefix", "factor", "product")
+#: the kinds with the wider stack generator ``stack`` (1-3 bracket types, depth 1-5) in place
+#: of ``bounded-stack`` (2 types, depth 1-3: only three languages, all drawn by the first
+#: benchmark); a later benchmark draws from these
+WIDE_KINDS = ("dfa", "counter-reset", "stack", "suffix", "prefix", "factor", "product")
+#: the bounded Dyck depths the suite has (dyck-k): a one-type ``stack`` of one of these depths
+#: is a suite task under other letters, and is not drawn
+SUITE_DYCK_DEPTHS = (1, 2, 3, 4, 6, 8, 12)
+BRACKETS = (("(", ")"), ("[", "]"), ("{", "}"))
 
 
 def _letters(n: int) -> list[str]:
@@ -243,6 +253,12 @@ def _candidate(kind: str, rng: np.random.Generator, size: tuple[int, int] | None
     if kind == "bounded-stack":
         depth = int(rng.integers(1, 4))
         return bounded_stack(depth), {"depth": depth, "types": 2}
+    if kind == "stack":
+        while True:
+            types, depth = int(rng.integers(1, 4)), int(rng.integers(1, 6))
+            if types > 1 or depth not in SUITE_DYCK_DEPTHS:
+                break
+        return bounded_stack(depth, BRACKETS[:types]), {"depth": depth, "types": types}
     if kind in ("suffix", "prefix", "factor"):
         alphabet = _letters(int(rng.integers(2, 4)))
         word = "".join(rng.choice(alphabet, size=int(rng.integers(2, 5))))
@@ -257,7 +273,8 @@ def _candidate(kind: str, rng: np.random.Generator, size: tuple[int, int] | None
         right = suffix_test(word, alphabet) if rng.integers(0, 2) else factor_test(word, alphabet)
         return product(left, right, "pair"), {"left": left.name, "right": right.name,
                                               "alphabet": alphabet}
-    raise InputError(f"draw: unknown kind {kind!r}; kinds: {', '.join(KINDS)}")
+    raise InputError(f"draw: unknown kind {kind!r}; kinds: "
+                     f"{', '.join(dict.fromkeys(KINDS + WIDE_KINDS))}")
 
 
 def _count_mod(k: int, alphabet: Sequence[str]) -> Automaton:
@@ -300,15 +317,25 @@ MAX_REPEATS = 200
 
 
 def draw_benchmark(n: int = 36, seed: int = 2026, *, max_monoid: int = 500,
-                   exclude: Iterable[Automaton] = ()) -> list[Drawn]:
+                   exclude: Iterable[Automaton] = (), kinds: Sequence[str] = KINDS
+                   ) -> list[Drawn]:
     """``n`` languages, half random DFAs (sizes cycling through :data:`DFA_SIZES`) and half
-    compositions cycling through the other kinds, each from its own seed ``seed * 1000 + i``;
-    the same arguments give the same list. Duplicates (the same minimal machine twice, or one
-    of ``exclude``: an earlier benchmark's languages) are skipped by moving to the next seed;
-    a place that finds no new language in :data:`MAX_REPEATS` seeds is an error naming it."""
+    compositions cycling through the other ``kinds`` (:data:`KINDS`, or :data:`WIDE_KINDS`),
+    each from its own seed ``seed * 1000 + i``; the same arguments give the same list.
+    Duplicates (the same minimal machine twice, or one of ``exclude``: an earlier benchmark's
+    languages) are skipped by moving to the next seed; a place that finds no new language in
+    :data:`MAX_REPEATS` seeds is an error naming it."""
+    kinds = tuple(kinds)
+    if not kinds or kinds[0] != "dfa" or len(kinds) < 2 or len(set(kinds)) != len(kinds):
+        raise InputError(f"draw_benchmark: kinds must start with 'dfa' and name each other kind "
+                         f"once, got {list(kinds)}")
+    for k in kinds:
+        if k not in KINDS + WIDE_KINDS:
+            raise InputError(f"draw_benchmark: unknown kind {k!r}; kinds: "
+                             f"{', '.join(dict.fromkeys(KINDS + WIDE_KINDS))}")
     out: list[Drawn] = []
     seen: set[Automaton] = {a.replace(name="x", description="") for a in exclude}
-    others = KINDS[1:]
+    others = kinds[1:]
     i = repeats = 0
     while len(out) < n:
         kind = "dfa" if len(out) % 2 == 0 else others[(len(out) // 2) % len(others)]

@@ -547,6 +547,18 @@ def test_the_second_random_language_round_holds_out_only_fresh_languages(bench_s
     assert not set(split["dev"]) & set(split["held_out"])
     old = {b._machine(b.spec_path(n, meta)) for n in first["dev"] + first["held_out"]}
     assert all(b._machine(b.spec_path(n, meta)) not in old for n in split["held_out"])
-    assert len(split["held_out"]) == 16 and len(split["dev"]) == 36 + 16
+    assert len(split["held_out"]) == 18 and len(split["dev"]) == 36 + 18  # 36 fresh, at the draw
+    # the committed set is the config's draw: the first round excluded, the wider stack kind
+    import monoidlab as ml
+    from monoidlab.random_languages import draw_benchmark
+
+    excluded = [ml.load_language(str(b.spec_path(n, round1_meta := tomllib.loads(
+        (b.ROOT / "configs" / "random-languages.toml").read_text())["benchmark"])))
+        for n in first["dev"] + first["held_out"]]
+    drawn = draw_benchmark(meta["n"], meta["seed"], max_monoid=meta["max_monoid"],
+                           exclude=excluded, kinds=meta["kinds"])
+    names = sorted(split["held_out"] + split["dev"][36:])
+    assert [f"rl2-{i:02d}-{d.automaton.name}" for i, d in enumerate(drawn)] == names
+    assert round1_meta["n"] == 36
     round1 = tomllib.loads((b.ROOT / "configs" / "random-languages.toml").read_text())
     assert b.read_split(meta=round1["benchmark"]) == first  # the first round reads as before

@@ -444,3 +444,23 @@ def test_a_benchmark_place_with_no_new_language_is_an_error_not_a_hang(monkeypat
     with pytest.raises(InputError, match=r"place 0 \(dfa 3x2\) found only languages already "
                                          r"drawn or excluded in 1 seeds"):
         rl.draw_benchmark(2, 5, max_monoid=1000, exclude=[first[0].automaton])
+
+
+def test_the_wide_stack_kind_draws_stacks_the_suite_and_the_narrow_kind_lack():
+    """``stack`` (WIDE_KINDS): 1-3 bracket types, depth 1-5, never a suite dyck-k under other
+    letters; each is the bounded stack it says, checked against a Python stack."""
+    from monoidlab import random_languages as rl
+
+    seen = set()
+    for seed in range(40):
+        d = rl.draw("stack", seed, max_monoid=1000)
+        t, depth = d.params["types"], d.params["depth"]
+        assert 1 <= t <= 3 and 1 <= depth <= 5 and d.monoid_size <= 1000
+        assert t > 1 or depth not in rl.SUITE_DYCK_DEPTHS
+        seen.add((t, depth))
+        assert d.automaton == bounded_stack(depth, rl.BRACKETS[:t])
+    assert (1, 5) in seen and (3, 1) in seen  # more than the narrow kind's three
+    with pytest.raises(InputError, match="kinds must start with 'dfa'"):
+        rl.draw_benchmark(2, 5, kinds=("stack", "dfa"))
+    with pytest.raises(InputError, match="unknown kind 'stak'"):
+        rl.draw_benchmark(2, 5, kinds=("dfa", "stak"))

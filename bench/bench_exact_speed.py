@@ -88,6 +88,21 @@ def _step_fn(model, lang, aux: bool):
     return step
 
 
+def _without(model, part: str):
+    """A snapped model for the time breakdown only: ``update`` skips the library's codebook
+    update (the commitment term stays), ``snap`` also makes every snap the identity."""
+    from monoidlab.models.snap import Snapper
+
+    for m in model.modules():
+        if isinstance(m, Snapper):
+            if part == "snap":
+                m.forward = lambda x: x
+                m.update = lambda: None
+            else:
+                m.vq.forward = lambda *a, **k: None
+    return model
+
+
 def step_figures(steps: int) -> None:
     import torch
 
@@ -108,6 +123,12 @@ def step_figures(steps: int) -> None:
         "mlp-ldru-snap (rotation trick)": _step_fn(
             SnappedMLPLDRU(V, C, codes=k, gradient="rotation"), lang, True),
         "transform-tree": _step_fn(TransformTree(V, C, states=lang.n_states), lang, False),
+        # where the snapped step's time goes: the same model without the library's codebook
+        # update (EMA and dead-code restarts), and without any snap at all
+        "  of which without the codebook update": _step_fn(_without(
+            SnappedMLPLDRU(V, C, codes=k), "update"), lang, True),
+        "  of which without any snap": _step_fn(_without(
+            SnappedMLPLDRU(V, C, codes=k), "snap"), lang, True),
     }
     times: dict[str, list[float]] = {name: [] for name in models}
     rng = np.random.default_rng(0)
@@ -118,8 +139,10 @@ def step_figures(steps: int) -> None:
         for name, step in models.items():
             times[name].append(step(tokens, lengths))
     plain = float(np.median(times["plain mlp-ldru"]))
-    goals = {"mlp-ldru-snap (straight-through)": 1.5, "mlp-ldru-snap (rotation trick)": None,
-             "transform-tree": 1.0}
+    goals = {"mlp-ldru-snap (straight-through)": 1.5,
+             "  of which without the codebook update": None,
+             "  of which without any snap": None,
+             "mlp-ldru-snap (rotation trick)": None, "transform-tree": 1.0}
     print(f"training step, batch 64, lengths 1..40, one thread, median of {steps}:")
     print(f"  plain mlp-ldru (d 32): {plain * 1000:.1f} ms")
     for name, goal in goals.items():

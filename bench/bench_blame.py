@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from monoidlab.compositions import node_labels
+from monoidlab.coverage.compositions import node_labels
 from monoidlab.probing.embeddings import node_embeddings
 from monoidlab.training.loop import training_batch
 from monoidlab.training.parse import config_from_dict

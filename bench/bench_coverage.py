@@ -33,10 +33,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
 from references import reference_node_labels  # noqa: E402  (test-only slow reference)
 
 from monoidlab.cli import main as cli_main
-from monoidlab.compositions import composition_counts
-from monoidlab.coverage import exact_coverage
-from monoidlab.sampling import sample
-from monoidlab.schedules import schedule
+from monoidlab.coverage.compositions import composition_counts
+from monoidlab.coverage.exact import exact_coverage
+from monoidlab.strings.sampling import sample
+from monoidlab.strings.schedules import schedule
 
 
 def clock():

@@ -32,7 +32,7 @@ def main(argv=None) -> int:
     p.add_argument("--padding", default="identity")
     args = p.parse_args(argv)
     import monoidlab as ml
-    from monoidlab.covering import CoveringPlan
+    from monoidlab.coverage.covering import CoveringPlan
 
     lang = ml.load_language(args.language)
     t = time.perf_counter()

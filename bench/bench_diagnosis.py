@@ -23,7 +23,7 @@ import time
 import numpy as np
 
 import monoidlab as ml
-from monoidlab.level_coverage import level_coverage
+from monoidlab.coverage.levels import level_coverage
 from monoidlab.training.diagnosis import tally_sets
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))

@@ -28,7 +28,7 @@ MIX = {"members": 0.5, "near_miss": 0.25, "ec_stratified": 0.25}
 def draw(lang, use_kernel: bool) -> tuple[float, float, float, list[np.ndarray]]:
     import monoidlab as ml
     import monoidlab.laws as laws
-    from monoidlab import sampling
+    from monoidlab.strings import sampling
 
     laws.USE_KERNEL = use_kernel
     sampling._PATHS.clear()

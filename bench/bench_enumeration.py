@@ -57,8 +57,8 @@ print(json.dumps({"s": dt, "size": S.size(),
 def spec_for(n: int, folder: Path) -> Path:
     """T_n as a spec file whose letters act as THEIRS's generators (every state its own class,
     so the machine is minimal and its transition monoid is the full T_n)."""
-    from monoidlab.automaton import Automaton
-    from monoidlab.spec import spec_text
+    from monoidlab.algebra.automaton import Automaton
+    from monoidlab.algebra.spec import spec_text
 
     delta = [[(q + 1) % n, (1 - q) if q < 2 else q, q if q < n - 1 else n - 2]
              for q in range(n)]

@@ -16,12 +16,12 @@ Tasks dyck-4 (the control: every condition covers), dyck-6, dyck-8, dyck-12; fiv
 * ``support``: no trick, training lengths 1..S with S the task's predicted support length.
 
 Per run: the predicted support length of the condition
-(:func:`monoidlab.min_length.min_training_length`, test lengths 41..500), whether training
+(:func:`monoidlab.coverage.min_length.min_training_length`, test lengths 41..500), whether training
 lengths 1..L of the condition cover the test compositions, the strict outcome
 (:func:`monoidlab.evaluation.evaluate_kinds`: accuracy >= 0.99 at every scored length
 of every kind), the minimum accuracy per kind, and for failing runs the failing lengths next
 to the lengths that need compositions training never shows (exact supports of
-:mod:`monoidlab.coverage`; per length, the exact list is in ``RUNS/coverage.json`` or from
+:mod:`monoidlab.coverage.exact`; per length, the exact list is in ``RUNS/coverage.json`` or from
 ``monoidlab coverage TASK --train 1:40 --test L:L --exact --padding ... --json``). Failing
 runs of uncovered conditions also get a per-string check at up to ``--string-lengths`` failing
 lengths: how many wrong strings contain an uncovered composition.
@@ -104,7 +104,7 @@ def run_config(task: str, condition: str, seed: int, steps: int, train_max: int,
 # ------------------------------------------------------------------------------ coverage
 def predicted_support(lang: Any, condition: str) -> int | None:
     """The predicted support length of a condition (test lengths 41..500, ``within="auto"``)."""
-    from monoidlab.min_length import min_training_length
+    from monoidlab.coverage.min_length import min_training_length
 
     padding, offsets = CONDITIONS[condition]
     return min_training_length(lang, TEST, within="auto", padding=padding,
@@ -123,7 +123,7 @@ def coverage_analysis(lang: Any, condition: str, train_max: int,
     """
     import numpy as np
 
-    from monoidlab.coverage import ec_laws, exact_coverage, node_table
+    from monoidlab.coverage.exact import ec_laws, exact_coverage, node_table
 
     padding, offsets = CONDITIONS[condition]
     off = None if offsets == "none" else offsets
@@ -175,7 +175,7 @@ def string_check(out: Path, cfg: Any, lengths: list[int], missing: Any) -> dict:
     import numpy as np
     import torch
 
-    from monoidlab.compositions import node_labels
+    from monoidlab.coverage.compositions import node_labels
     from monoidlab.evaluation import to_device
 
     model, problem = _evaluated_model(out, cfg)

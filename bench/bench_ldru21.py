@@ -108,9 +108,9 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     import monoidlab as ml
     from monoidlab._util import write_section
+    from monoidlab.coverage.min_length import min_training_length
     from monoidlab.evaluation import KINDS  # the tables' columns, in this order
     from monoidlab.evaluation import min_beside_baselines as acc
-    from monoidlab.min_length import min_training_length
     from monoidlab.training.sweep import load_sweep, run_sweep
 
     t0 = time.time()

@@ -25,8 +25,8 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
 from references import reference_minimise  # noqa: E402  (test-only slow reference)
 
-from monoidlab import families  # noqa: E402
-from monoidlab.automaton import minimise  # noqa: E402
+from monoidlab.algebra import families  # noqa: E402
+from monoidlab.algebra.automaton import minimise  # noqa: E402
 
 
 def cpu(fn, *args) -> tuple[float, object]:

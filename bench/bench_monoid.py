@@ -80,8 +80,8 @@ def random_machines(count: int, seed: int, lo: int = 50_000, hi: int = 2_000_000
 
 
 def bench_enumeration(args) -> list[dict]:
-    from monoidlab import families
-    from monoidlab.monoid import SyntacticMonoid
+    from monoidlab.algebra import families
+    from monoidlab.algebra.monoid import SyntacticMonoid
 
     cases = [families.full_transformation(7)]
     cases += random_machines(2 if args.quick else 5, args.seed)

@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def support_table(test: str = "41:500") -> list[dict]:
     import monoidlab as ml
     from monoidlab.cli import parse_lengths
-    from monoidlab.min_length import min_training_length
+    from monoidlab.coverage.min_length import min_training_length
     from monoidlab.sublanguage import resolve_within
 
     rows = []

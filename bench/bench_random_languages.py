@@ -9,7 +9,7 @@ Usage:
     python bench/bench_random_languages.py --table [--write-docs]
     python bench/bench_random_languages.py --freeze NAME     # once: the choice rule's recipe
 
-``--draw`` draws the languages with :func:`monoidlab.random_languages.draw_benchmark` (seeded;
+``--draw`` draws the languages with :func:`monoidlab.algebra.random_languages.draw_benchmark` (seeded;
 it refuses to overwrite a drawn set: the set is drawn once and committed), writes one TOML spec
 per language into ``bench/random-languages/`` with its kind, seed and parameters in the header,
 and ``split.toml``: a development half (any recipe may be measured on it) and a held-out half,
@@ -67,13 +67,13 @@ def draw_set(folder: Path, n: int, seed: int, max_monoid: int, force: bool = Fal
     import numpy as np
 
     from monoidlab._util import atomic_write_text
-    from monoidlab.random_languages import draw_benchmark
-    from monoidlab.spec import spec_text
+    from monoidlab.algebra.random_languages import draw_benchmark
+    from monoidlab.algebra.spec import spec_text
 
     if (folder / "split.toml").exists() and not force:
         raise SystemExit(f"{folder}/split.toml exists: the set is drawn once (--force redraws)")
     import monoidlab as ml
-    from monoidlab.random_languages import KINDS
+    from monoidlab.algebra.random_languages import KINDS
 
     exclude = [ml.load_language(str(other / f"{x}.toml")) for other in exclude_sets
                for h in ("dev", "held_out") for x in read_split(other)[h]]
@@ -95,7 +95,7 @@ def draw_set(folder: Path, n: int, seed: int, max_monoid: int, force: bool = Fal
         name = f"{prefix}-{i:02d}-{d.automaton.name}"
         auto = d.automaton.replace(name=name, description=d.automaton.description
                                    or f"random {d.kind} language")
-        head = (f"{name}: drawn by monoidlab.random_languages.draw({d.kind!r}, {d.seed}, "
+        head = (f"{name}: drawn by monoidlab.algebra.random_languages.draw({d.kind!r}, {d.seed}, "
                 f"max_monoid={max_monoid}{', size=' + repr((d.params['n_states'], d.params['n_symbols'])) if d.kind == 'dfa' else ''})\n"
                 f"kind {d.kind}, seed {d.seed}, parameters {json.dumps(d.params)}\n"
                 f"{auto.n_states} states, {auto.n_symbols} symbols, |M| = {d.monoid_size}, "
@@ -181,7 +181,7 @@ def info_of(name: str, folder: Path = SPECS) -> dict[str, Any]:
 
 INFO_INTRO = (
     "`python bench/bench_random_languages.py --info --write-docs`: the 36 languages of "
-    "`bench/random-languages/` (drawn once by `monoidlab.random_languages.draw_benchmark(36, "
+    "`bench/random-languages/` (drawn once by `monoidlab.algebra.random_languages.draw_benchmark(36, "
     "2026, max_monoid=1000)`; each spec names its kind, seed and parameters), split into a "
     "development half and a held-out half (`split.toml`) that no setting is tuned on. s = "
     "`min_training_length(lang, range(41, 501), within=\"auto\", padding=...)`; a language "

@@ -36,7 +36,7 @@ def support_lengths(name: str) -> dict[str, Any]:
     import numpy as np
 
     import monoidlab as ml
-    from monoidlab.coverage import ec_laws, exact_coverage
+    from monoidlab.coverage.exact import ec_laws, exact_coverage
 
     lang = ml.load_language(name)
     out: dict[str, Any] = {"language": name, "monoid": lang.monoid().size}
@@ -422,7 +422,7 @@ def rules_text(fitted: dict[str, dict], rec: dict) -> str:
     """The candidate rules' hits per sampler, fit and held-out languages apart, and beside
     them the hits of the baseline, a length that ignores s (the grid's top, 40: never a
     candidate; a rule that cannot beat it says nothing about s, and the tool then recommends
-    the baseline's length instead, see monoidlab.length_rules.recommend)."""
+    the baseline's length instead, see monoidlab.coverage.length_rules.recommend)."""
     lines = ["| sampler | rule | hits on the fit languages | hits on the held-out languages "
              "| chosen |", "|---|---|---|---|---|"]
     for sampler, e in fitted.items():
@@ -446,7 +446,7 @@ def rules_text(fitted: dict[str, dict], rec: dict) -> str:
 
 def _verdict_line(sampler: str, e: dict) -> str:
     """What the chosen rule is worth beside the baseline, over every finished language (the
-    comparison that decides what monoidlab.length_rules.recommend names)."""
+    comparison that decides what monoidlab.coverage.length_rules.recommend names)."""
     n = e["fit"]["of"] + e["held_out"]["of"]
     hits = e["fit"]["hits"] + e["held_out"]["hits"]
     line = f"\nFor the {sampler} sampler the chosen rule L = {e['rule']} hits {hits} of {n}"
@@ -483,7 +483,7 @@ def main(argv=None) -> int:
         rec = data.get("recommend")
         fitted = None
         if rec:
-            from monoidlab.length_rules import fit_rules
+            from monoidlab.coverage.length_rules import fit_rules
 
             rows = rule_rows(ledger, study)
             fitted = fit_rules(rows, rec["fit_languages"], rec["rules"], rec.get("baseline"))
@@ -504,7 +504,7 @@ def main(argv=None) -> int:
         print(text)
         if args.write_docs:
             from monoidlab._util import atomic_write_text, write_section
-            from monoidlab.length_rules import RULES_FILE
+            from monoidlab.coverage.length_rules import RULES_FILE
 
             section = study.get("section", "threshold study")
             heading = study.get("heading", "The threshold study: L* against the support length")

@@ -10,8 +10,10 @@ The main path, importable from the top level (torch, seaborn and umap load only 
 12
 """
 
-from monoidlab.automaton import Automaton, minimise
-from monoidlab.coverage import (
+from monoidlab.algebra.automaton import Automaton, minimise
+from monoidlab.algebra.languages import language_names, load_language, suite, suite_names
+from monoidlab.algebra.monoid import SyntacticMonoid
+from monoidlab.coverage.exact import (
     Coverage,
     CoverageGap,
     compare,
@@ -19,6 +21,7 @@ from monoidlab.coverage import (
     exact_coverage,
     sampled_coverage,
 )
+from monoidlab.coverage.min_length import MinLength, min_training_length
 from monoidlab.errors import (
     ConfigError,
     InputError,
@@ -28,10 +31,7 @@ from monoidlab.errors import (
     UnknownName,
 )
 from monoidlab.geometry import Lengths
-from monoidlab.languages import language_names, load_language, suite, suite_names
-from monoidlab.min_length import MinLength, min_training_length
-from monoidlab.monoid import SyntacticMonoid
-from monoidlab.sampling import Batch, length_batches, sample
+from monoidlab.strings.sampling import Batch, length_batches, sample
 
 __version__ = "0.1.0"
 

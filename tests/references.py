@@ -12,8 +12,8 @@ import torch
 from torch import Tensor
 
 from monoidlab.models.common import check_inputs, gather_last
-from monoidlab.schedules import schedule
-from monoidlab.schedules import schedule as get_schedule
+from monoidlab.strings.schedules import schedule
+from monoidlab.strings.schedules import schedule as get_schedule
 
 # Schedules: a tree is a buffer position (leaf) or a pair of trees.
 
@@ -423,7 +423,7 @@ def identity_padding_forward(model, tokens, lengths=None, offsets=None):
 
 def reference_minimise(delta, start: int, output):
     """Moore's partition refinement (one pass per distinguishing suffix length), the
-    implementation monoidlab.automaton.minimise had before Hopcroft's algorithm: same outputs,
+    implementation monoidlab.algebra.automaton.minimise had before Hopcroft's algorithm: same outputs,
     ``(delta, start, output, old_to_new)``, states numbered breadth-first from the start."""
     import numpy as np
 

@@ -24,14 +24,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import monoidlab as ml
-from monoidlab import _util, coverage, families
+from monoidlab import _util
 from monoidlab._checks import FrozenList, ReadOnlyError, check_index, check_seed
-from monoidlab.compositions import composition_counts, node_labels
-from monoidlab.covering import CoveringPlan, covering_sample
+from monoidlab.algebra import families
+from monoidlab.coverage import exact as coverage
+from monoidlab.coverage.compositions import composition_counts, node_labels
+from monoidlab.coverage.covering import CoveringPlan, covering_sample
+from monoidlab.coverage.levels import level_coverage
 from monoidlab.errors import InputError, MonoidlabError, UnknownName
-from monoidlab.level_coverage import level_coverage
-from monoidlab.near_miss import near_miss_classes, near_misses
-from monoidlab.sampling import Batch, length_batches
+from monoidlab.strings.near_miss import near_miss_classes, near_misses
+from monoidlab.strings.sampling import Batch, length_batches
 
 MONOID_ARRAYS = ["elements", "right", "left", "table", "outputs", "letters", "word_lengths",
                  "word_matrix", "identity_letter_right", "idempotents"]
@@ -146,7 +148,7 @@ def test_multiply_refuses_bad_indices(a, b):
 
 
 def test_multiply_beyond_the_table_checks_indices_too(monkeypatch):
-    from monoidlab import monoid as monoid_module
+    from monoidlab.algebra import monoid as monoid_module
 
     m = families.full_transformation(3).monoid()
     want = int(m.table[1, 2])
@@ -331,7 +333,7 @@ def test_the_recursion_work_is_bounded_after_the_node_table(monkeypatch):
 def test_the_search_for_the_support_length_is_bounded(monkeypatch):
     """A search stops at the support length; one that goes on too long is refused (its
     largest step was checked before it started)."""
-    from monoidlab import min_length
+    from monoidlab.coverage import min_length
 
     lang = ml.load_language("dyck-2")
     assert ml.min_training_length(lang, range(41, 501)).support_length == 12
@@ -451,7 +453,7 @@ def test_counts_are_checked(what, bad):
 
 
 def test_coverage_helpers_check_their_arguments():
-    from monoidlab.min_length import coverage_probability, samples_needed
+    from monoidlab.coverage.min_length import coverage_probability, samples_needed
 
     cov = ml.exact_coverage("dyck-2", range(1, 9))
     need = cov.support
@@ -576,7 +578,9 @@ def test_every_figure_draws_user_text_literally(tmp_path):
 def test_checks_doctests():
     import doctest
 
-    from monoidlab import _checks, languages, sampling
+    from monoidlab import _checks
+    from monoidlab.algebra import languages
+    from monoidlab.strings import sampling
     from monoidlab.viz import _common
 
     for mod in (_checks, _util, _common, languages, sampling):

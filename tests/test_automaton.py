@@ -14,8 +14,9 @@ from hypothesis import strategies as st
 from oracle import fold_state, random_automaton
 
 import monoidlab as ml
-from monoidlab import Automaton, SpecError, families
-from monoidlab.languages import languages_dir
+from monoidlab import Automaton, SpecError
+from monoidlab.algebra import families
+from monoidlab.algebra.languages import languages_dir
 
 
 def raw_dfa(delta, start, accept, alphabet) -> DFA:
@@ -399,7 +400,7 @@ def test_hopcroft_minimise_equals_the_moore_reference(n, k, c, seed):
     """Same tables, outputs and state map as the former implementation on random machines."""
     from references import reference_minimise
 
-    from monoidlab.automaton import minimise
+    from monoidlab.algebra.automaton import minimise
 
     rng = np.random.default_rng(seed)
     delta, out = rng.integers(0, n, (n, k)), rng.integers(0, c, n)
@@ -411,7 +412,7 @@ def test_hopcroft_minimise_equals_the_moore_reference(n, k, c, seed):
 def test_minimise_long_cycles():
     """A cycle with one accepting state is already minimal (n states, n suffix lengths apart:
     the case where Moore's refinement needs n passes); all-accepting collapses to one state."""
-    from monoidlab.automaton import minimise
+    from monoidlab.algebra.automaton import minimise
 
     n = 20_000
     delta = ((np.arange(n) + 1) % n)[:, None]
@@ -430,7 +431,7 @@ def test_minimise_a_cycle_of_100000_states_in_seconds():
     ample on a loaded machine) turns a regression into a failure instead of a hang."""
     import signal
 
-    from monoidlab.automaton import minimise
+    from monoidlab.algebra.automaton import minimise
 
     def too_slow(signum, frame):
         raise TimeoutError("minimising a 10^5-state cycle took more than 60 s")
@@ -452,7 +453,7 @@ def test_minimise_a_cycle_of_100000_states_in_seconds():
 def test_an_automata_lib_round_trip_keeps_the_state_names(tmp_path):
     """A spec's own state names (e, o) survive to_automata_lib / from_automata_lib."""
     import monoidlab as ml
-    from monoidlab.automaton import Automaton
+    from monoidlab.algebra.automaton import Automaton
 
     spec = tmp_path / "eo.toml"
     spec.write_text('name = "my-parity"\nalphabet = ["a", "b"]\nstart = "e"\naccept = ["e"]\n'

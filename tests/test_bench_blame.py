@@ -42,7 +42,7 @@ def test_a_node_replaced_by_its_own_state_changes_nothing(blame_mod):
     tokens = np.random.default_rng(1).integers(0, 2, 45)
     with torch.no_grad():
         states, _ = blame_mod.tree_states(model, tokens)
-        from monoidlab.compositions import node_labels
+        from monoidlab.coverage.compositions import node_labels
 
         lab = node_labels(lang.monoid(), tokens[None], np.array([45]))
         ec_of = {(int(s), int(e)): int(ec) for (s, e), ec in zip(lab.span, lab.node)}

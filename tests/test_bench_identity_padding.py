@@ -2,7 +2,7 @@
 
 Two training steps per run and three test lengths, so the runs take seconds; what is checked is
 the table, not the models: one row per condition and seed, the predicted support length and the
-coverage column equal to :func:`monoidlab.min_length.min_training_length`, and the lengths that
+coverage column equal to :func:`monoidlab.coverage.min_length.min_training_length`, and the lengths that
 need uncovered compositions equal to the exact coverage gap of each length.
 """
 
@@ -29,7 +29,7 @@ def table(bench, tmp_path_factory):
 
 def test_rows_and_coverage_column(bench, table):
     import monoidlab as ml
-    from monoidlab.min_length import min_training_length
+    from monoidlab.coverage.min_length import min_training_length
 
     res, _ = table
     rows = res["rows"]
@@ -56,7 +56,7 @@ def test_rows_and_coverage_column(bench, table):
 
 def test_needing_lengths_are_the_exact_gap(table):
     import monoidlab as ml
-    from monoidlab.coverage import compare, exact_coverage
+    from monoidlab.coverage.exact import compare, exact_coverage
 
     res, runs = table
     lang = ml.load_language("dyck-6")

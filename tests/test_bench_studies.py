@@ -104,7 +104,7 @@ def test_the_summary_sorts_each_finished_language_by_l_star_against_s(bench_scri
 
 
 def test_the_rules_table_puts_a_length_that_ignores_s_beside_the_rules(bench_script):
-    from monoidlab.length_rules import fit_rules
+    from monoidlab.coverage.length_rules import fit_rules
 
     mod = bench_script("bench_threshold")
     rows = [{"language": "a", "sampler": "near_miss", "s": 4, "solved_lengths": [4, 40]},
@@ -550,7 +550,7 @@ def test_the_second_random_language_round_holds_out_only_fresh_languages(bench_s
     assert len(split["held_out"]) == 18 and len(split["dev"]) == 36 + 18  # 36 fresh, at the draw
     # the committed set is the config's draw: the first round excluded, the wider stack kind
     import monoidlab as ml
-    from monoidlab.random_languages import draw_benchmark
+    from monoidlab.algebra.random_languages import draw_benchmark
 
     excluded = [ml.load_language(str(b.spec_path(n, round1_meta := tomllib.loads(
         (b.ROOT / "configs" / "random-languages.toml").read_text())["benchmark"])))

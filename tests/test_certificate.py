@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 import monoidlab as ml
-from monoidlab.automaton import Automaton
+from monoidlab.algebra.automaton import Automaton
+from monoidlab.algebra.random_languages import counter_with_reset
 from monoidlab.errors import InputError, MonoidTooLarge
 from monoidlab.evaluation.certificate import (
     Certificate,
@@ -19,7 +20,6 @@ from monoidlab.evaluation.certificate import (
     certify_table,
 )
 from monoidlab.models.finite import FiniteTable, monoid_table
-from monoidlab.random_languages import counter_with_reset
 
 COUNTER = counter_with_reset(3, alphabet=("a", "r"))  # a counter mod 3 with a reset
 LANGS = {"parity": ml.load_language("parity"), "dyck-2": ml.load_language("dyck-2"),

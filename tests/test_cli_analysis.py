@@ -7,8 +7,8 @@ import pytest
 
 import monoidlab as ml
 from monoidlab.cli import main
-from monoidlab.coverage import compare, exact_coverage
-from monoidlab.min_length import min_training_length
+from monoidlab.coverage.exact import compare, exact_coverage
+from monoidlab.coverage.min_length import min_training_length
 
 
 def run(capsys, *argv):
@@ -63,7 +63,7 @@ def test_coverage_out_writes_pngs_and_json(capsys, tmp_path):
 
 def test_coverage_sampled(capsys):
     """Without --exact: the coverages of the two seeded samples the API draws (seed, seed + 1)."""
-    from monoidlab.coverage import sampled_coverage
+    from monoidlab.coverage.exact import sampled_coverage
 
     data = run_json(capsys, "coverage", "dyck-2", "--train", "1:8", "--test", "30:34",
                     "--sampler", "balanced", "--n-train", "500", "--n-test", "100")
@@ -103,7 +103,7 @@ def test_one_default_sampler_everywhere(capsys):
     --sampler still chooses."""
     import inspect
 
-    from monoidlab.sampling import DEFAULT_SAMPLER
+    from monoidlab.strings.sampling import DEFAULT_SAMPLER
     from monoidlab.training.config import RunConfig
 
     assert DEFAULT_SAMPLER == "balanced" == RunConfig(language="parity").sampler

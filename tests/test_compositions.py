@@ -1,4 +1,4 @@
-"""Tests for monoidlab.compositions: vectorised node labels against the per-string reference,
+"""Tests for monoidlab.coverage.compositions: vectorised node labels against the per-string reference,
 padding semantics, and the fast composition counter against the generic one."""
 
 import numpy as np
@@ -6,9 +6,9 @@ import pytest
 from references import reference_node_labels
 
 import monoidlab as ml
-from monoidlab.compositions import composition_counts, node_labels
-from monoidlab.sampling import sample
-from monoidlab.schedules import SCHEDULES, schedule
+from monoidlab.coverage.compositions import composition_counts, node_labels
+from monoidlab.strings.sampling import sample
+from monoidlab.strings.schedules import SCHEDULES, schedule
 
 LANGS = ["parity", "dyck-2", "tomita-3", "prefix-1-2", "modular-arithmetic"]
 
@@ -159,6 +159,6 @@ def test_counts_single_and_short_strings(parity):
 def test_doctests():
     import doctest
 
-    import monoidlab.compositions as mod
+    import monoidlab.coverage.compositions as mod
 
     assert doctest.testmod(mod, optionflags=doctest.ELLIPSIS).failed == 0

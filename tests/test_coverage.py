@@ -1,4 +1,4 @@
-"""Tests for monoidlab.coverage against brute force over every string, and against simulation.
+"""Tests for monoidlab.coverage.exact against brute force over every string, and against simulation.
 
 The brute force enumerates Σ^L, weighs each string by its probability under the distribution,
 and labels each tree node's children by ``element_of`` on the child's substring, with the tree
@@ -13,17 +13,17 @@ import pytest
 from references import reference_spans
 
 import monoidlab as ml
-from monoidlab.compositions import composition_counts
-from monoidlab.coverage import (
+from monoidlab.coverage.compositions import composition_counts
+from monoidlab.coverage.exact import (
     compare,
     coverage_gap,
     exact_coverage,
     node_table,
     sampled_coverage,
 )
+from monoidlab.coverage.min_length import coverage_probability, min_training_length, samples_needed
 from monoidlab.geometry import Offsets
-from monoidlab.min_length import coverage_probability, min_training_length, samples_needed
-from monoidlab.sampling import sample
+from monoidlab.strings.sampling import sample
 
 
 def all_strings(lang, L: int) -> np.ndarray:
@@ -120,7 +120,7 @@ def test_identity_padding_equals_brute_force(name, distribution, offsets):
 
 @pytest.mark.parametrize("padding", ["learned", "identity"])
 def test_sampled_counts_follow_the_padding(padding, monkeypatch):
-    from monoidlab import compositions
+    from monoidlab.coverage import compositions
 
     lang = ml.load_language("dyck-2")
     m = lang.monoid()
@@ -448,6 +448,6 @@ def test_composition_counts_agree_with_sampled_coverage(dyck2):
 def test_doctests():
     import doctest
 
-    import monoidlab.coverage as mod
+    import monoidlab.coverage.exact as mod
 
     assert doctest.testmod(mod, optionflags=doctest.ELLIPSIS).failed == 0

@@ -18,8 +18,8 @@ import pytest
 import torch
 from references import task_accuracy, task_batch_accuracy
 
+from monoidlab.algebra.languages import load_language
 from monoidlab.evaluation import to_device as _to_device
-from monoidlab.languages import load_language
 from monoidlab.models import build_model
 from monoidlab.tasks import (
     DELETANG_TASKS,

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from monoidlab.compositions import composition_counts
+from monoidlab.coverage.compositions import composition_counts
 from monoidlab.evaluation import evaluate_kinds
 from monoidlab.training import RunConfig
 from monoidlab.training.diagnosis import depth_of, diagnose, string_compositions, tally_sets

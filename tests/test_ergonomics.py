@@ -16,9 +16,9 @@ import pytest
 
 import monoidlab as ml
 from monoidlab._suggest import SHOWN, closest_first, known_choices
-from monoidlab.automaton import Automaton
+from monoidlab.algebra.automaton import Automaton
 from monoidlab.cli import main
-from monoidlab.coverage import CoverageGap, exact_coverage
+from monoidlab.coverage.exact import CoverageGap, exact_coverage
 from monoidlab.errors import ConfigError, InputError, MonoidlabError, UnknownName
 
 PACKAGE = Path(ml.__file__).resolve().parent
@@ -56,8 +56,8 @@ def test_green_called_like_a_method_is_the_same_object():
 
 
 def test_big_monoid_html_is_bounded():
-    from monoidlab.green import HTML_J_CLASSES
-    from monoidlab.monoid import HTML_ELEMENTS
+    from monoidlab.algebra.green import HTML_J_CLASSES
+    from monoidlab.algebra.monoid import HTML_ELEMENTS
 
     m = ml.load_language("prefix-4-4").monoid()  # 341 elements, 86 J-classes
     assert m.green.n_j > HTML_J_CLASSES
@@ -77,7 +77,7 @@ def test_html_escapes_user_symbols():
 
 
 def test_result_objects_print_one_line_without_arrays():
-    from monoidlab.covering import CoveringPlan, covering_sample
+    from monoidlab.coverage.covering import CoveringPlan, covering_sample
 
     lang = ml.load_language("dyck-2")
     m = lang.monoid()
@@ -164,7 +164,7 @@ def test_the_suggestion_leads_the_list_on_a_tie():
 
 
 def test_unknown_language_leads_with_the_closest():
-    for call in (ml.load_language, ml.languages.spec_path):
+    for call in (ml.load_language, ml.algebra.languages.spec_path):
         with pytest.raises(UnknownName) as err:
             call("dyk-6")
         msg = str(err.value)
@@ -371,15 +371,17 @@ def test_every_json_dump_in_the_package_writes_utf8():
 
 
 def test_doctests_of_the_touched_modules():
-    import monoidlab.covering
-    import monoidlab.green
-    import monoidlab.level_coverage
-    import monoidlab.min_length
-    import monoidlab.monoid
-    from monoidlab import _suggest, _util, automaton, coverage, languages
+    import monoidlab.algebra.green
+    import monoidlab.algebra.monoid
+    import monoidlab.coverage.covering
+    import monoidlab.coverage.levels
+    import monoidlab.coverage.min_length
+    from monoidlab import _suggest, _util
+    from monoidlab.algebra import automaton, languages
+    from monoidlab.coverage import exact as coverage
     from monoidlab.training import parse
 
-    for mod in (_suggest, _util, automaton, coverage, languages, parse, monoidlab.green,
-                monoidlab.monoid, monoidlab.min_length, monoidlab.covering,
-                monoidlab.level_coverage):
+    for mod in (_suggest, _util, automaton, coverage, languages, parse, monoidlab.algebra.green,
+                monoidlab.algebra.monoid, monoidlab.coverage.min_length, monoidlab.coverage.covering,
+                monoidlab.coverage.levels):
         assert doctest.testmod(mod, optionflags=doctest.ELLIPSIS).failed == 0, mod.__name__

@@ -172,7 +172,7 @@ BUILTIN_RAISES = {
                                                                   "prefix scan's certificate",
     ("monoidlab/models/transform_tree.py", "RuntimeError"): "an internal invariant: a product "
                                                             "outside the closure is a bug",
-    ("monoidlab/automaton.py", "AttributeError"): "a frozen object refuses attribute changes as "
+    ("monoidlab/algebra/automaton.py", "AttributeError"): "a frozen object refuses attribute changes as "
                                                   "frozen dataclasses do",
     ("monoidlab/__init__.py", "AttributeError"): "a module __getattr__ (PEP 562) must raise "
                                                  "AttributeError for names it does not have",

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 import monoidlab as ml
-from monoidlab import families
-from monoidlab.languages import languages_dir
+from monoidlab.algebra import families
+from monoidlab.algebra.languages import languages_dir
 
 
 def all_strings(alphabet, max_len):
@@ -326,7 +326,7 @@ def test_families_refuse_beyond_their_bounds_before_building(family, params, mon
     ("full-transformation", {"n": 5})])
 def test_table_cells_counts_the_generated_table(family, params, monkeypatch):
     """The cell bound is checked from the parameters: the formula matches the table built."""
-    import monoidlab.automaton as automaton_mod
+    import monoidlab.algebra.automaton as automaton_mod
 
     seen = {}
     real = automaton_mod.minimise

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from monoidlab.errors import InputError, UnknownName
 from monoidlab.geometry import Lengths, Offsets, Padding, buffer_size, length_array, range_text
-from monoidlab.schedules import schedule
+from monoidlab.strings.schedules import schedule
 
 
 @given(st.integers(1, 5000))

@@ -9,7 +9,7 @@ from oracle import partition, random_automaton
 
 import monoidlab as ml
 from monoidlab import MonoidTooLarge, SyntacticMonoid
-from monoidlab.green import scc_labels
+from monoidlab.algebra.green import scc_labels
 
 LANGS = ["parity", "even-pairs", "cycle-navigation", "dyck-2", "dyck-6", "tomita-3", "tomita-4",
          "tomita-7", "modular-arithmetic", "modular-arithmetic-precedence", "prefix-2-4",

@@ -1,4 +1,4 @@
-"""The recommended training length (monoidlab.length_rules): the rule is chosen on the fit
+"""The recommended training length (monoidlab.coverage.length_rules): the rule is chosen on the fit
 languages only, scored apart on the held-out ones, read back from the committed rules file
 (which must equal what the committed ledger gives), and reaches min_training_length, the
 command line and the report."""
@@ -13,8 +13,8 @@ import pytest
 
 import monoidlab as ml
 from monoidlab.cli import main as cli_main
+from monoidlab.coverage.length_rules import RULES, RULES_FILE, fit_rules, load_rules, recommend
 from monoidlab.errors import InputError
-from monoidlab.length_rules import RULES, RULES_FILE, fit_rules, load_rules, recommend
 
 ROOT = Path(__file__).resolve().parent.parent
 

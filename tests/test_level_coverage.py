@@ -13,11 +13,11 @@ import pytest
 from references import reference_spans
 
 import monoidlab as ml
-from monoidlab.compositions import composition_counts
-from monoidlab.covering import CoveringPlan, covering_sample
+from monoidlab.coverage.compositions import composition_counts
+from monoidlab.coverage.covering import CoveringPlan, covering_sample
+from monoidlab.coverage.levels import level_coverage
 from monoidlab.errors import InputError
 from monoidlab.geometry import Offsets
-from monoidlab.level_coverage import level_coverage
 
 LANGS = ["parity", "dyck-2", "tomita-3"]
 

@@ -5,11 +5,11 @@ import pytest
 import torch
 from references import identity_padding_forward, reference_forward, scan_forward
 
-from monoidlab import schedules
 from monoidlab.models import build_model
 from monoidlab.models.common import TRUNC_STD, associative_scan, gather_last
 from monoidlab.models.mlp_ldru import MLPLDRU
 from monoidlab.models.pr_lstm import PRLSTM, PRRNN
+from monoidlab.strings import schedules
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 V, C = 3, 4

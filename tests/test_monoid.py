@@ -17,8 +17,9 @@ from hypothesis import strategies as st
 from oracle import fold_element, random_automaton
 
 import monoidlab as ml
-from monoidlab import MonoidTooLarge, SyntacticMonoid, families
-from monoidlab import monoid as monoid_module
+from monoidlab import MonoidTooLarge, SyntacticMonoid
+from monoidlab.algebra import families
+from monoidlab.algebra import monoid as monoid_module
 
 KNOWN_SIZES = {"parity": 2, "tomita-5": 4, "tomita-7": 9, "dyck-1": 6, "dyck-2": 15,
                "dyck-6": 141}
@@ -334,7 +335,7 @@ def test_to_libsemigroups_and_to_networkx_round_trip(name):
                                   lambda: families.full_transformation(4)])
 def test_chunked_enumeration_is_identical(monkeypatch, make):
     """The frontier multiplied a few rows at a time gives the same elements, order and table."""
-    from monoidlab import _enumerate
+    from monoidlab.algebra import _enumerate
 
     lang = make()
     whole = SyntacticMonoid(lang)
@@ -349,7 +350,7 @@ def test_enumeration_stops_at_the_memory_budget_before_allocating(monkeypatch):
     much more than the budget (tracemalloc sees numpy's allocations)."""
     import tracemalloc
 
-    from monoidlab import _enumerate
+    from monoidlab.algebra import _enumerate
 
     lang = families.modular_arithmetic(16)  # 63 states, 19 letters, 11966 elements
     monkeypatch.setattr(_enumerate, "MAX_BYTES", 1 << 20)
@@ -373,7 +374,7 @@ def test_enumeration_stops_at_the_memory_budget_before_allocating(monkeypatch):
 def test_numba_indices_match_the_numpy_enumeration(monkeypatch, make, mode):
     """The numba paths (open-addressing tables, candidate and verification kernels) give the
     same elements, order and table as the plain numpy path (sorted runs, no kernels)."""
-    from monoidlab import _enumerate
+    from monoidlab.algebra import _enumerate
 
     lang = make()
     fast = SyntacticMonoid(lang)
@@ -398,7 +399,7 @@ def test_numba_indices_match_the_numpy_enumeration(monkeypatch, make, mode):
 def test_hash_collisions_are_caught_and_enumeration_falls_back_to_exact_keys(monkeypatch):
     """A (forced) 64-bit hash collision is detected by the row verification, and the monoid is
     enumerated again with exact keys: the same monoid, never a merged pair of elements."""
-    from monoidlab import _enumerate
+    from monoidlab.algebra import _enumerate
 
     lang = families.modular_arithmetic(16)
     right = SyntacticMonoid(lang)
@@ -416,7 +417,7 @@ def test_hash_collisions_are_caught_and_enumeration_falls_back_to_exact_keys(mon
         tried.append(exact_bytes)
         return real(delta, max_elements, name, exact_bytes, max_bytes)
 
-    monkeypatch.setattr("monoidlab.monoid.enumerate_monoid", spy)
+    monkeypatch.setattr("monoidlab.algebra.monoid.enumerate_monoid", spy)
     m = SyntacticMonoid(lang)
     assert tried == [False, True] and m._index.mode == "bytes"
     assert np.array_equal(m.elements, right.elements) and np.array_equal(m.right, right.right)
@@ -444,7 +445,7 @@ def test_the_first_call_builds_only_the_closure():
     assert m.size == 7**7 and not lazy & set(vars(m)), lazy & set(vars(m))
     held = sum(a.nbytes for a in (m.elements, m.right, m._parent, m._letter, m._index.direct))
     assert peak <= 1.4 * held, (peak / held)
-    code = ("import sys; from monoidlab import families; "
+    code = ("import sys; from monoidlab.algebra import families; "
             "families.full_transformation(6).monoid(); print('numba' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
@@ -458,7 +459,7 @@ def test_the_first_call_builds_only_the_closure():
 def test_the_key_space_closure_matches_the_row_closure(monkeypatch, make):
     """Direct-table languages enumerated on keys give the same elements, order, words and
     tables as the row-based closure (the direct table switched off)."""
-    from monoidlab import _enumerate
+    from monoidlab.algebra import _enumerate
 
     lang = make()
     keyed = SyntacticMonoid(lang)

@@ -1,4 +1,4 @@
-"""Tests for monoidlab.near_miss and the near_miss sampler: every near miss is one edit away
+"""Tests for monoidlab.strings.near_miss and the near_miss sampler: every near miss is one edit away
 from a string of another class (brute force), the draws are exactly uniform over (string,
 edit) pairs (chi-square against enumeration), long lengths do not underflow."""
 
@@ -11,7 +11,7 @@ from scipy.stats import chisquare
 
 import monoidlab as ml
 from monoidlab.errors import InputError
-from monoidlab.near_miss import near_miss_classes, near_misses, pair_table
+from monoidlab.strings.near_miss import near_miss_classes, near_misses, pair_table
 from monoidlab.sublanguage import class_mask
 
 CASES = [("dyck-2", 6), ("tomita-3", 5), ("parity", 4), ("cycle-navigation", 4),
@@ -185,7 +185,7 @@ def test_near_misses_of_a_huge_pair_automaton_are_refused_before_allocating(monk
     import monoidlab as ml
     from monoidlab.errors import MonoidTooLarge
     from monoidlab.evaluation import kinds as evalsets
-    from monoidlab.near_miss import NearMissTooLarge, near_misses
+    from monoidlab.strings.near_miss import NearMissTooLarge, near_misses
 
     lang = ml.load_language("prefix-4-4")
     with pytest.raises(MonoidTooLarge, match="prefix-4-4: near misses up to length .* GiB"):

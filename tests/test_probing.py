@@ -12,7 +12,6 @@ import references
 import torch
 
 import monoidlab as ml
-from monoidlab import schedules
 from monoidlab.models.mlp_ldru import MLPLDRU
 from monoidlab.models.pr_lstm import PRLSTM
 from monoidlab.models.recurrent import LSTMClassifier
@@ -35,6 +34,7 @@ from monoidlab.probing import (
     summary_tables,
     training_strings,
 )
+from monoidlab.strings import schedules
 
 LENGTHS = [1, 2, 3, 5, 7, 8, 9, 13, 4, 16, 11, 6]
 

@@ -1,4 +1,4 @@
-"""monoidlab.random_languages and the committed random-language set (bench/random-languages):
+"""monoidlab.algebra.random_languages and the committed random-language set (bench/random-languages):
 each generator against a brute-force definition, minimality against automata-lib's own
 minimisation, monoid sizes against libsemigroups, the set reproducible from its seed, and the
 benchmark's held-out protocol."""
@@ -14,8 +14,7 @@ import numpy as np
 import pytest
 
 import monoidlab as ml
-from monoidlab.errors import InputError
-from monoidlab.random_languages import (
+from monoidlab.algebra.random_languages import (
     bounded_stack,
     counter_with_reset,
     draw,
@@ -28,7 +27,8 @@ from monoidlab.random_languages import (
     random_dfa,
     suffix_test,
 )
-from monoidlab.spec import spec_from_text, spec_text
+from monoidlab.algebra.spec import spec_from_text, spec_text
+from monoidlab.errors import InputError
 
 ROOT = Path(__file__).resolve().parent.parent
 SPECS = ROOT / "bench" / "random-languages"
@@ -433,7 +433,7 @@ def test_each_recipe_is_read_as_one_change_of_an_earlier_one():
 def test_a_benchmark_place_with_no_new_language_is_an_error_not_a_hang(monkeypatch):
     """A kind with few distinct languages (bounded stacks) runs out: the draw says which place
     instead of trying seeds forever; ``exclude`` skips an earlier benchmark's languages."""
-    from monoidlab import random_languages as rl
+    from monoidlab.algebra import random_languages as rl
     from monoidlab.errors import InputError
 
     first = rl.draw_benchmark(2, 5, max_monoid=1000)
@@ -449,7 +449,7 @@ def test_a_benchmark_place_with_no_new_language_is_an_error_not_a_hang(monkeypat
 def test_the_wide_stack_kind_draws_stacks_the_suite_and_the_narrow_kind_lack():
     """``stack`` (WIDE_KINDS): 1-3 bracket types, depth 1-5, never a suite dyck-k under other
     letters; each is the bounded stack it says, checked against a Python stack."""
-    from monoidlab import random_languages as rl
+    from monoidlab.algebra import random_languages as rl
 
     seen = set()
     for seed in range(40):

@@ -80,7 +80,7 @@ def test_empty_and_degenerate_inputs_get_clear_errors(tiny_ldru_run):
     (lambda: ml.min_training_length("parity", [9], train_offsets="random"), "train_offsets",
      "offsets="),
     (lambda: ml.sample("parity", [3], 4, method="uniform"), "method", "sampler="),
-    (lambda: __import__("monoidlab.coverage", fromlist=["x"]).node_table(
+    (lambda: __import__("monoidlab.coverage.exact", fromlist=["x"]).node_table(
         "balanced", [3], offset_buffer=4), "offset_buffer", "offsets=Offsets.random(N)"),
 ])
 def test_a_removed_keyword_names_what_replaced_it(call, keyword, now):

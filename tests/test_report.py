@@ -61,7 +61,7 @@ def test_report_is_self_contained_with_decodable_figures(dyck2_report):
 
 def test_report_numbers_match_the_api(dyck2_report):
     import monoidlab as ml
-    from monoidlab.coverage import compare, exact_coverage
+    from monoidlab.coverage.exact import compare, exact_coverage
 
     tables = _tables(dyck2_report.read_text())
     lang = ml.load_language("dyck-2")

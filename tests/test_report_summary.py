@@ -128,8 +128,8 @@ def test_the_box_shows_the_runs_support_length_and_names_the_sampler(run, page):
     assert cells["support length"].startswith(f"{support} ")
     assert "padding identity" in cells["support length"]
     # near_miss has no exact law: the estimate is for the balanced sampler, and says so
-    from monoidlab.coverage import exact_coverage
-    from monoidlab.min_length import samples_needed
+    from monoidlab.coverage.exact import exact_coverage
+    from monoidlab.coverage.min_length import samples_needed
 
     need = exact_coverage(lang, range(7, 13), padding="identity", sampler="uniform").support
     n = samples_needed(exact_coverage(lang, range(1, 7), padding="identity",
@@ -139,7 +139,7 @@ def test_the_box_shows_the_runs_support_length_and_names_the_sampler(run, page):
     assert "the run drew near_miss strings" in cells["sample size"]
     assert cells["monoid"] == f"{lang.monoid().size} elements"
     # the run's layout (identity padding, lengths from 1, near_miss): the study's rule for it
-    from monoidlab.length_rules import recommend
+    from monoidlab.coverage.length_rules import recommend
 
     rec = recommend(support, "near_miss", padding="identity")
     assert rec.length is not None

@@ -1,4 +1,4 @@
-"""Tests for monoidlab.sampling: reproducibility, shapes, and the law of every sampler.
+"""Tests for monoidlab.strings.sampling: reproducibility, shapes, and the law of every sampler.
 
 Laws are checked against full enumeration of Σ^L on tiny languages: counts of each string (or
 EC, or class) against their exact expectation with a chi-square test at a small p-value. Every
@@ -14,7 +14,7 @@ from scipy.stats import chisquare
 
 import monoidlab as ml
 from monoidlab.geometry import length_array as as_lengths
-from monoidlab.sampling import SAMPLERS, Batch, length_batches, path_counts, sample
+from monoidlab.strings.sampling import SAMPLERS, Batch, length_batches, path_counts, sample
 
 P_MIN = 1e-4  # chi-square p-value below which a law is rejected
 
@@ -351,7 +351,7 @@ def test_balanced_remainder_is_not_biased(dyck2):
 def test_doctests():
     import doctest
 
-    import monoidlab.sampling as mod
+    import monoidlab.strings.sampling as mod
 
     assert doctest.testmod(mod, optionflags=doctest.ELLIPSIS).failed == 0
 

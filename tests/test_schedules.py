@@ -1,4 +1,4 @@
-"""Tests for monoidlab.schedules: the example trees of docs/schedules.md, a slow reference, structural invariants."""
+"""Tests for monoidlab.strings.schedules: the example trees of docs/schedules.md, a slow reference, structural invariants."""
 
 import numpy as np
 import pytest
@@ -6,8 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from references import reference_spans, reference_trees
 
-from monoidlab import schedules
-from monoidlab.schedules import node_index_map, render, schedule
+from monoidlab.strings import schedules
+from monoidlab.strings.schedules import node_index_map, render, schedule
 
 
 def spans_of(s):

@@ -14,9 +14,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import monoidlab as ml
-from monoidlab import Automaton, SpecError, UnknownName, families
-from monoidlab.languages import languages_dir
-from monoidlab.spec import automaton_from_dict, load_spec
+from monoidlab import Automaton, SpecError, UnknownName
+from monoidlab.algebra import families
+from monoidlab.algebra.languages import languages_dir
+from monoidlab.algebra.spec import automaton_from_dict, load_spec
 
 
 # ---------------------------------------------------------------------- a tiny TOML writer

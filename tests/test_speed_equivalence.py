@@ -374,7 +374,7 @@ def test_compiled_backward_counts_equal_the_numpy_path_bit_for_bit(monkeypatch, 
     # and a sampler draw is the same strings either way
     lang = ml.load_language("tomita-3")
     monkeypatch.setattr(laws, "USE_KERNEL", True)
-    from monoidlab import sampling
+    from monoidlab.strings import sampling
     sampling._PATHS.clear()
     a = ml.sample(lang, [30, 31], 40, sampler="ec_stratified", seed=5).tokens
     monkeypatch.setattr(laws, "USE_KERNEL", False)
@@ -414,8 +414,8 @@ def test_compiled_walks_draw_the_numpy_paths_letters(monkeypatch, n, k, groups):
 @pytest.mark.parametrize("sampler", ["ec_stratified", "near_miss", "covering"])
 def test_samplers_draw_the_same_strings_with_or_without_the_walk_kernel(monkeypatch, sampler):
     import monoidlab.laws as laws
-    from monoidlab import sampling
-    from monoidlab.covering import covering_sample
+    from monoidlab.coverage.covering import covering_sample
+    from monoidlab.strings import sampling
 
     lang = ml.load_language("tomita-3")
     drawn = []

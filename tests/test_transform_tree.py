@@ -9,9 +9,9 @@ import torch
 import torch.nn.functional as F
 
 import monoidlab as ml
-from monoidlab import schedules
 from monoidlab.errors import InputError, MonoidTooLarge
 from monoidlab.models.transform_tree import LearnedDFA, TransformTree, TransformTreeOptions
+from monoidlab.strings import schedules
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 ORDERS = ("tree", "chain")

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import monoidlab as ml
-from monoidlab.coverage import CoverageGap, exact_coverage
+from monoidlab.coverage.exact import CoverageGap, exact_coverage
 from monoidlab.viz import (
     coverage_heatmap,
     gap_heatmaps,
@@ -96,7 +96,7 @@ def test_coverage_reprs_summarise(dyck4):
                        f"{s['needed']} compositions needed at test, {s['covered']} covered, "
                        f"{s['missing']} missing)")
     sampled = ml.sample(dyck4, range(5, 9), 50, seed=0)
-    from monoidlab.coverage import sampled_coverage
+    from monoidlab.coverage.exact import sampled_coverage
 
     assert "sampled, 50 strings" in repr(sampled_coverage(sampled))
 

@@ -16,10 +16,10 @@ from monoidlab.cli._common import (
     positive,
     save_figure,
 )
-from monoidlab.coverage import EXACT_SAMPLERS
+from monoidlab.coverage.exact import EXACT_SAMPLERS
 from monoidlab.errors import InputError
 from monoidlab.geometry import Offsets, Padding
-from monoidlab.sampling import DEFAULT_SAMPLER, TRAINING_SAMPLERS
+from monoidlab.strings.sampling import DEFAULT_SAMPLER, TRAINING_SAMPLERS
 
 __all__ = ["COMMANDS"]
 
@@ -58,8 +58,8 @@ def _add_offsets(p: argparse.ArgumentParser) -> argparse.Action:
 @command("coverage", "EC-composition coverage of training vs test lengths (heatmaps + JSON)")
 def cmd_coverage(args: argparse.Namespace) -> None:
     import monoidlab as ml
-    from monoidlab.coverage import compare, exact_coverage, sampled_coverage
-    from monoidlab.sampling import sample
+    from monoidlab.coverage.exact import compare, exact_coverage, sampled_coverage
+    from monoidlab.strings.sampling import sample
     from monoidlab.sublanguage import resolve_within
 
     if args.out:
@@ -99,7 +99,7 @@ def cmd_coverage(args: argparse.Namespace) -> None:
     summary = gap.summary(first=None)  # the JSON keeps every missing composition
     levels = None
     if args.per_level:
-        from monoidlab.level_coverage import level_coverage
+        from monoidlab.coverage.levels import level_coverage
 
         levels = level_coverage(lang, train_l, test_l, schedule=args.schedule,
                                 padding=args.padding, offsets=offsets, within=within)
@@ -177,7 +177,7 @@ def _coverage_files(per_level: bool) -> list[str]:
 @command("min-length", "minimum training length (support) and sample-size estimates per language")
 def cmd_min_length(args: argparse.Namespace) -> None:
     import monoidlab as ml
-    from monoidlab.min_length import min_training_length
+    from monoidlab.coverage.min_length import min_training_length
     from monoidlab.recipes import recipe_advice
     from monoidlab.training.problems import recipe_refusal
 
@@ -226,7 +226,7 @@ def cmd_min_length(args: argparse.Namespace) -> None:
                                   sampler=size_sampler)
         row = res.as_dict()
         if size_sampler != args.sampler:  # the recommendation is for the training sampler
-            from monoidlab.length_rules import recommend
+            from monoidlab.coverage.length_rules import recommend
 
             rec = recommend(res.support_length, args.sampler, padding=args.padding,
                             schedule=args.schedule, offsets=offsets.mode != "none")

@@ -304,7 +304,7 @@ def certify_table(table: FiniteTable, lang: Any, *, offsets: bool = False,
     max_witness_length : a counterexample (or its buffer, with offsets) longer than this is
         reported by its length only, unconfirmed.
     """
-    from monoidlab.languages import as_language
+    from monoidlab.algebra.languages import as_language
 
     lang = as_language(lang)
     if not isinstance(table, FiniteTable):
@@ -408,7 +408,7 @@ def brute_force_counterexample(table: FiniteTable, lang: Any, max_length: int,
     >>> brute_force_counterexample(FiniteTable(exact.leaf, exact.table, [1, 1]), lang, 3)
     (1, [('0', 0)])
     """
-    from monoidlab.languages import as_language
+    from monoidlab.algebra.languages import as_language
 
     lang = as_language(lang)
     V = table.vocab_size

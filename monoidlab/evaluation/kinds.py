@@ -8,7 +8,7 @@ exactly from the automaton (tasks without one have a single kind, ``task``).
     first few symbols. (0.1.0 called this kind ``balanced``, which is also a sampler's name.)
 ``near_miss``
     Strings one substitution or adjacent swap away from a string of another class
-    (:mod:`monoidlab.near_miss`), an equal share of every class that has them.
+    (:mod:`monoidlab.strings.near_miss`), an equal share of every class that has them.
 ``ec_stratified``
     Uniform over the equivalence classes (monoid elements) reachable at that length, then
     uniform inside the class: every composition the length can produce shows up.
@@ -38,8 +38,8 @@ import numpy as np
 from monoidlab._checks import check_count, scalar_args
 from monoidlab._suggest import did_you_mean
 from monoidlab.errors import UnknownName
-from monoidlab.near_miss import NearMissTooLarge, near_miss_classes, near_misses
-from monoidlab.sampling import Batch, path_counts, sample
+from monoidlab.strings.near_miss import NearMissTooLarge, near_miss_classes, near_misses
+from monoidlab.strings.sampling import Batch, path_counts, sample
 from monoidlab.sublanguage import Within, class_mask
 
 __all__ = ["KINDS", "kind_batch", "classes_at", "check_kinds", "TaskKinds"]
@@ -76,7 +76,7 @@ def classes_at(lang: Any, L: int, within: Within = None) -> np.ndarray:
 @scalar_args
 def kind_batch(lang: Any, kind: str, L: int, n: int, rng: np.random.Generator,
                within: Within = None) -> Batch:
-    """``n`` test strings of length ``L`` of one kind (a :class:`~monoidlab.sampling.Batch`).
+    """``n`` test strings of length ``L`` of one kind (a :class:`~monoidlab.strings.sampling.Batch`).
 
     A kind that has no string at ``L`` (no near miss exists) returns an empty batch.
     """

@@ -2,7 +2,7 @@
 
 The parallel scan here is ``jax.lax.associative_scan`` transcribed to torch (strided slices
 along the sequence axis, one batched ``fn`` call per recursion step). Its ``fn`` calls happen
-in exactly the node order of :func:`monoidlab.schedules.schedule` ``("scan", n)``, which is what
+in exactly the node order of :func:`monoidlab.strings.schedules.schedule` ``("scan", n)``, which is what
 lets :class:`NodeStates` attach spans and levels to the recorded states.
 
 Example
@@ -24,8 +24,8 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from monoidlab import schedules
 from monoidlab.errors import InputError
+from monoidlab.strings import schedules
 
 State = tuple[Tensor, ...]  # a scan element: tensors of shape (B, n, ...) sharing B and n
 

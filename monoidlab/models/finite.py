@@ -260,7 +260,7 @@ def monoid_table(lang: Any, padding: Padding | str = Padding.IDENTITY,
     >>> monoid_table(ml.load_language("dyck-2")).n_codes
     15
     """
-    from monoidlab.languages import as_language
+    from monoidlab.algebra.languages import as_language
 
     m = as_language(lang).monoid()
     padding = Padding.parse(padding)

@@ -2,7 +2,7 @@
 
 The string is embedded, right-padded with zero vectors to a power of two, and reduced by one
 shared operator ``x ⊙ y`` level by level, pairing (0,1), (2,3), ... up to a single root (the
-``balanced`` schedule of :mod:`monoidlab.schedules`); a linear head reads the root.
+``balanced`` schedule of :mod:`monoidlab.strings.schedules`); a linear head reads the root.
 
 Padding order (a choice the papers leave open): the zero vectors are put in first and the input
 block (LN, FFN, dropout) runs on *every* buffer position afterwards, exactly as docs/models.md
@@ -47,7 +47,6 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from monoidlab import schedules
 from monoidlab.geometry import Padding, buffer_size
 from monoidlab.models.common import (
     INITS,
@@ -62,6 +61,7 @@ from monoidlab.models.common import (
     trunc_normal_,
 )
 from monoidlab.models.options import ModelOptions, boolean, one_of, positive_int, probability
+from monoidlab.strings import schedules
 
 OPERATORS = ("mlp", "sum", "linear", "gated-sum")
 

@@ -3,7 +3,7 @@
 Every token becomes an LSTM state (h, c); a binary N-ary LSTM cell (N = 2, one forget gate
 per child) followed by ``num_layers − 1`` unary refinement cells combines two states; the
 combinations follow ``jax.lax.associative_scan``'s recursion (the ``scan`` schedule of
-:mod:`monoidlab.schedules`), so every prefix gets a state in O(log T) batched steps. Because the
+:mod:`monoidlab.strings.schedules`), so every prefix gets a state in O(log T) batched steps. Because the
 cell is not associative, the particular trees of that recursion are part of the model.
 
 How it is computed (same function, less work; tests/test_speed_equivalence.py compares it with
@@ -44,7 +44,6 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from monoidlab import schedules
 from monoidlab.models import pr_lstm_rows
 from monoidlab.models.common import (
     INITS,
@@ -55,6 +54,7 @@ from monoidlab.models.common import (
     read_inputs,
 )
 from monoidlab.models.options import ModelOptions, boolean, one_of, positive_int
+from monoidlab.strings import schedules
 
 ACTIVATIONS = ("tanh", "relu")
 

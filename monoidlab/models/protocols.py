@@ -61,7 +61,7 @@ class TapeModel(Protocol):
 @runtime_checkable
 class NodeStateModel(Protocol):
     """``node_states(tokens, lengths) -> NodeStates``: every internal node's state with its level
-    and spans, in the node order of :func:`monoidlab.schedules.schedule`."""
+    and spans, in the node order of :func:`monoidlab.strings.schedules.schedule`."""
 
     def node_states(self, tokens: Tensor, lengths: Tensor) -> NodeStates: ...
 

@@ -89,7 +89,7 @@ class ModelSpec:
     capabilities: frozenset[type]
     summary: str
     recipes: Mapping[str, Recipe] = field(default_factory=dict)
-    #: the reduction schedule of the model's tree (:mod:`monoidlab.schedules`), None for models
+    #: the reduction schedule of the model's tree (:mod:`monoidlab.strings.schedules`), None for models
     #: without one (attention): what coverage and the covering sampler lay strings out by
     schedule: str | None = None
 

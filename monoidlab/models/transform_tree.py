@@ -74,12 +74,12 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from monoidlab import schedules
 from monoidlab.errors import InputError, MonoidTooLarge
 from monoidlab.geometry import Padding, buffer_size
 from monoidlab.models.common import NodeStates, collect_nodes, read_inputs, read_offsets
 from monoidlab.models.finite import FiniteTable
 from monoidlab.models.options import ModelOptions, one_of, positive_int
+from monoidlab.strings import schedules
 
 __all__ = ["TransformTree", "TransformTreeOptions", "LearnedDFA", "MAX_STATES", "ORDERS"]
 
@@ -253,7 +253,7 @@ class LearnedDFA:
 
     def counterexample(self, lang: Any) -> list[int] | None:
         """A shortest non-empty string (as tokens) on which this machine's class differs from
-        ``lang``'s (an :class:`~monoidlab.automaton.Automaton` on the same alphabet), or None
+        ``lang``'s (an :class:`~monoidlab.algebra.automaton.Automaton` on the same alphabet), or None
         when they agree on every non-empty string: a breadth-first search over the reachable
         pairs (learned state, true state). The empty string is never compared.
 
@@ -262,7 +262,7 @@ class LearnedDFA:
         ...     ml.load_language("parity")) is None
         True
         """
-        from monoidlab.languages import as_language
+        from monoidlab.algebra.languages import as_language
 
         lang = as_language(lang)
         true_delta = np.asarray(lang.delta, np.int64)
@@ -297,13 +297,13 @@ class LearnedDFA:
     def to_automaton(self, alphabet: Sequence[str] | None = None,
                      classes: Sequence[str] | None = None,
                      name: str = "transform-tree") -> Any:
-        """As a :class:`~monoidlab.automaton.Automaton` (which minimises it: the reachable part,
+        """As a :class:`~monoidlab.algebra.automaton.Automaton` (which minimises it: the reachable part,
         states merged). Default alphabet "0", "1", ... and classes "0", "1", ...
 
         Note that an Automaton is a Moore machine that also classifies the empty string (by
         the start state's class), which the model never reads.
         """
-        from monoidlab.automaton import Automaton
+        from monoidlab.algebra.automaton import Automaton
 
         V = self.delta.shape[1]
         n_classes = int(self.output.max()) + 1
@@ -458,7 +458,7 @@ class TransformTree(nn.Module):
         """The learned DFA: ``delta`` (n, V) = :meth:`transformations` transposed, start 0,
         ``output`` = :meth:`readout_classes`. Exactly what the model computes, at every
         length (``LearnedDFA.to_automaton`` gives a minimised
-        :class:`~monoidlab.automaton.Automaton`)."""
+        :class:`~monoidlab.algebra.automaton.Automaton`)."""
         return LearnedDFA(np.ascontiguousarray(self.transformations().T),
                           self.readout_classes(), 0)
 
@@ -473,7 +473,7 @@ class TransformTree(nn.Module):
         :class:`~monoidlab.errors.MonoidTooLarge` above ``max_codes`` codes, or when the k × k
         table would exceed 2^27 entries (1 GiB).
         """
-        from monoidlab._enumerate import HashCollision, enumerate_monoid
+        from monoidlab.algebra._enumerate import HashCollision, enumerate_monoid
 
         if isinstance(max_codes, bool) or not isinstance(max_codes, int | np.integer) or \
                 max_codes < 1:

@@ -32,7 +32,7 @@ from aalpy.learning_algs.deterministic.ObservationTable import (  # type: ignore
 )
 from aalpy.utils.HelperFunctions import extend_set  # type: ignore[import-untyped]
 
-from monoidlab.automaton import Automaton
+from monoidlab.algebra.automaton import Automaton
 
 if TYPE_CHECKING:
     from monoidlab.probing.extract_automaton import Membership

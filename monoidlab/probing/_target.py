@@ -17,7 +17,7 @@ from monoidlab.errors import InputError
 if TYPE_CHECKING:
     from torch import nn
 
-    from monoidlab.automaton import Automaton
+    from monoidlab.algebra.automaton import Automaton
     from monoidlab.training.config import RunConfig
 
 __all__ = ["Target", "resolve_target"]
@@ -37,8 +37,8 @@ def resolve_target(model_or_run: Any, language: Any = None,
                    device: str | None = None) -> Target:
     """A :class:`Target` from a model (``language`` required: an Automaton or a suite name) or
     from a checkpoint path / run folder (``language`` must then be None or the run's own)."""
-    from monoidlab.automaton import Automaton
-    from monoidlab.languages import load_language
+    from monoidlab.algebra.automaton import Automaton
+    from monoidlab.algebra.languages import load_language
 
     lang = load_language(language) if isinstance(language, str) else language
     if lang is not None and not isinstance(lang, Automaton):

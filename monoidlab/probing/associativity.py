@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     import pandas
     from torch import nn
 
-    from monoidlab.automaton import Automaton
+    from monoidlab.algebra.automaton import Automaton
     from monoidlab.models.protocols import OperatorModel
 
 __all__ = ["root_states", "associativity", "summarise_associativity", "as_operator_model",

@@ -37,8 +37,8 @@ if TYPE_CHECKING:
     import pandas
     import torch
 
-    from monoidlab.automaton import Automaton
-    from monoidlab.monoid import SyntacticMonoid
+    from monoidlab.algebra.automaton import Automaton
+    from monoidlab.algebra.monoid import SyntacticMonoid
     from monoidlab.training.config import RunConfig
     from monoidlab.training.problems import Problem
 
@@ -118,7 +118,7 @@ def node_embeddings(model: Any, lang: Automaton, tokens: ArrayLike, lengths: Arr
     """Every internal node's state (tree models) or every prefix state (recurrent models).
 
     Nodes are listed per string in the order of ``schedules.schedule(schedule, L)`` (that of
-    :func:`monoidlab.compositions.node_labels`); ``include_empty`` keeps the all-padding nodes
+    :func:`monoidlab.coverage.compositions.node_labels`); ``include_empty`` keeps the all-padding nodes
     of the balanced schedule (their EC is the identity, their state a constant per level).
     """
     import pandas as pd
@@ -157,7 +157,7 @@ def node_embeddings(model: Any, lang: Automaton, tokens: ArrayLike, lengths: Arr
     info = np.concatenate(rows) if rows else np.zeros((0, 4), np.int64)
     string, start, end, level = info.T.astype(np.int64)
     if tree:
-        from monoidlab.compositions import node_labels
+        from monoidlab.coverage.compositions import node_labels
 
         # without strings sched stays None, and node_labels never reads it
         lab = node_labels(monoid, tokens, lengths, sched or "balanced")
@@ -235,7 +235,7 @@ def heldout_strings(cfg: RunConfig, problem: Any, n: int, lengths: LengthsLike |
     strings of the first ``steps`` training batches are regenerated and excluded (duplicates
     too); fewer than ``n`` strings come back when the lengths hold too few unseen strings.
     """
-    from monoidlab.sampling import sample
+    from monoidlab.strings.sampling import sample
 
     lang = problem.language
     if lang is None:

@@ -38,7 +38,7 @@ from monoidlab.probing._target import model_device, resolve_target
 if TYPE_CHECKING:
     from torch import nn
 
-    from monoidlab.automaton import Automaton
+    from monoidlab.algebra.automaton import Automaton
 
 __all__ = ["AutomatonComparison", "ExtractedAutomaton", "Membership", "compare_automata",
            "oracle_strings", "extract_automaton", "AALPY_PIN"]
@@ -260,7 +260,7 @@ def oracle_strings(lang: Automaton, max_length: int = 500, n_per_length: int = 1
     (30, ['all', 'ec_stratified', 'near_miss', 'paper', 'uniform'])
     """
     from monoidlab.evaluation.kinds import KINDS, kind_batch
-    from monoidlab.sampling import sample
+    from monoidlab.strings.sampling import sample
 
     max_length = check_count(max_length, "max_length")
     n_per_length = check_count(n_per_length, "n_per_length", minimum=0)

@@ -38,7 +38,7 @@ from monoidlab.errors import InputError
 from monoidlab.probing._target import model_device, resolve_target
 
 if TYPE_CHECKING:
-    from monoidlab.monoid import SyntacticMonoid
+    from monoidlab.algebra.monoid import SyntacticMonoid
 
 __all__ = ["associativity_failures", "identities", "MonoidComparison", "compare_with_monoid",
            "ExtractedMonoid", "extract_monoid"]
@@ -259,7 +259,7 @@ def _probe_strings(lang: Any, cfg: Any, lengths: Any, n: int, seed: int
                    ) -> tuple[np.ndarray, np.ndarray]:
     """Seeded EC-stratified strings (every class the lengths reach shows up), plus each letter."""
     from monoidlab.geometry import length_array
-    from monoidlab.sampling import sample
+    from monoidlab.strings.sampling import sample
 
     if lengths is None:
         lengths = range(1, 17) if cfg is None else cfg.train_lengths

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     import torch
     from torch import nn
 
-    from monoidlab.automaton import Automaton
+    from monoidlab.algebra.automaton import Automaton
     from monoidlab.training.config import RunConfig
     from monoidlab.training.problems import Problem
 

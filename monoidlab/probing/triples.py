@@ -68,7 +68,7 @@ class Triples:
 
 def _class_counts(problem: Any, max_len: int) -> np.ndarray:
     """``(max_len + 1, n_classes)`` booleans: class c has a string of length L."""
-    from monoidlab.sampling import path_counts
+    from monoidlab.strings.sampling import path_counts
     from monoidlab.sublanguage import class_mask
 
     lang = problem.language
@@ -116,7 +116,7 @@ def draw_triples(problem: Any, n: int, part_lengths: LengthsLike,
     where fewer classes have strings than the best total (odd lengths of Dyck languages) are
     redrawn, so the class of xyz stays balanced.
     """
-    from monoidlab.sampling import sample
+    from monoidlab.strings.sampling import sample
 
     lang = problem.language
     if lang is None:

@@ -22,7 +22,7 @@ from typing import Any
 from monoidlab._checks import scalar_args
 from monoidlab._paths import check_output_dir, confine, ensure_dir, refuse_clobber, slugify
 from monoidlab._util import atomic_write_json, atomic_write_text
-from monoidlab.automaton import Automaton
+from monoidlab.algebra.automaton import Automaton
 from monoidlab.errors import InputError
 from monoidlab.geometry import Lengths, LengthsLike, length_array, range_text
 from monoidlab.recipes import recipe_advice

@@ -28,9 +28,9 @@ from monoidlab.geometry import Padding, range_text
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from monoidlab.automaton import Automaton
+    from monoidlab.algebra.automaton import Automaton
+    from monoidlab.algebra.monoid import SyntacticMonoid
     from monoidlab.evaluation import Evaluation
-    from monoidlab.monoid import SyntacticMonoid
 
 __all__ = ["Report", "Section", "SECTIONS", "SMALL"]
 
@@ -150,7 +150,7 @@ def monoid_section(rep: Report) -> list[str]:
 
 def coverage_section(rep: Report) -> list[str]:
     from monoidlab import viz
-    from monoidlab.coverage import compare, exact_coverage
+    from monoidlab.coverage.exact import compare, exact_coverage
 
     tr_txt, te_txt = _rng(rep.train_lengths), _rng(rep.test_lengths)
     rep.key["coverage"] = {"train_lengths": tr_txt, "test_lengths": te_txt,
@@ -173,7 +173,7 @@ def coverage_section(rep: Report) -> list[str]:
 
 
 def min_length_section(rep: Report) -> list[str]:
-    from monoidlab.min_length import min_training_length
+    from monoidlab.coverage.min_length import min_training_length
 
     rows = []
     train = rep.train_lengths
@@ -190,7 +190,7 @@ def min_length_section(rep: Report) -> list[str]:
                                       "delta": DELTA}
             # what the study recommends for the recipe's sampler (a run overrides it)
             from monoidlab.recipes import recipe_layout
-            from monoidlab.sampling import DEFAULT_SAMPLER
+            from monoidlab.strings.sampling import DEFAULT_SAMPLER
 
             rep.key.setdefault("recommendation", _recommendation(
                 r.support_length, recipe_layout()["sampler"] or DEFAULT_SAMPLER, rep.padding,
@@ -322,10 +322,10 @@ def _run_estimates(rep: Report) -> tuple[int | None, dict[str, Any]]:
     """The support length for the run's padding, offsets and the report's test lengths, and
     the sample size for the run's training lengths and sampler (exact coverage computes the
     uniform and balanced laws: another sampler's estimate is for the default, and says so)."""
-    from monoidlab.coverage import EXACT_SAMPLERS
+    from monoidlab.coverage.exact import EXACT_SAMPLERS
+    from monoidlab.coverage.min_length import min_training_length
     from monoidlab.errors import InputError
-    from monoidlab.min_length import min_training_length
-    from monoidlab.sampling import DEFAULT_SAMPLER
+    from monoidlab.strings.sampling import DEFAULT_SAMPLER
 
     assert rep.loaded is not None
     cfg, lang = rep.loaded[1], rep.loaded[2].language  # the model's (other_language: its own)
@@ -348,8 +348,8 @@ def _run_estimates(rep: Report) -> tuple[int | None, dict[str, Any]]:
 def _recommendation(support: int | None, sampler: str, padding: Any, offsets: Any,
                     train_min: int) -> dict[str, Any]:
     """The threshold study's recommended length for this layout and sampler, as the key."""
+    from monoidlab.coverage.length_rules import recommend
     from monoidlab.geometry import Offsets
-    from monoidlab.length_rules import recommend
 
     mode = Offsets.parse(offsets).mode
     rec = recommend(support, sampler, padding=str(padding), offsets=mode != "none",

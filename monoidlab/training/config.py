@@ -40,7 +40,7 @@ from monoidlab._suggest import did_you_mean, known_choices
 from monoidlab._util import check_workload
 from monoidlab.errors import ConfigError, InputError
 from monoidlab.geometry import Lengths, Offsets, Padding
-from monoidlab.sampling import DEFAULT_SAMPLER, TRAINING_SAMPLERS
+from monoidlab.strings.sampling import DEFAULT_SAMPLER, TRAINING_SAMPLERS
 
 __all__ = ["RunConfig", "language_recipe", "FrozenDict", "config_keys", "config_table_markdown", "OPTIMIZERS",
            "RECIPES", "PROTOCOLS", "SECTIONS", "MAX_STEP_SYMBOLS", "run_padding",
@@ -52,8 +52,8 @@ RECIPES = ("default", "authors", "languages")
 PROTOCOLS = ("monoidlab", "paper")
 LR_SCHEDULES = ("constant", "cosine")
 SECTIONS = ("problem", "model", "data", "optimisation", "evaluation", "run")
-#: the samplers a run can train on: every sampler of :mod:`monoidlab.sampling`, and
-#: ``covering`` (:mod:`monoidlab.covering`), which lays strings out along the model's tree
+#: the samplers a run can train on: every sampler of :mod:`monoidlab.strings.sampling`, and
+#: ``covering`` (:mod:`monoidlab.coverage.covering`), which lays strings out along the model's tree
 MAX_SEED = 2**63 - 1
 
 
@@ -90,6 +90,41 @@ def _key(default: Any = dataclasses.MISSING, meaning: str = "", section: str = "
     return field(default=default, metadata={"meaning": meaning, "section": section})
 
 
+def fill_recipe(data: dict[str, Any], explicit: set[str], source: str) -> dict[str, Any]:
+    """``data`` with the recipe's value of every key (and model option) not explicitly set."""
+    recipe = data.get("recipe", "default")
+    if recipe == "default" or not isinstance(recipe, str):
+        return data  # a bad value fails in the config's own check
+    from monoidlab.models.registry import model_spec
+
+    model = data.get("model", _FIELDS["model"].default)
+    try:
+        spec = model_spec(model)
+    except InputError as exc:
+        raise ConfigError(f"{source}: key 'model': {exc}") from None
+    if recipe not in spec.recipes:
+        if recipe not in RECIPES:
+            raise ConfigError(f"{source}: key 'recipe': unknown recipe {recipe!r}"
+                              + known_choices(recipe, RECIPES))
+        raise ConfigError(f"{source}: key 'recipe': recipe {recipe!r} has no settings for model "
+                          f"{model!r}; it has for {', '.join(_with_recipes(recipe))}")
+    keys, options = spec.recipes[recipe](data.get("language"), data.get("task"))
+    out = {**data, **{k: v for k, v in keys.items() if k not in explicit}}
+    given = data.get("model_options")
+    if given is None:
+        given = {}
+    if isinstance(given, Mapping):
+        own = {k: v for k, v in given.items() if f"model_options.{k}" in explicit}
+        out["model_options"] = {**options, **own}
+    return out
+
+
+def _with_recipes(recipe: str) -> list[str]:
+    from monoidlab.models.registry import REGISTRY
+
+    return [n for n, s in REGISTRY.items() if recipe in s.recipes]
+
+
 class _FillsRecipe(type):
     """``RunConfig(..., recipe="authors")`` built directly fills every key (and model option)
     not given from the recipe, as a config file or the command line does; without this a
@@ -98,9 +133,14 @@ class _FillsRecipe(type):
 
     def __call__(cls, *args: Any, **keys: Any) -> Any:
         if not args and keys.get("explicit") is None and keys.get("recipe", "default") != "default":
-            from monoidlab.training.parse import config_from_dict
-
-            return config_from_dict(keys, keys.pop("source", "config"))
+            source = keys.pop("source", "config")
+            explicit = set(keys) - {"model_options", "offset_buffer"}
+            if "offset_buffer" in keys:
+                explicit.add("offsets")
+            if isinstance(keys.get("model_options"), Mapping):
+                explicit |= {f"model_options.{k}" for k in keys["model_options"]}
+            keys = {**fill_recipe(keys, explicit, source), "explicit": frozenset(explicit),
+                    "source": source}
         return super().__call__(*args, **keys)
 
 
@@ -472,7 +512,7 @@ class _Checker:
                 raise self.fail(key, f"{msg} (got {getattr(cfg, key)!r})")
 
     def problem(self) -> None:
-        from monoidlab.sampling import SAMPLERS, check_mix
+        from monoidlab.strings.sampling import SAMPLERS, check_mix
 
         cfg = self.cfg
         for key, allowed in (("sampler", TRAINING_SAMPLERS), ("test_sampler", SAMPLERS)):

@@ -42,7 +42,7 @@ def sampled_counts(cfg: RunConfig, problem: Problem, steps: int | None = None
     batches of the run (default :data:`DEFAULT_STEPS`, at most the run's), regenerated from its
     sampler and seeds, and the number of strings they hold; a covering run's plan targets are
     counted over all of its steps (:func:`covering_floor`)."""
-    from monoidlab.compositions import composition_counts
+    from monoidlab.coverage.compositions import composition_counts
     from monoidlab.models import model_spec
     from monoidlab.training.loop import training_batch
 
@@ -123,7 +123,7 @@ def training_coverage(cfg: RunConfig, problem: Problem | None = None,
     None for a problem without a language or a model without a reduction tree. ``attempt``
     ``(a, n)``: ``cfg`` is attempt a's (0-based) of a run of n attempts (the text says whose
     strings were counted)."""
-    from monoidlab.level_coverage import level_coverage
+    from monoidlab.coverage.levels import level_coverage
     from monoidlab.models import model_spec
     from monoidlab.training.problems import make_problem
 

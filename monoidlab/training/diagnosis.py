@@ -7,7 +7,7 @@ strings of the evaluation: same seed, kind and length) and answers, in order:
 1. **budget**: does the model fit its own training lengths? (a fresh test at the training
    lengths, every kind). If not, more steps or a larger model come before anything else;
 2. **data**: do the wrong strings need compositions that the training layout never shows at
-   their tree level (exactly: :func:`~monoidlab.level_coverage.level_coverage`), or that the
+   their tree level (exactly: :func:`~monoidlab.coverage.levels.level_coverage`), or that the
    run's own sampled training strings showed fewer than k times (when their counts are given)?
    The wrong strings are compared with the right strings of the same lengths, so a composition
    that every long string needs does not count as evidence;
@@ -99,8 +99,8 @@ def diagnose(model: Any, cfg: RunConfig, problem: Any, ev: Evaluation, *, seed: 
     ``sampled``: per-level composition counts ``(levels, |M|, |M|)`` of the run's training
     strings (:func:`~monoidlab.training.data_coverage.training_coverage` draws them); with it,
     a composition seen fewer than ``k`` times at its level counts as missing too."""
+    from monoidlab.coverage.levels import level_coverage
     from monoidlab.evaluation import evaluate_kinds
-    from monoidlab.level_coverage import level_coverage
     from monoidlab.models import model_spec
 
     if ev.solved:
@@ -186,7 +186,7 @@ def string_compositions(monoid: Any, tokens: np.ndarray, lengths: np.ndarray,
                         schedule: str = "balanced", padding: Any = "learned") -> np.ndarray:
     """``(n, 3)`` int64 rows ``(string, level, code)``: every composition ``code = x·|M| + y``
     that string's tree needs at that level, once per string, sorted; the nodes that
-    :func:`~monoidlab.compositions.composition_counts` counts, for the whole batch at once.
+    :func:`~monoidlab.coverage.compositions.composition_counts` counts, for the whole batch at once.
 
     >>> import monoidlab as ml
     >>> lang = ml.load_language("parity")
@@ -198,7 +198,7 @@ def string_compositions(monoid: Any, tokens: np.ndarray, lengths: np.ndarray,
     if schedule == "balanced":
         string, level, code = _balanced_nodes(monoid, tokens, lengths, padding)
     else:  # any other schedule: its node labels (one group of strings per length)
-        from monoidlab.compositions import node_labels
+        from monoidlab.coverage.compositions import node_labels
 
         lab = node_labels(monoid, tokens, lengths, schedule)
         keep = lab.composes(padding)

@@ -35,8 +35,8 @@ from typing import Any
 
 from monoidlab._checks import scalar_args
 from monoidlab._suggest import known_choices
-from monoidlab.errors import ConfigError, InputError
-from monoidlab.training.config import _FIELDS, RunConfig
+from monoidlab.errors import ConfigError
+from monoidlab.training.config import _FIELDS, RunConfig, fill_recipe
 
 __all__ = ["read_toml", "config_keys_of_file", "load_config", "config_from_dict",
            "read_overrides", "apply_overrides", "RENAMED"]
@@ -122,45 +122,8 @@ def config_from_dict(data: Mapping[str, Any], source: str = "config", *,
         if isinstance(options, Mapping):
             explicit |= {f"model_options.{k}" for k in options}
     explicit = set(explicit)
-    values = _with_recipe(data, explicit, source)
+    values = fill_recipe(data, explicit, source)
     return RunConfig(**values, explicit=frozenset(explicit), source=source)
-
-
-def _with_recipe(data: dict[str, Any], explicit: set[str], source: str) -> dict[str, Any]:
-    """``data`` with the recipe's value of every key (and model option) not explicitly set."""
-    recipe = data.get("recipe", "default")
-    if recipe == "default" or not isinstance(recipe, str):
-        return data  # a bad value fails in the config's own check
-    from monoidlab.models.registry import model_spec
-
-    model = data.get("model", _FIELDS["model"].default)
-    try:
-        spec = model_spec(model)
-    except InputError as exc:
-        raise ConfigError(f"{source}: key 'model': {exc}") from None
-    if recipe not in spec.recipes:
-        from monoidlab.training.config import RECIPES
-
-        if recipe not in RECIPES:
-            raise ConfigError(f"{source}: key 'recipe': unknown recipe {recipe!r}"
-                              + known_choices(recipe, RECIPES))
-        raise ConfigError(f"{source}: key 'recipe': recipe {recipe!r} has no settings for model "
-                          f"{model!r}; it has for {', '.join(_with_recipes(recipe))}")
-    keys, options = spec.recipes[recipe](data.get("language"), data.get("task"))
-    out = {**data, **{k: v for k, v in keys.items() if k not in explicit}}
-    given = data.get("model_options")
-    if given is None:
-        given = {}
-    if isinstance(given, Mapping):
-        own = {k: v for k, v in given.items() if f"model_options.{k}" in explicit}
-        out["model_options"] = {**options, **own}
-    return out
-
-
-def _with_recipes(recipe: str) -> list[str]:
-    from monoidlab.models.registry import REGISTRY
-
-    return [n for n, s in REGISTRY.items() if recipe in s.recipes]
 
 
 def _upgrade(data: dict[str, Any]) -> dict[str, Any]:

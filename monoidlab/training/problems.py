@@ -34,7 +34,7 @@ from monoidlab.geometry import LengthsLike, Offsets, length_array
 from monoidlab.sublanguage import Within, resolve_within
 
 if TYPE_CHECKING:
-    from monoidlab.automaton import Automaton
+    from monoidlab.algebra.automaton import Automaton
 
 __all__ = ["Problem", "LanguageProblem", "TapeProblem", "TextProblem", "make_problem",
            "recipe_refusal", "READOUTS"]
@@ -107,7 +107,7 @@ class LanguageProblem:
 
     def __init__(self, lang: Any, sampler: str = "balanced", test_sampler: str | None = None,
                  within: Within = "auto", offsets: Any = None, mix: Any = None) -> None:
-        from monoidlab.sampling import check_sampler
+        from monoidlab.strings.sampling import check_sampler
 
         self.language = lang
         self.name = lang.name
@@ -138,7 +138,7 @@ class LanguageProblem:
 
     def lengths(self, lengths: Any) -> np.ndarray:
         """The given lengths that have at least one string (e.g. odd ones for expressions)."""
-        from monoidlab.sampling import path_counts
+        from monoidlab.strings.sampling import path_counts
         from monoidlab.sublanguage import class_mask
 
         lens = length_array(lengths)
@@ -152,13 +152,13 @@ class LanguageProblem:
         return ok
 
     def use_covering(self, plan: Any, share: float) -> None:
-        """Train on covering strings (:class:`~monoidlab.covering.CoveringPlan`): ``share`` of
+        """Train on covering strings (:class:`~monoidlab.coverage.covering.CoveringPlan`): ``share`` of
         each batch, the rest ``near_miss`` strings of the batch's length."""
         self.covering = (plan, float(share))
 
     def batch(self, rng: np.random.Generator, length: int, batch_size: int,
               train: bool, step: int = 0) -> dict:
-        from monoidlab.sampling import sample
+        from monoidlab.strings.sampling import sample
 
         if train and self.covering is not None:
             return self._covering_batch(rng, int(length), batch_size, step)
@@ -176,7 +176,7 @@ class LanguageProblem:
         batch), each at the offset that shows its target, then near-miss strings of
         ``length`` (at random offsets when the run has them): the cycle advances with the
         step, so a run shows every target once per cycle, whatever its batches' lengths."""
-        from monoidlab.sampling import sample
+        from monoidlab.strings.sampling import sample
 
         plan, share = self.covering
         n = covering_per_step(share, batch_size)
@@ -251,7 +251,7 @@ class TapeProblem(TaskKinds):
         self.automaton = None
         name = task.automaton_name()
         if name is not None:
-            from monoidlab.languages import load_language
+            from monoidlab.algebra.languages import load_language
 
             self.automaton = load_language(name)
             self.within = resolve_within(self.automaton, "auto")
@@ -483,7 +483,7 @@ def make_problem(cfg: Any, language: Automaton | None = None) -> Problem:
     (a run's own copy of its spec, :mod:`~monoidlab.training.run_language`); by default the
     language is loaded by name."""
     if cfg.language is not None:
-        from monoidlab.languages import load_language
+        from monoidlab.algebra.languages import load_language
 
         lang = language if language is not None else load_language(cfg.language)
         problem: Problem = LanguageProblem(lang, cfg.sampler,
@@ -552,7 +552,7 @@ def _plan_covering(cfg: Any, problem: Any) -> None:
     """The covering plan of a run (its training and test lengths, the model's schedule and
     padding, its offsets and seed); refused when the run is too short to show every target
     ``k`` times."""
-    from monoidlab.covering import CoveringPlan
+    from monoidlab.coverage.covering import CoveringPlan
     from monoidlab.errors import ConfigError
     from monoidlab.models import model_spec
     from monoidlab.training.config import covering_settings

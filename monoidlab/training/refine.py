@@ -166,7 +166,7 @@ def _mined(model: Any, problem: Any, lengths: np.ndarray, n: int, seed: int
     """The strings among ``n`` training strings (the run's sampler, lengths ``lengths``) that
     the model's table misreads, as (tokens, class): many counterexamples for one fold."""
     from monoidlab._util import eval_mode
-    from monoidlab.sampling import sample
+    from monoidlab.strings.sampling import sample
 
     sampler = problem.sampler if problem.sampler != "covering" else "near_miss"
     b = sample(problem.language, lengths, n, sampler=sampler, seed=seed, within=problem.within,

@@ -25,7 +25,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from monoidlab.automaton import Automaton
+from monoidlab.algebra.automaton import Automaton
 from monoidlab.errors import CheckpointError, MonoidlabError, SpecError
 
 __all__ = ["RECORD_KEY", "record_language", "language_of_record", "run_language"]
@@ -42,7 +42,7 @@ def _sha(text: str) -> str:
 def record_language(name: str) -> dict[str, str]:
     """The record of the language ``name`` (a suite name or a spec path) as it is now:
     ``{"name": as given, "file", "path" (absolute, for messages), "sha256", "text"}``."""
-    from monoidlab.languages import spec_path
+    from monoidlab.algebra.languages import spec_path
 
     path = spec_path(name)
     try:
@@ -57,7 +57,7 @@ def record_language(name: str) -> dict[str, str]:
 
 @lru_cache(maxsize=32)
 def _from_text(text: str, stem: str, source: str) -> Automaton:
-    from monoidlab.spec import spec_from_text
+    from monoidlab.algebra.spec import spec_from_text
 
     return spec_from_text(text, source, stem)
 
@@ -93,7 +93,7 @@ def run_language(name: str, ckpt: dict | None, source: str) -> Automaton:
     as given (runs written before the record), with an error that says where it looked."""
     if ckpt is not None and RECORD_KEY in ckpt:
         return language_of_record(ckpt[RECORD_KEY], source)
-    from monoidlab.languages import load_language
+    from monoidlab.algebra.languages import load_language
 
     try:
         return load_language(name)

@@ -60,7 +60,7 @@ if TYPE_CHECKING:
     import torch
     from torch import nn
 
-    from monoidlab.automaton import Automaton
+    from monoidlab.algebra.automaton import Automaton
     from monoidlab.training.problems import Problem
 
 __all__ = ["train", "load_checkpoint", "TrainingDiverged", "pick_device", "build_for", "lr_at",

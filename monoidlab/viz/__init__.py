@@ -12,7 +12,7 @@ else from monoidlab, so every layer may call them.
 Example
 -------
 >>> import monoidlab as ml
->>> from monoidlab.coverage import exact_coverage
+>>> from monoidlab.coverage.exact import exact_coverage
 >>> from monoidlab.viz import coverage_heatmap
 >>> fig = coverage_heatmap(exact_coverage(ml.load_language("dyck-2"), range(1, 9)))
 >>> type(fig).__name__

@@ -26,7 +26,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 if TYPE_CHECKING:
-    from monoidlab.monoid import SyntacticMonoid
+    from monoidlab.algebra.monoid import SyntacticMonoid
 
 __all__ = ["LABEL_LIMIT", "COLOUR_LIMIT", "TICK_FONT", "pyplot", "ec_ticks", "ec_names",
            "label_step", "label_note", "set_ec_ticks", "trim", "zero_element", "literal",

@@ -28,8 +28,8 @@ from monoidlab.viz._common import pyplot as _plt
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from monoidlab.automaton import Automaton
-    from monoidlab.monoid import SyntacticMonoid
+    from monoidlab.algebra.automaton import Automaton
+    from monoidlab.algebra.monoid import SyntacticMonoid
 
 __all__ = ["automaton_figure", "multiplication_heatmap", "egg_box_figure"]
 

@@ -4,7 +4,7 @@ compositions and the node-EC shift.
 Example
 -------
 >>> import monoidlab as ml
->>> from monoidlab.coverage import exact_coverage
+>>> from monoidlab.coverage.exact import exact_coverage
 >>> fig = coverage_heatmap(exact_coverage(ml.load_language("dyck-2"), range(1, 9)))
 >>> type(fig).__name__
 'Figure'
@@ -24,7 +24,7 @@ from monoidlab.viz._common import trim as _trim
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from monoidlab.coverage import Coverage, CoverageGap
+    from monoidlab.coverage.exact import Coverage, CoverageGap
 
 __all__ = ["coverage_heatmap", "ratio_heatmap", "gap_heatmaps", "shift_bars", "missing_table",
            "level_grid"]
@@ -172,7 +172,7 @@ def missing_table(gap: CoverageGap, limit: int = 30) -> Figure:
 
 
 def level_grid(lc: Any, max_levels: int = 9) -> Figure:
-    """Coverage by tree level (a :class:`~monoidlab.level_coverage.LevelCoverage`): one panel
+    """Coverage by tree level (a :class:`~monoidlab.coverage.levels.LevelCoverage`): one panel
     per level, left EC × right EC, each needed composition coloured by whether the training
     layout shows it *at that level* (green), only at other levels (orange) or nowhere (red);
     grey: shown in training, not needed at this level. Axes: the ECs that occur at all."""

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     import pandas
     from matplotlib.figure import Figure
 
-    from monoidlab.monoid import SyntacticMonoid
+    from monoidlab.algebra.monoid import SyntacticMonoid
     from monoidlab.probing.clustering import ClusterAgreement
     from monoidlab.probing.embeddings import NodeEmbeddings
 

@@ -1,6 +1,6 @@
 """EC labels of every tree node, and composition counts from sampled strings.
 
-For a batch and a schedule (:mod:`monoidlab.schedules`), every internal node combines a left part
+For a batch and a schedule (:mod:`monoidlab.strings.schedules`), every internal node combines a left part
 and a right part; its *composition* is the pair (EC(left), EC(right)) and its EC is their
 product. Labels are computed stage by stage through the multiplication table, vectorised over
 all strings of one length (and offset) at once.
@@ -28,13 +28,13 @@ from monoidlab._kernels import balanced_count_kernel
 from monoidlab._util import check_batch, length_mask
 from monoidlab.errors import InputError
 from monoidlab.geometry import Padding, buffer_size
-from monoidlab.schedules import Schedule, check_schedule
-from monoidlab.schedules import schedule as get_schedule
+from monoidlab.strings.schedules import Schedule, check_schedule
+from monoidlab.strings.schedules import schedule as get_schedule
 
 if TYPE_CHECKING:
     import pandas
 
-    from monoidlab.monoid import SyntacticMonoid
+    from monoidlab.algebra.monoid import SyntacticMonoid
 
 __all__ = ["NodeLabels", "node_labels", "composition_counts"]
 
@@ -101,7 +101,7 @@ def _check(monoid: SyntacticMonoid, tokens: ArrayLike, lengths: ArrayLike,
 
 def _monoid(monoid: Any) -> SyntacticMonoid:
     """The monoid itself, or the monoid of a language (an Automaton or a suite name)."""
-    from monoidlab.languages import as_monoid
+    from monoidlab.algebra.languages import as_monoid
 
     return as_monoid(monoid, "monoid")
 

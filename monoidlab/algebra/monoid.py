@@ -6,7 +6,7 @@ classes* (ECs) of strings. Convention: reading u then v, f_uv = f_v ∘ f_u, so 
 is "a then b". Elements are numbered in shortlex order of their shortest representative word
 (identity = 0).
 
-Enumeration is a frontier-batched closure in numpy (:mod:`monoidlab._enumerate`), which also
+Enumeration is a frontier-batched closure in numpy (:mod:`monoidlab.algebra._enumerate`), which also
 yields the right Cayley table for free. The left table and the full multiplication table are
 built on demand.
 
@@ -42,16 +42,16 @@ from monoidlab._checks import (
     check_threads,
     read_only,
 )
-from monoidlab._enumerate import HashCollision, enumerate_monoid
 from monoidlab._kernels import label_kernels
 from monoidlab._util import check_batch, length_mask
+from monoidlab.algebra._enumerate import HashCollision, enumerate_monoid
 from monoidlab.errors import InputError, MissingDependency, MonoidTooLarge
 
 if TYPE_CHECKING:
     import networkx
 
-    from monoidlab.automaton import Automaton
-    from monoidlab.green import GreenStructure
+    from monoidlab.algebra.automaton import Automaton
+    from monoidlab.algebra.green import GreenStructure
 
 __all__ = ["SyntacticMonoid", "MonoidTooLarge", "TABLE_LIMIT"]
 
@@ -60,7 +60,7 @@ HTML_ELEMENTS = 32  # representative words a notebook shows
 HTML_LIST = 16  # symbols / class names a notebook shows
 
 class SyntacticMonoid:
-    """Transition monoid of a minimal :class:`~monoidlab.automaton.Automaton`.
+    """Transition monoid of a minimal :class:`~monoidlab.algebra.automaton.Automaton`.
 
     A monoid is cached on its automaton and shared by every caller, so it is immutable: its
     arrays are read-only, its word lists are :class:`~monoidlab._checks.FrozenList` and its
@@ -77,7 +77,7 @@ class SyntacticMonoid:
 
     def __init__(self, automaton: Automaton, max_elements: int = 1_000_000,
                  max_bytes: int | None = None) -> None:
-        from monoidlab.automaton import Automaton
+        from monoidlab.algebra.automaton import Automaton
 
         if not isinstance(automaton, Automaton):
             raise InputError(f"automaton: an Automaton (e.g. ml.load_language(...)), got "
@@ -368,8 +368,8 @@ class SyntacticMonoid:
     # ------------------------------------------------------------------ structure
     @cached_property
     def green(self) -> GreenStructure:
-        """Green's relations (:class:`monoidlab.green.GreenStructure`), computed once."""
-        from monoidlab.green import GreenStructure
+        """Green's relations (:class:`monoidlab.algebra.green.GreenStructure`), computed once."""
+        from monoidlab.algebra.green import GreenStructure
 
         return GreenStructure(self)
 

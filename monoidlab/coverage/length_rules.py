@@ -40,7 +40,7 @@ RULES: dict[str, Callable[[int], int]] = {
     "2s": lambda s: 2 * s,
     "3s": lambda s: 3 * s,
 }
-RULES_FILE = Path(__file__).with_name("data") / "length-rules.json"
+RULES_FILE = Path(__file__).resolve().parent.parent / "data" / "length-rules.json"
 
 
 @dataclass(frozen=True)

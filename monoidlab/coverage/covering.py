@@ -2,7 +2,7 @@
 occurs at every tree level where the training layout can show it, each a fixed number of times
 per window of strings.
 
-What the coverage analysis prescribes (:mod:`monoidlab.level_coverage`), as a sampler. For one
+What the coverage analysis prescribes (:mod:`monoidlab.coverage.levels`), as a sampler. For one
 language, training lengths, test lengths, schedule, padding and offsets, :class:`CoveringPlan`
 lists the *targets*: ``(level ℓ, left EC x, right EC y)`` for every composition (x, y) needed
 by some test string and showable at level ℓ by some training string. Target i of a fixed,
@@ -38,17 +38,17 @@ import numpy as np
 
 from monoidlab._checks import check_count, check_seed, read_only
 from monoidlab._util import check_batch_workload, check_limits_flag, length_mask
+from monoidlab.algebra.languages import as_language
+from monoidlab.coverage.levels import LevelCoverage, level_coverage
 from monoidlab.errors import InputError, MonoidTooLarge
 from monoidlab.geometry import LengthsLike, Offsets, OffsetsLike, Padding, length_array, range_text
-from monoidlab.languages import as_language
 from monoidlab.laws import draw_walks, forward_laws
-from monoidlab.level_coverage import LevelCoverage, level_coverage
-from monoidlab.sampling import Batch, check_batch_language, path_counts
-from monoidlab.schedules import schedule as get_schedule
+from monoidlab.strings.sampling import Batch, check_batch_language, path_counts
+from monoidlab.strings.schedules import schedule as get_schedule
 from monoidlab.sublanguage import Within, class_mask, resolve_within
 
 if TYPE_CHECKING:
-    from monoidlab.automaton import Automaton
+    from monoidlab.algebra.automaton import Automaton
 
 __all__ = ["CoveringPlan", "CoveringBatch", "covering_sample", "MAX_TABLE"]
 
@@ -58,7 +58,7 @@ MAX_TABLE = 2**28
 
 @dataclass
 class CoveringBatch(Batch):
-    """A :class:`~monoidlab.sampling.Batch` of covering strings, with the left ``offsets`` at
+    """A :class:`~monoidlab.strings.sampling.Batch` of covering strings, with the left ``offsets`` at
     which each must be placed (the layout that shows its target) and its ``targets`` (B, 3):
     ``(level, left EC, right EC)``."""
 
@@ -279,7 +279,7 @@ class CoveringPlan:
     def shown_counts(self, batch: CoveringBatch) -> tuple[np.ndarray, np.ndarray]:
         """``(counts per target, per-level composition counts)`` of a batch: how often each
         target (level, x, y) occurs at its level in the batch's trees (at their offsets)."""
-        from monoidlab.compositions import composition_counts
+        from monoidlab.coverage.compositions import composition_counts
 
         check_batch_language(batch, self.lang, "batch")
         if getattr(batch, "offsets", None) is None:
@@ -316,7 +316,7 @@ def covering_sample(lang: Automaton | str, train_lengths: LengthsLike, n: int, *
     ``seed``: an integer 0 .. 2^63 - 1 (it seeds the plan's cycle and the strings).
     ``limits`` (default ``True``) refuses, before any work, more than ``MAX_STRINGS`` strings,
     more than ``MAX_BATCH_SYMBOLS`` symbols, and the level coverage beyond the limits of
-    :func:`~monoidlab.coverage.exact_coverage`; ``limits=False`` lifts them.
+    :func:`~monoidlab.coverage.exact.exact_coverage`; ``limits=False`` lifts them.
 
     >>> import monoidlab as ml
     >>> b = covering_sample(ml.load_language("parity"), range(1, 9), 12, test_lengths=[30],

@@ -7,7 +7,7 @@ starts from the output partition), then renumbers states in breadth-first order 
 
 Example
 -------
->>> from monoidlab.automaton import Automaton
+>>> from monoidlab.algebra.automaton import Automaton
 >>> parity = Automaton(alphabet=["0", "1"], delta=[[0, 1], [1, 0]], start=0, output=[0, 1],
 ...                    classes=["even", "odd"], name="parity")
 >>> parity.classify(["0110", "111"]).tolist()
@@ -33,7 +33,7 @@ from monoidlab.errors import InputError, MissingDependency, MonoidTooLarge, Spec
 if TYPE_CHECKING:
     from automata.fa.dfa import DFA
 
-    from monoidlab.monoid import SyntacticMonoid
+    from monoidlab.algebra.monoid import SyntacticMonoid
 
 __all__ = ["Automaton", "SpecError", "minimise"]
 
@@ -291,7 +291,7 @@ class Automaton:
         """A copy with a new name, description or class names (the machine is unchanged, so
         no minimisation runs and the copy shares the cached monoid).
 
-        >>> from monoidlab import families
+        >>> from monoidlab.algebra import families
         >>> families.parity().replace(name="xor").name
         'xor'
         """
@@ -451,7 +451,7 @@ class Automaton:
         """
         # The one lazy edge from automaton to monoid (same layer, see tests/test_layers.py):
         # the cache lives here so that every holder of this machine shares one enumeration.
-        from monoidlab.monoid import SyntacticMonoid
+        from monoidlab.algebra.monoid import SyntacticMonoid
 
         max_elements = check_count(max_elements, "max_elements")
         if max_bytes is not None:
@@ -481,7 +481,7 @@ class Automaton:
         every machine is. Anything else is an :class:`~monoidlab.errors.InputError`. ``name``
         defaults to what was given: ``"dfa"``, ``"nfa"`` or ``"gnfa"``.
 
-        >>> from monoidlab import families
+        >>> from monoidlab.algebra import families
         >>> d = families.dyck(2)
         >>> Automaton.from_automata_lib(d.to_automata_lib()) == d
         True

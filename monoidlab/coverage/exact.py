@@ -21,7 +21,7 @@ Example
 >>> round(float(cov.counts.sum()), 3)      # expected compositions per string
 4.125
 
-The minimum training length built on these supports is in :mod:`monoidlab.min_length`.
+The minimum training length built on these supports is in :mod:`monoidlab.coverage.min_length`.
 """
 
 from __future__ import annotations
@@ -41,20 +41,20 @@ from monoidlab._checks import (
     scalar_args,
 )
 from monoidlab._util import MAX_LENGTH, check_limits_flag, limit_error, longest_length
+from monoidlab.algebra.languages import as_language, as_monoid
 from monoidlab.errors import InputError
 from monoidlab.geometry import LengthsLike, Offsets, OffsetsLike, Padding, length_array, range_text
-from monoidlab.languages import as_language, as_monoid
 from monoidlab.laws import backward_laws, forward_laws
-from monoidlab.sampling import DEFAULT_SAMPLER, Batch, check_batch_language
-from monoidlab.schedules import check_schedule
-from monoidlab.schedules import schedule as get_schedule
+from monoidlab.strings.sampling import DEFAULT_SAMPLER, Batch, check_batch_language
+from monoidlab.strings.schedules import check_schedule
+from monoidlab.strings.schedules import schedule as get_schedule
 from monoidlab.sublanguage import Within, class_mask, resolve_within
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from monoidlab.automaton import Automaton
-    from monoidlab.monoid import SyntacticMonoid
+    from monoidlab.algebra.automaton import Automaton
+    from monoidlab.algebra.monoid import SyntacticMonoid
 
 __all__ = ["Coverage", "CoverageGap", "exact_coverage", "sampled_coverage", "coverage_gap",
            "compare", "node_table", "ec_laws", "EXACT_SAMPLERS", "layout_bounds",
@@ -395,10 +395,10 @@ def exact_coverage(lang: Automaton | str, lengths: LengthsLike, *, schedule: str
 
     Parameters
     ----------
-    lang : the :class:`~monoidlab.automaton.Automaton` or a suite name (its monoid must have
+    lang : the :class:`~monoidlab.algebra.automaton.Automaton` or a suite name (its monoid must have
         ≤ 4096 elements).
     lengths : lengths drawn uniformly (int, range or list).
-    sampler : the string law, as the samplers of :mod:`monoidlab.sampling` draw it:
+    sampler : the string law, as the samplers of :mod:`monoidlab.strings.sampling` draw it:
         ``uniform`` (uniform over the strings of each length, or of the sub-language
         ``within``) or ``balanced`` (the default, as everywhere in monoidlab: each class
         available at that length equally likely, uniform inside the class).
@@ -515,7 +515,7 @@ def sampled_coverage(batch: Batch, schedule: str = "balanced", offsets: ArrayLik
                      per_level: bool = False,
                      monoid: SyntacticMonoid | Automaton | str | None = None,
                      padding: Padding | str = Padding.LEARNED) -> Coverage:
-    """Observed composition counts of a :class:`~monoidlab.sampling.Batch`, per string.
+    """Observed composition counts of a :class:`~monoidlab.strings.sampling.Batch`, per string.
 
     ``offsets``: the offset of each string in its buffer, (B,) ints (none: all at 0).
     ``monoid`` defaults to the batch language's monoid; a given one (a monoid, a language or
@@ -525,7 +525,7 @@ def sampled_coverage(batch: Batch, schedule: str = "balanced", offsets: ArrayLik
     >>> sampled_coverage(ml.sample("parity", [4], 10, seed=0)).support.sum()
     np.int64(4)
     """
-    from monoidlab.compositions import composition_counts
+    from monoidlab.coverage.compositions import composition_counts
 
     check_batch_language(batch, None, "batch")
     _not_empty(batch, "sampled_coverage: the batch")

@@ -20,12 +20,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from monoidlab._suggest import known_choices
-from monoidlab.automaton import Automaton
+from monoidlab.algebra.automaton import Automaton
+from monoidlab.algebra.spec import load_spec
 from monoidlab.errors import InputError, SpecError, UnknownName
-from monoidlab.spec import load_spec
 
 if TYPE_CHECKING:
-    from monoidlab.monoid import SyntacticMonoid
+    from monoidlab.algebra.monoid import SyntacticMonoid
 
 __all__ = ["languages_dir", "load_language", "spec_path", "language_names", "suite", "suite_names",
            "as_language", "as_monoid"]
@@ -35,7 +35,7 @@ def languages_dir() -> Path:
     """``$MONOIDLAB_LANGUAGES`` if set, else the suite shipped with the package
     (``monoidlab/suite/``, the repository's top-level ``languages/`` link points there)."""
     env = os.environ.get("MONOIDLAB_LANGUAGES")
-    path = Path(env) if env else Path(__file__).resolve().parent / "suite"
+    path = Path(env) if env else Path(__file__).resolve().parent.parent / "suite"
     if not path.is_dir():
         raise SpecError(str(path), "<folder>", "language folder not found; set MONOIDLAB_LANGUAGES "
                         "to the folder holding the *.toml specs")
@@ -86,7 +86,7 @@ def spec_path(name_or_path: str | os.PathLike) -> Path:
 
 
 def as_language(lang: Any, what: str = "lang") -> Automaton:
-    """The :class:`~monoidlab.automaton.Automaton` itself, or the language a suite name or
+    """The :class:`~monoidlab.algebra.automaton.Automaton` itself, or the language a suite name or
     spec path names (through :func:`load_language`); anything else is an
     :class:`~monoidlab.errors.InputError` naming ``what``. Every public function that takes
     a language accepts both.
@@ -103,13 +103,13 @@ def as_language(lang: Any, what: str = "lang") -> Automaton:
 
 
 def as_monoid(value: Any, what: str = "monoid") -> SyntacticMonoid:
-    """A :class:`~monoidlab.monoid.SyntacticMonoid` itself, or the monoid of a language (an
+    """A :class:`~monoidlab.algebra.monoid.SyntacticMonoid` itself, or the monoid of a language (an
     Automaton, a suite name or a spec path).
 
     >>> as_monoid("parity").size
     2
     """
-    from monoidlab.monoid import SyntacticMonoid
+    from monoidlab.algebra.monoid import SyntacticMonoid
 
     if isinstance(value, SyntacticMonoid):
         return value

@@ -14,7 +14,7 @@ Samplers
 ``near_miss``      hard negatives: a mix (``mix``, default half ``members``, a quarter
                    ``near_miss``, a quarter ``uniform``) of members (accepted strings for a
                    recogniser, class-balanced strings otherwise), near misses (one edit away
-                   from a string of another class, :mod:`monoidlab.near_miss`) and uniform
+                   from a string of another class, :mod:`monoidlab.strings.near_miss`) and uniform
                    strings. Where a length has no near miss (or no member), those strings are
                    drawn class-balanced instead.
 
@@ -51,10 +51,10 @@ from monoidlab._util import (
     length_mask,
     longest_length,
 )
-from monoidlab.automaton import Automaton
+from monoidlab.algebra.automaton import Automaton
+from monoidlab.algebra.languages import as_language
 from monoidlab.errors import InputError, UnknownName
 from monoidlab.geometry import LengthsLike, length_array
-from monoidlab.languages import as_language
 from monoidlab.laws import backward_laws, draw_walks, forward_laws
 from monoidlab.sublanguage import Within, class_mask
 
@@ -65,7 +65,7 @@ __all__ = ["Batch", "sample", "length_batches", "path_counts", "SAMPLERS", "DEFA
            "check_sampler", "check_mix", "DEFAULT_MIX", "check_batch_language"]
 
 SAMPLERS = ("uniform", "balanced", "ec_stratified", "ldru", "near_miss")
-#: What the trainer draws: every sampler above, and the covering sampler (monoidlab.covering).
+#: What the trainer draws: every sampler above, and the covering sampler (monoidlab.coverage.covering).
 TRAINING_SAMPLERS = (*SAMPLERS, "covering")
 #: The one default sampler of monoidlab: :func:`sample`, exact and sampled coverage, the
 #: minimum training length, the trainer and the command line (every class equally often:
@@ -280,7 +280,7 @@ def sample(lang: Automaton | str, lengths: LengthsLike, n: int, *,
 
     Parameters
     ----------
-    lang : an :class:`~monoidlab.automaton.Automaton` or a suite name / spec path.
+    lang : an :class:`~monoidlab.algebra.automaton.Automaton` or a suite name / spec path.
     n : a non-negative integer.
     sampler : one of ``uniform``, ``balanced`` (the default, :data:`DEFAULT_SAMPLER`),
         ``ec_stratified``, ``ldru``, ``near_miss``.
@@ -377,7 +377,7 @@ def _check_tables(lang: Automaton, longest: int, sampler: str, within: Within,
 def _near_miss_mix(rng: np.random.Generator, lang: Automaton, lens: np.ndarray, within: Within,
                    mix: dict[str, float], limits: bool = True) -> Batch:
     """The ``near_miss`` sampler: per length, the mix's parts drawn by their own samplers."""
-    from monoidlab.near_miss import near_miss_classes, near_misses
+    from monoidlab.strings.near_miss import near_miss_classes, near_misses
 
     keep = class_mask(lang, within)
     part = rng.choice(len(MIX_PARTS), size=len(lens), p=[mix[p] for p in MIX_PARTS])

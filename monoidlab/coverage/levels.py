@@ -3,7 +3,7 @@ training layout can show at each level, and how often the strings a run actually
 show them there.
 
 A node's *level* is its height above the leaves (level 1 pairs two symbols). The level-free
-coverage (:mod:`monoidlab.coverage`) counts a composition as covered whatever the level; but a
+coverage (:mod:`monoidlab.coverage.exact`) counts a composition as covered whatever the level; but a
 tree model's operator takes, at level ℓ, its own outputs from level ℓ − 1, so a composition seen
 only near the leaves is a different lesson from the same composition at the depth where test
 strings need it. Training at lengths ≤ 40 reaches level 6 (with identity padding and random
@@ -14,7 +14,7 @@ offsets in a larger buffer, deeper); test lengths 257..500 need level 9.
   padding). :meth:`LevelCoverage.targets` lists (level, left EC, right EC) for every needed
   composition at every level where training can show it: what a sampler must show.
 * :meth:`LevelCoverage.sampled`: the same against composition counts of real training strings
-  (:func:`~monoidlab.compositions.composition_counts` per level): per level the fewest
+  (:func:`~monoidlab.coverage.compositions.composition_counts` per level): per level the fewest
   occurrences of a needed composition and how many occur fewer than ``k`` times.
 
 Example
@@ -36,7 +36,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from monoidlab._checks import check_count
-from monoidlab.coverage import check_exact_layouts, exact_coverage
+from monoidlab.algebra.languages import as_language
+from monoidlab.coverage.exact import check_exact_layouts, exact_coverage
 from monoidlab.errors import InputError
 from monoidlab.geometry import (
     LengthsLike,
@@ -46,11 +47,10 @@ from monoidlab.geometry import (
     length_array,
     range_text,
 )
-from monoidlab.languages import as_language
 from monoidlab.sublanguage import Within
 
 if TYPE_CHECKING:
-    from monoidlab.automaton import Automaton
+    from monoidlab.algebra.automaton import Automaton
 
 __all__ = ["LevelCoverage", "SampledLevels", "level_coverage"]
 
@@ -222,7 +222,7 @@ def level_coverage(lang: Automaton | str, train_lengths: LengthsLike,
     hold for every sampler (uniform is the fast one to compute them with).
 
     ``lang`` may be a suite name; ``limits=False`` lifts the work limits of
-    :func:`~monoidlab.coverage.exact_coverage` (checked on both ranges before any work)."""
+    :func:`~monoidlab.coverage.exact.exact_coverage` (checked on both ranges before any work)."""
     lang = as_language(lang)
     padding = Padding.parse(padding)
     offsets = Offsets.parse(offsets)

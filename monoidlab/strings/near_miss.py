@@ -180,7 +180,7 @@ class _Weights:
 def _check_common(lang: Any, L: Any, keep: Any, edits: Any,
                   minimum: int) -> tuple[Any, int, np.ndarray, tuple[str, ...]]:
     """The checked ``(lang, L, keep, edits)`` of the two public functions."""
-    from monoidlab.languages import as_language
+    from monoidlab.algebra.languages import as_language
 
     lang = as_language(lang)
     L = check_count(L, "L (the length)", minimum=minimum)

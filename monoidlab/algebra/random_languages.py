@@ -2,7 +2,7 @@
 of the suite's families (products, counters with resets, bounded stacks with two bracket
 types, prefix / suffix / factor tests).
 
-Every generator returns a minimal :class:`~monoidlab.automaton.Automaton`, and the same seed
+Every generator returns a minimal :class:`~monoidlab.algebra.automaton.Automaton`, and the same seed
 gives the same machine. :func:`draw` keeps a candidate only when it is *useful for a length
 generalisation test*: minimal with the stated number of states (random DFAs), strings of at
 least two classes at every length 41..500 (so no length is a constant answer), and a monoid of
@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from monoidlab.automaton import Automaton
+from monoidlab.algebra.automaton import Automaton
 from monoidlab.errors import InputError, MonoidTooLarge
 
 __all__ = ["random_dfa", "counter_with_reset", "bounded_stack", "prefix_test", "suffix_test",

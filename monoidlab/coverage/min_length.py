@@ -30,7 +30,8 @@ from monoidlab._checks import (
     removed_keywords,
 )
 from monoidlab._util import check_limits_flag, limit_error, longest_length
-from monoidlab.coverage import (
+from monoidlab.algebra.languages import as_language
+from monoidlab.coverage.exact import (
     EXACT_SAMPLERS,
     MAX_EXACT_WORK,
     Coverage,
@@ -41,6 +42,7 @@ from monoidlab.coverage import (
     layout_bounds,
     node_table,
 )
+from monoidlab.coverage.length_rules import recommend
 from monoidlab.errors import InputError
 from monoidlab.geometry import (
     Lengths,
@@ -51,19 +53,17 @@ from monoidlab.geometry import (
     length_array,
     range_text,
 )
-from monoidlab.languages import as_language
-from monoidlab.length_rules import recommend
-from monoidlab.sampling import DEFAULT_SAMPLER, TRAINING_SAMPLERS, check_sampler
-from monoidlab.schedules import check_schedule
+from monoidlab.strings.sampling import DEFAULT_SAMPLER, TRAINING_SAMPLERS, check_sampler
+from monoidlab.strings.schedules import check_schedule
 from monoidlab.sublanguage import Within, resolve_within
 
 if TYPE_CHECKING:
-    from monoidlab.automaton import Automaton
+    from monoidlab.algebra.automaton import Automaton
 
 __all__ = ["MinLength", "min_training_length", "coverage_probability", "samples_needed",
            "MAX_SEARCH_WORK"]
 
-#: Work units (:func:`~monoidlab.coverage.exact_work`, plus 2^17 per layout built) the search
+#: Work units (:func:`~monoidlab.coverage.exact.exact_work`, plus 2^17 per layout built) the search
 #: for the support length may spend before it is refused (``limits=False`` lifts it). The
 #: search stops at the support length, so only a long search that finds none gets this far;
 #: it is checked after each step (each step is within the limits of exact coverage).
@@ -82,7 +82,7 @@ class MinLength:
     uncovered_at_limit: int
     samples_needed: dict[str, float] = field(default_factory=dict)  # train range -> N for 1 - delta
     sampler: str = DEFAULT_SAMPLER  # the training strings the sample sizes are for
-    # the threshold study's length for this sampler (monoidlab.length_rules); None: no rule
+    # the threshold study's length for this sampler (monoidlab.coverage.length_rules); None: no rule
     recommended_length: int | None = None
     recommended_samples: int | None = None  # strings per run the rule was measured with
     recommendation: str = ""  # its basis, or why there is none
@@ -129,7 +129,7 @@ def _support_at(lang: Automaton, L: int, schedule: str, offsets: OffsetsLike, R:
                 within: Within, padding: Padding | str) -> tuple[np.ndarray, int]:
     """The support of training length ``L`` and the work units it took: 2^17 per (length,
     offset) layout whose schedule is built, then per node group |M|^2 / 8 (one row of a
-    matrix product) or, in a sub-language, :func:`~monoidlab.coverage.exact_work`."""
+    matrix product) or, in a sub-language, :func:`~monoidlab.coverage.exact.exact_work`."""
     M = lang.monoid().size
     rows = node_table(schedule, [L], offsets, padding)
     units = layout_bounds(schedule, [L], offsets)[0] * 2**17 + len(rows) * 64
@@ -162,16 +162,16 @@ def min_training_length(lang: Automaton | str, test_lengths: LengthsLike, *,
     ``offsets`` (balanced schedule: an :class:`~monoidlab.geometry.Offsets`, ``"random"``,
     an int or a list) place the *training* strings; test strings sit at offset 0.
     ``padding = "identity"``: nodes with an all-padding child compose nothing, on both sides
-    (see :func:`monoidlab.coverage.exact_coverage`).
+    (see :func:`monoidlab.coverage.exact.exact_coverage`).
 
     ``lang`` may be a suite name. ``limits`` (default ``True``) refuses, before any work, test
     lengths, a search range ``train_min..max_search`` or sample ranges beyond the work limits
-    of :func:`~monoidlab.coverage.exact_coverage`; ``limits=False`` lifts them.
+    of :func:`~monoidlab.coverage.exact.exact_coverage`; ``limits=False`` lifts them.
 
     ``sampler`` may be any training sampler (``near_miss``, ``covering``, ...); sample sizes
     need an exact string law (uniform or balanced). The result's ``recommended_length`` is the
     threshold study's rule for that sampler applied to the support length (identity padding,
-    no offsets, lengths from 1; see :mod:`monoidlab.length_rules`), ``recommendation`` its basis
+    no offsets, lengths from 1; see :mod:`monoidlab.coverage.length_rules`), ``recommendation`` its basis
     or why there is none.
 
     >>> min_training_length("parity", [64]).support_length

@@ -1,4 +1,4 @@
-"""Monoid enumeration: a frontier-batched closure with integer keys (used by :mod:`monoidlab.monoid`).
+"""Monoid enumeration: a frontier-batched closure with integer keys (used by :mod:`monoidlab.algebra.monoid`).
 
 The whole frontier is multiplied by every letter at once and deduplicated in bulk: rows of
 state images are packed into int64 keys (direct-address table for small keys, a numba

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from monoidlab._suggest import known_choices
-from monoidlab.automaton import Automaton
+from monoidlab.algebra.automaton import Automaton
 from monoidlab.errors import SpecError
 
 __all__ = ["load_spec", "spec_from_text", "automaton_from_dict", "spec_text"]
@@ -101,7 +101,7 @@ def automaton_from_dict(data: dict[str, Any], *, source: str = "spec",
     description = _opt_str(data, "description", src, "")
 
     if "family" in data:
-        from monoidlab.families import build_family
+        from monoidlab.algebra.families import build_family
 
         family = _need(data, "family", str, src, "a family name string")
         params = data.get("params", {})
@@ -222,7 +222,7 @@ def spec_text(auto: Automaton, comment: str = "") -> str:
     :func:`spec_from_text` reads back to the same automaton; ``comment`` becomes ``#`` lines at
     the top (provenance: a generator and its seed).
 
-    >>> from monoidlab import families
+    >>> from monoidlab.algebra import families
     >>> text = spec_text(families.parity(), comment="the parity of 1s")
     >>> spec_from_text(text) == families.parity()
     True

@@ -26,7 +26,7 @@ from monoidlab._checks import ReadOnlyError, is_int, read_only
 from monoidlab.errors import InputError
 
 if TYPE_CHECKING:
-    from monoidlab.monoid import SyntacticMonoid
+    from monoidlab.algebra.monoid import SyntacticMonoid
 
 __all__ = ["GreenStructure", "EggBox", "scc_labels", "HTML_J_CLASSES"]
 
@@ -118,7 +118,7 @@ class GreenStructure:
 
     def __call__(self) -> GreenStructure:
         """``monoid.green()`` is ``monoid.green``: the relations are a property (computed
-        once), called like :meth:`Automaton.monoid <monoidlab.automaton.Automaton.monoid>`
+        once), called like :meth:`Automaton.monoid <monoidlab.algebra.automaton.Automaton.monoid>`
         by habit, so the call answers with the same object."""
         return self
 

@@ -1,6 +1,6 @@
 """Parametric families of automata (the generators behind ``family = "..."`` specs).
 
-Every function returns a minimal :class:`~monoidlab.automaton.Automaton`. The definitions follow
+Every function returns a minimal :class:`~monoidlab.algebra.automaton.Automaton`. The definitions follow
 the MLP-LDRU authors' supplementary code and Delétang et al. (2023); see docs/languages.md.
 
 Size parameters are bounded (:data:`MAX_PARAMS`, and at most :data:`MAX_CELLS` cells in the
@@ -8,11 +8,11 @@ generated transition table): at the bounds, building and minimising a machine ta
 second on a 2-core machine (``bench/bench_bad_inputs.py`` and ``tests/test_families.py``
 check it), so a spec cannot make the loader run for minutes. The *monoid* of such a machine is
 usually far too large; its enumeration stops at ``max_elements`` or at the memory budget
-(:mod:`monoidlab._enumerate`).
+(:mod:`monoidlab.algebra._enumerate`).
 
 Example
 -------
->>> from monoidlab import families
+>>> from monoidlab.algebra import families
 >>> families.dyck(2).classify(["0101", "0011", "000111"]).tolist()
 [1, 1, 0]
 >>> families.count_mod(3).n_states
@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from monoidlab._suggest import known_choices
-from monoidlab.automaton import Automaton
+from monoidlab.algebra.automaton import Automaton
 from monoidlab.errors import InputError, SpecError
 
 __all__ = ["FAMILIES", "MAX_PARAMS", "MAX_CELLS", "check_params", "table_cells",

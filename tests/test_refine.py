@@ -141,6 +141,9 @@ def test_a_run_folder_loads_its_refined_weights_and_refuses_foreign_ones(tmp_pat
     assert result["certificate"]["correct"] and result["solved"]
     model, cfg, problem, ckpt = load_checkpoint(out)
     assert ckpt["refined"] and weights_of(out, ckpt, cfg)["file"].endswith("refined.pt")
+    from monoidlab.training.loop import plan_text
+
+    assert "up to 6 refinement rounds of 100 steps" in plan_text(cfg)
     assert certify_table(model.finite_table(), ml.load_language("parity")).correct
     # refined.pt bound to other weights (another run's, an edit) is refused by name
     kept = torch.load(out / "refined.pt", weights_only=True)

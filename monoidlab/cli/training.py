@@ -104,6 +104,8 @@ def _train(args: argparse.Namespace, extra: list[str]) -> None:
         text += "\n\n" + res["training_coverage"]["text"]
     if "evaluation" in res:
         text += "\n\n" + evaluation_text(Evaluation.from_dict(res["evaluation"]), lengths=False)
+    if "refinement" in res:  # rounds on the certificate's counterexamples, and their outcome
+        text += "\n" + res["refinement"]["text"]
     if "certificate" in res:  # a finite model's exact verdict, beside the strict one
         text += "\n" + res["certificate"]["verdict"]
     if args.out:

@@ -310,6 +310,9 @@ def plan_text(cfg: RunConfig) -> str:
                 f"; {cfg.early_stop} passed validations in a row end the run")
         if attempts > 1:
             text += "; an attempt that fails restarts from a fresh seed"
+    if cfg.refine_rounds:
+        text += (f"; then up to {cfg.refine_rounds} refinement rounds of {cfg.refine_steps} "
+                 "steps on the certificate's counterexamples (kept only if proved)")
     text += "; then the strict test"
     if cfg.language is not None and cfg.recipe == "default" and "recipe" not in (cfg.explicit
                                                                                  or ()):

@@ -269,7 +269,8 @@ def test_train_help_lists_every_config_key(capsys):
     import dataclasses
 
     from monoidlab.models import REGISTRY
-    from monoidlab.training.config import RunConfig, config_keys
+    from monoidlab.training.config import RunConfig
+    from monoidlab.training.config_docs import config_keys
 
     with pytest.raises(SystemExit) as done:
         main(["train", "--help"])
@@ -291,7 +292,8 @@ def test_train_help_lists_every_config_key(capsys):
 def test_config_keys_have_meanings_and_true_defaults():
     import dataclasses
 
-    from monoidlab.training.config import RunConfig, config_keys
+    from monoidlab.training.config import RunConfig
+    from monoidlab.training.config_docs import config_keys
 
     fields = {f.name: f for f in dataclasses.fields(RunConfig)}
     for row in config_keys():
@@ -311,14 +313,14 @@ def test_config_keys_have_meanings_and_true_defaults():
 def test_training_md_config_table_is_fresh():
     """docs/training.md's table of config keys is generated from RunConfig; regenerate it
     when a key, default or meaning changes."""
-    from monoidlab.training.config import config_table_markdown
+    from monoidlab.training.config_docs import config_table_markdown
 
     doc = (Path(__file__).resolve().parent.parent / "docs" / "training.md").read_text()
     start = doc.index("<!-- config keys:")
     start = doc.index("-->\n", start) + len("-->\n")
     end = doc.index("<!-- end config keys -->", start)
     assert doc[start:end] == config_table_markdown() + "\n", (
-        "docs/training.md's config table is stale: python -c \"from monoidlab.training.config "
+        "docs/training.md's config table is stale: python -c \"from monoidlab.training.config_docs "
         "import config_table_markdown as t; print(t())\" and paste it between the markers")
 
 

@@ -124,7 +124,7 @@ def config_keys_help(width: int = 100) -> str:
     docs/training.md's table)."""
     import textwrap
 
-    from monoidlab.training.config import config_keys
+    from monoidlab.training.config_docs import config_keys
 
     rows = config_keys()
     col = max(len(f"--{r['key']}={r['default']}") for r in rows) + 4

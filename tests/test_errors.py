@@ -162,7 +162,7 @@ BUILTIN_RAISES = {
     ("monoidlab/_util.py", "OSError"): "a full disk re-raised with the file kept (the CLI "
                                        "prints OSError as one line)",
     ("monoidlab/cli/_common.py", "TypeError"): "json.dumps' default hook must raise TypeError",
-    ("monoidlab/training/config.py", "TypeError"): "a frozen table refuses changes as dict does",
+    ("monoidlab/training/keys.py", "TypeError"): "a frozen table refuses changes as dict does",
     ("monoidlab/probing/embeddings.py", "RuntimeError"): "an internal invariant (a bug, not "
                                                          "an input)",
     ("monoidlab/evaluation/certificate.py", "RuntimeError"): "an internal invariant: a "

@@ -89,6 +89,21 @@ def _with_recipes(recipe: str) -> list[str]:
     return [n for n, s in REGISTRY.items() if recipe in s.recipes]
 
 
+def given_keys(data: Mapping[str, Any]) -> set[str]:
+    """The keys (and ``model_options.NAME`` options) a table of config keys sets: what a recipe
+    must not overwrite (``offset_buffer`` sets ``offsets``).
+
+    >>> sorted(given_keys({"steps": 5, "model_options": {"d": 8}, "offset_buffer": 64}))
+    ['model_options.d', 'offsets', 'steps']
+    """
+    explicit = set(data) - {"model_options", "offset_buffer"}
+    if "offset_buffer" in data:
+        explicit.add("offsets")
+    if isinstance(data.get("model_options"), Mapping):
+        explicit |= {f"model_options.{k}" for k in data["model_options"]}
+    return explicit
+
+
 class _FillsRecipe(type):
     """``RunConfig(..., recipe="authors")`` built directly fills every key (and model option)
     not given from the recipe, as a config file or the command line does; without this a
@@ -98,11 +113,7 @@ class _FillsRecipe(type):
     def __call__(cls, *args: Any, **keys: Any) -> Any:
         if not args and keys.get("explicit") is None and keys.get("recipe", "default") != "default":
             source = keys.pop("source", "config")
-            explicit = set(keys) - {"model_options", "offset_buffer"}
-            if "offset_buffer" in keys:
-                explicit.add("offsets")
-            if isinstance(keys.get("model_options"), Mapping):
-                explicit |= {f"model_options.{k}" for k in keys["model_options"]}
+            explicit = given_keys(keys)
             keys = {**fill_recipe(keys, explicit, source), "explicit": frozenset(explicit),
                     "source": source}
         return super().__call__(*args, **keys)

@@ -36,7 +36,7 @@ from typing import Any
 from monoidlab._checks import scalar_args
 from monoidlab._suggest import known_choices
 from monoidlab.errors import ConfigError
-from monoidlab.training.config import _FIELDS, RunConfig, fill_recipe
+from monoidlab.training.config import _FIELDS, RunConfig, fill_recipe, given_keys
 
 __all__ = ["read_toml", "config_keys_of_file", "load_config", "config_from_dict",
            "read_overrides", "apply_overrides", "RENAMED"]
@@ -115,13 +115,7 @@ def config_from_dict(data: Mapping[str, Any], source: str = "config", *,
     if options is not None and not isinstance(options, Mapping) and not hasattr(options, "names"):
         raise ConfigError(f"{source}: key 'model_options': expected a table, got "
                           f"{type(options).__name__} {options!r}")
-    if explicit is None:
-        explicit = set(data) - {"model_options", "offset_buffer"}
-        if "offset_buffer" in data:
-            explicit.add("offsets")
-        if isinstance(options, Mapping):
-            explicit |= {f"model_options.{k}" for k in options}
-    explicit = set(explicit)
+    explicit = given_keys(data) if explicit is None else set(explicit)
     values = fill_recipe(data, explicit, source)
     return RunConfig(**values, explicit=frozenset(explicit), source=source)
 

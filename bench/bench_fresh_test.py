@@ -20,14 +20,13 @@ import sys
 import time
 from pathlib import Path
 
+from monoidlab._util import inference
+from monoidlab.errors import MonoidlabError
+from monoidlab.studies.runner import wrong_strings  # the one wrong-string count
+from monoidlab.training import evaluate_kinds, load_checkpoint
+
 RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results.md"
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_run_errors import wrong_strings  # noqa: E402  (the one wrong-string count)
-
-from monoidlab._util import inference  # noqa: E402
-from monoidlab.errors import MonoidlabError  # noqa: E402
-from monoidlab.training import evaluate_kinds, load_checkpoint  # noqa: E402
 
 
 def run_folders(paths: list[Path]) -> list[Path]:

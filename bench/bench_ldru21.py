@@ -24,6 +24,8 @@ import sys
 import time
 from pathlib import Path
 
+from monoidlab.studies.runner import solved_in_section
+
 ROOT = Path(__file__).resolve().parent.parent
 
 # The MLP-LDRU paper: 100% on lengths 41..500 for 18 of the 21 tasks after training on 1..40;
@@ -55,30 +57,6 @@ def settings_text(base: dict) -> str:
             f"{base.get('val_lengths')} ({base.get('val_samples', 16)} per length and kind), "
             f"early stopping after {base.get('early_stop')} strictly solved validation(s) in a "
             "row, the best validated weights are tested.")
-
-
-def solved_in_section(markdown: str, section: str) -> dict[str, bool]:
-    r"""``{task: solved}`` from the table this script wrote into the generated section
-    ``section`` of a results page (``<!-- begin NAME -->`` ... ``<!-- end NAME -->``): the
-    record another config's sweep left, to compare tables whose run folders are gone.
-
-    >>> md = "<!-- begin t -->\n| task | model | s | solved |\n|---|---|---|---|\n" \
-    ...      "| parity | mlp-ldru | 2 | **yes** |\n| dyck-4 | mlp-ldru | 24 | no |\n<!-- end t -->"
-    >>> solved_in_section(md, "t")
-    {'parity': True, 'dyck-4': False}
-    """
-    begin, end = f"<!-- begin {section} -->", f"<!-- end {section} -->"
-    if begin not in markdown or end not in markdown:
-        raise SystemExit(f"--compare: no generated section {section!r} in the results page")
-    body = markdown.split(begin, 1)[1].split(end, 1)[0]
-    rows = [[c.strip() for c in line.strip().strip("|").split("|")]
-            for line in body.splitlines() if line.startswith("| ")]
-    head = rows[0]
-    if "task" not in head or "solved" not in head:
-        raise SystemExit(f"--compare: section {section!r} has no table with 'task' and "
-                         "'solved' columns")
-    t, s = head.index("task"), head.index("solved")
-    return {r[t]: r[s] == "**yes**" for r in rows[1:] if not set(r[0]) <= {"-"}}
 
 
 def compare_text(here: dict[str, bool], there: dict[str, bool], section: str) -> str:

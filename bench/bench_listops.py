@@ -27,10 +27,10 @@ from typing import Any
 
 import numpy as np
 
+from monoidlab.studies.ledger import read_ledger, write_ledger
+
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "configs" / "listops-table.toml"
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_threshold import read_ledger, write_ledger  # noqa: E402
 
 
 # ------------------------------------------------------------------------------ the cells

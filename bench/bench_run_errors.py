@@ -20,15 +20,7 @@ import statistics
 import sys
 from pathlib import Path
 
-
-def wrong_strings(results: dict) -> tuple[int, int]:
-    """(wrong, scored) test strings of a results.json (accuracies are per-length fractions of
-    ``n_per_length`` strings)."""
-    ev = results["evaluation"]
-    n = int(ev["n_per_length"])
-    acc = ev["accuracy"]
-    wrong = sum(round((1 - a) * n) for kind in acc for a in acc[kind].values())
-    return wrong, n * sum(len(acc[kind]) for kind in acc)
+from monoidlab.studies.runner import wrong_strings
 
 
 def row_of(run: Path) -> dict:

@@ -1,6 +1,6 @@
-"""The run configs the package ships (``monoidlab/configs/``; the repository's top-level
-``configs/`` is a link to it), so that ``--config`` and ``monoidlab sweep`` find them by name
-wherever monoidlab is installed, not only in a clone.
+"""The run configs the package ships (``monoidlab/configs/``), so that ``--config`` and
+``monoidlab sweep`` find them by name wherever monoidlab is installed, not only in a clone. (The
+studies' configs live in the repository's top-level ``configs/`` and are not shipped.)
 
 A path that exists is always used as given. Otherwise a bare name (``ldru21-cpu``), a name with
 ``.toml`` or a path ``configs/NAME.toml`` (as the README spells it, typed outside a clone) names

@@ -1,10 +1,11 @@
 """The training recipe for a user's own language: the random-language benchmark's frozen recipe.
 
-``configs/random-languages.toml`` (shipped in the package) measures recipes for MLP-LDRU on
+The random-language benchmark (the study config ``configs/random-languages.toml``) measures recipes for MLP-LDRU on
 languages the suite does not have, one setting at a time on a development half, and marks the
 one it chose ``frozen = true`` before scoring it once on a held-out half (docs/results.md, "The
-random-language benchmark"). That recipe, read from the file itself so that the default can
-never drift from what was measured, is ``recipe = "languages"`` of MLP-LDRU, and the default of
+random-language benchmark"). That recipe, shipped as package data (``data/frozen-recipe.toml``,
+written by the benchmark's ``freeze`` action and tested equal to the config's block, so that the
+default can never drift from what was measured), is ``recipe = "languages"`` of MLP-LDRU, and the default of
 ``monoidlab train --language ...`` (the command line; from Python, ask for it by name).
 
 Only its training keys are taken: the model, the test lengths and sample size, threads,
@@ -25,8 +26,8 @@ from typing import Any
 
 from monoidlab.errors import ConfigError
 
-#: the benchmark config whose frozen recipe this is (monoidlab/configs, shipped in the wheel)
-BENCHMARK = Path(__file__).resolve().parent / "configs" / "random-languages.toml"
+#: the frozen recipe as the package ships it: a copy of the benchmark config's frozen block
+FROZEN = Path(__file__).resolve().parent / "data" / "frozen-recipe.toml"
 #: recipe keys that are the run's own, never the recipe's
 RUN_KEYS = frozenset({"frozen", "basis", "model", "test_lengths", "test_samples", "threads",
                       "device", "checkpoint_every", "log_every", "eval_kinds"})
@@ -52,11 +53,11 @@ def _parse(path: str, stamp: int) -> dict[str, Any]:
 
 def frozen_recipe(path: str | Path | None = None) -> tuple[str, dict[str, Any], dict[str, Any]]:
     """``(name, keys, model_options)`` of the recipe marked ``frozen = true`` in ``path``
-    (default :data:`BENCHMARK`).
+    (default :data:`FROZEN`).
 
     A file with no frozen recipe (the benchmark has not chosen one yet) or with two is an
     error that says so."""
-    path = BENCHMARK if path is None else path
+    path = FROZEN if path is None else path
     recipes = _read(str(path)).get("recipes", {})
     frozen = [n for n, r in recipes.items() if isinstance(r, dict) and r.get("frozen") is True]
     if not frozen:
@@ -96,7 +97,7 @@ def recipe_advice(path: str | Path | None = None) -> dict[str, Any]:
     >>> sorted(advice)
     ['basis', 'frozen', 'recipe']
     """
-    path = BENCHMARK if path is None else path
+    path = FROZEN if path is None else path
     recipes = _read(str(path)).get("recipes", {})
     if not any(isinstance(r, dict) and r.get("frozen") is True for r in recipes.values()):
         return {"recipe": None, "frozen": None,

@@ -2,7 +2,8 @@
 
 The blame recomputes a string's tree node by node with the model's own operator: its root must
 be the model's root (both paddings), and a node replaced by its own state must change nothing.
-The error count of a run folder must count the strings its results.json scored wrong.
+The error count of a run folder (monoidlab.studies.runner.wrong_strings, which
+bench_run_errors.row_of uses) must count the strings its results.json scored wrong.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import torch
 
 import monoidlab as ml
 from monoidlab.models.mlp_ldru import MLPLDRU
+from monoidlab.studies.runner import wrong_strings
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +69,7 @@ def test_run_errors_counts_the_wrong_strings(tmp_path, bench_script):
     run.mkdir()
     (run / "results.json").write_text(json.dumps(results))
     (run / "metrics.jsonl").write_text(json.dumps({"step": 10, "val_min_accuracy": 0.5}) + "\n")
-    assert mod.wrong_strings(results) == (3, 256)
+    assert wrong_strings(results) == (3, 256)
     row = mod.row_of(run)
     assert row["wrong"] == 3 and row["val_min"] == [0.5] and row["variant"] == ""
 

@@ -1,6 +1,6 @@
-"""The study drivers on tiny budgets: bench/bench_threshold.py (the ledger, resuming, L*, the
-table), bench/bench_long.py (pauses, snapshots, the pair rule, the fresh-set re-check) and
-bench/bench_listops.py (the cells, the baselines, the ledger and the table)."""
+"""The bench study drivers on tiny budgets: bench/bench_long.py (pauses, snapshots, the pair
+rule, the fresh-set re-check) and bench/bench_listops.py (the cells, the baselines, the ledger and
+the table). The studies ported into the package have their own files (tests/test_study_*.py)."""
 
 from __future__ import annotations
 
@@ -10,118 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from monoidlab.studies.runner import wrong_strings
+
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def _tiny_threshold_config(tmp_path: Path) -> Path:
-    text = (ROOT / "configs" / "threshold-study.toml").read_text()
-    for a, b in (("steps = 4000", "steps = 12"), ('test_lengths = "41:500"',
-                                                  'test_lengths = "41:42"'),
-                 ("test_samples = 32", "test_samples = 4"), ("seeds = [0, 1, 2]", "seeds = [0]"),
-                 ('ledger = "docs/data/threshold-study.jsonl"',
-                  f'ledger = "{(tmp_path / "ledger.jsonl").as_posix()}"'),
-                 ('out = "runs/threshold-study"', f'out = "{(tmp_path / "runs").as_posix()}"'),
-                 ("offsets_from_support = [-2, -1, 0, 1, 2]", "offsets_from_support = [0]"),
-                 ("also = [40]", "also = [5]")):
-        assert a in text, a
-        text = text.replace(a, b)
-    path = tmp_path / "study.toml"
-    path.write_text(text)
-    return path
-
-
-def test_threshold_study_runs_once_resumes_from_its_ledger_and_tabulates(
-        bench_script, tmp_path, capsys, monkeypatch):
-    mod = bench_script("bench_threshold")
-    cfg = _tiny_threshold_config(tmp_path)
-    assert mod.main(["--config", str(cfg), "--languages", "parity"]) == 0
-    ledger = mod.read_ledger(tmp_path / "ledger.jsonl")
-    # parity: s = 2, lengths {s, 2s, 5} = {2, 4, 5}, one seed, two samplers
-    assert sorted(ledger) == sorted(f"parity__L{L}__{s}__s0" for L in (2, 4, 5)
-                                    for s in ("near_miss", "covering"))
-    row = ledger["parity__L4__covering__s0"]
-    assert row["status"] == "done" and row["s"] == 2 and row["coverage"]["uncovered"] == 0
-    assert row["coverage"]["sampled"][-1]["level"] == "any"
-    assert set(row["baselines"]) == {"paper", "near_miss", "ec_stratified"}
-    assert row["solved"] == (row["solved_own"] and all(f["solved"] for f in row["fresh"]))
-    # a second call trains nothing: every run is in the ledger
-    monkeypatch.setattr(mod, "run_one", lambda *a, **k: pytest.fail("trained again"))
-    capsys.readouterr()
-    assert mod.main(["--config", str(cfg), "--languages", "parity"]) == 0
-    assert "0 runs to do (6 in the ledger)" in capsys.readouterr().out
-    assert mod.main(["--config", str(cfg), "--table"]) == 0
-    out = capsys.readouterr().out
-    assert "| parity | 2 | 2 / 2 | 2 |" in out and "| covering |" in out
-
-
-def test_a_sampler_whose_tables_do_not_fit_is_a_refused_run_not_a_crash(bench_script,
-                                                                        tmp_path):
-    """prefix-4-4's near misses would need 58 GiB of tables: both samplers (covering draws
-    near misses beside its own strings) refuse, each run is recorded as refused, and the
-    study goes on."""
-    mod = bench_script("bench_threshold")
-    cfg = _tiny_threshold_config(tmp_path)
-    assert mod.main(["--config", str(cfg), "--languages", "prefix-4-4"]) == 0
-    ledger = mod.read_ledger(tmp_path / "ledger.jsonl")
-    assert ledger and all(r["status"] == "refused" for r in ledger.values())
-    assert any("GiB" in r["message"] for r in ledger.values())
-
-
-def test_l_star_needs_two_of_three_seeds_at_one_length(bench_script):
-    mod = bench_script("bench_threshold")
-    rows = [{"max_length": L, "solved": ok} for L, ok in
-            [(4, True), (4, False), (4, False), (6, True), (6, True), (6, False), (8, True)]]
-    assert mod.l_star(rows) == 6
-    assert mod.l_star([{"max_length": 4, "solved": False}]) is None
-
-
-def test_the_summary_sorts_each_finished_language_by_l_star_against_s(bench_script):
-    mod = bench_script("bench_threshold")
-    study = {"languages": ["a", "b", "c", "d", "e"], "offsets_from_support": [-1, 0],
-             "multiples_of_support": [2], "also": [], "seeds": [0, 1, 2],
-             "samplers": ["near_miss", "covering"]}
-
-    def runs(lang, s, sampler, solved_at, n_seeds=3):  # solved_at: {L: seeds solved}
-        return [{"id": f"{lang}{L}{sampler}{k}", "language": lang, "sampler": sampler, "s": s,
-                 "max_length": L, "seed": k, "status": "done",
-                 "solved": k < solved_at.get(L, 0), "wall_s": 3600.0, "cpu_s": 1800.0}
-                for L in (s - 1, s, 2 * s) for k in range(n_seeds)]
-
-    rows = (runs("a", 3, "near_miss", {3: 2}) + runs("a", 3, "covering", {3: 3})
-            + runs("b", 2, "near_miss", {4: 2}) + runs("b", 2, "covering", {})
-            + runs("c", 4, "near_miss", {4: 1, 8: 1})  # never: one seed each
-            + runs("d", 5, "near_miss", {5: 3}, n_seeds=2)  # unfinished: left out
-            + runs("e", 3, "near_miss", {2: 2, 3: 3}))  # solved below s
-    text = mod.summary_text({r["id"]: r for r in rows}, study)
-    assert "| near_miss | 4 | 1: a | 1: b (+2) | 1: e (−1) | 1: c |" in text
-    assert "| covering | 2 | 1: a | 0: – | 0: – | 1: b |" in text
-    assert "Covering at s is enough (2 of 3 seeds solved at L = s with the covering sampler) " \
-           "for: a." in text
-    assert f"{len(rows)} runs finished: {len(rows):.1f} h wall, {len(rows) / 2:.1f} h CPU" \
-        in text
-
-
-def test_the_rules_table_puts_a_length_that_ignores_s_beside_the_rules(bench_script):
-    from monoidlab.coverage.length_rules import fit_rules
-
-    mod = bench_script("bench_threshold")
-    rows = [{"language": "a", "sampler": "near_miss", "s": 4, "solved_lengths": [4, 40]},
-            {"language": "b", "sampler": "near_miss", "s": 2, "solved_lengths": [40]},
-            {"language": "h", "sampler": "near_miss", "s": 3, "solved_lengths": [40]}]
-    fitted = fit_rules(rows, ["a", "b"], ["s", "2s"], baseline=40)
-    text = mod.rules_text(fitted, {"fit_languages": ["a", "b"]})
-    assert "| near_miss | L = s | 1 / 2 | 0 / 1 | yes |" in text
-    assert "| near_miss | L = 40 (baseline: no s) | 2 / 2 | 1 / 1 | |" in text
-    assert ("the chosen rule L = s hits 1 of 3, fewer than L = 40, which ignores s (3 of 3): "
-            "the tool recommends 40 where s <= 40") in text
-    rows[2]["solved_lengths"] = [3]  # the held-out language now solved at s, not at 40
-    fitted = fit_rules(rows, ["a", "b"], ["s", "2s"], baseline=40)
-    assert ("L = s hits 2 of 3, at least as many as L = 40 (2 of 3): the tool recommends L = s"
-            in mod.rules_text(fitted, {"fit_languages": ["a", "b"]}))
-    assert "baseline" not in mod.rules_text(fit_rules(rows, ["a", "b"], ["s", "2s"]),
-                                            {"fit_languages": ["a", "b"]})
 
 
 def _tiny_long_config(tmp_path: Path, schedule: str) -> Path:
@@ -181,7 +74,6 @@ def test_long_runs_pause_snapshot_and_continue_the_favoured_recipe(bench_script,
     assert mod.curve(won) == rows  # read back from the cache, not evaluated again
     assert len((won / "curve.jsonl").read_text().splitlines()) == 2
     tested = json.loads((won / "results.json").read_text())["evaluation"]
-    wrong_strings = bench_script("bench_run_errors").wrong_strings
     assert sum(rows[-1]["wrong"].values()) == wrong_strings({"evaluation": tested})[0]
     for r in rows:  # errors per level add up to errors per kind
         assert sum(r["wrong_by_level"].values()) == sum(r["wrong"].values())
@@ -448,117 +340,7 @@ def test_listops_table_scores_fixed_cells_resumes_and_tabulates(bench_script, tm
         mod.main(["--config", str(cfg), "--only", "no-such-model"])
 
 
-def test_the_coverage_by_length_table_shows_the_worst_seed_per_level(bench_script):
-    mod = bench_script("bench_threshold")
-
-    def row(seed, solved, level2, unseen):
-        return {"id": f"p__L5__near_miss__s{seed}", "language": "p", "sampler": "near_miss",
-                "max_length": 5, "status": "done", "solved": solved, "s": 4, "coverage": {
-                    "sampled": [{"level": 1, "min_count": 50 + seed, "below_k": 0},
-                                {"level": 2, "min_count": level2, "below_k": unseen},
-                                {"level": "any", "min_count": 40 + seed, "below_k": 0}]}}
-
-    ledger = {str(i): r for i, r in enumerate([row(0, True, 7, 0), row(1, False, 0, 3),
-                                               row(2, True, 9, 0)])}
-    text = mod.coverage_by_length_text(ledger, {"languages": ["p"], "samplers": ["near_miss"]})
-    assert text.splitlines()[-1] == \
-        "| p | near_miss | 5 (s+1) | 2 / 3 | 40 (0) | 1: 50 (0) 2: 0 (3) |"
-
-
-def test_the_threshold_scripts_doctests(bench_script, function_doctests):
-    mod = bench_script("bench_threshold")
-    assert function_doctests(mod, mod.at_baseline_text, mod.coverage_by_length_text,
-                             mod.certificate_text) == (0, 6)
-
-
-def test_the_depth_exact_study_certifies_every_run_and_plans_3s(bench_script, tmp_path,
-                                                                capsys):
-    """configs/threshold-exact-snap.toml on a tiny budget: the snapped model trains, every
-    ledger row holds its certificate, the grid has 3s, the table shows the certificates, and
-    --write-docs would write its own section and rules file (not the plain study's)."""
-    import tomllib
-
-    mod = bench_script("bench_threshold")
-    text = (ROOT / "configs" / "threshold-exact-snap.toml").read_text()
-    study = tomllib.loads(text)["study"]
-    assert study["multiples_of_support"] == [2, 3] and study["section"] != "threshold study"
-    assert study["rules_file"] != "monoidlab/data/length-rules.json"
-    for a, b in (("steps = 4000", "steps = 12"), ('test_lengths = "41:500"',
-                                                  'test_lengths = "41:42"'),
-                 ("test_samples = 32", "test_samples = 4"), ("seeds = [0, 1, 2]", "seeds = [0]"),
-                 ('ledger = "docs/data/threshold-exact-snap.jsonl"',
-                  f'ledger = "{(tmp_path / "ledger.jsonl").as_posix()}"'),
-                 ('out = "runs/threshold-exact-snap"', f'out = "{(tmp_path / "runs").as_posix()}"'),
-                 ("offsets_from_support = [-2, -1, 0, 1, 2]", "offsets_from_support = [0]"),
-                 ("multiples_of_support = [2, 3]", "multiples_of_support = [3]"),
-                 ("also = [40]", "also = []"), ('samplers = ["near_miss", "covering"]',
-                                               'samplers = ["covering"]')):
-        assert a in text, a
-        text = text.replace(a, b)
-    cfg = tmp_path / "study.toml"
-    cfg.write_text(text)
-    assert mod.main(["--config", str(cfg), "--languages", "parity"]) == 0
-    ledger = mod.read_ledger(tmp_path / "ledger.jsonl")
-    assert sorted(ledger) == ["parity__L2__covering__s0", "parity__L6__covering__s0"]
-    for row in ledger.values():
-        cert = row["certificate"]
-        assert cert["verdict"].startswith("certificate of mlp-ldru-snap")
-        assert cert["correct"] or cert["length"] >= 1
-    capsys.readouterr()
-    assert mod.main(["--config", str(cfg), "--table"]) == 0
-    assert "### Certificates (correct at every length)" in capsys.readouterr().out
-
-
-def test_the_baseline_length_table_sorts_by_s_and_counts_seeds_per_sampler(bench_script):
-    mod = bench_script("bench_threshold")
-    study = {"languages": ["big", "small", "gone"], "samplers": ["near_miss", "covering"]}
-
-    def r(lang, sampler, seed, ok, status="done", L=40):
-        return {"id": f"{lang}{sampler}{seed}{L}", "language": lang, "sampler": sampler,
-                "max_length": L, "seed": seed, "status": status, "solved": ok}
-
-    rows = [r("big", "near_miss", 0, False), r("big", "near_miss", 1, True),
-            r("small", "near_miss", 0, True), r("small", "covering", 0, True),
-            r("small", "covering", 1, True, L=5),  # another length: not counted
-            r("gone", "near_miss", 0, None, "refused")]
-    infos = {"big": {"s_identity": 12, "monoid": 30}, "small": {"s_identity": 2, "monoid": 3},
-             "gone": {"s_identity": 8, "monoid": 341}}
-    lines = mod.at_baseline_text({x["id"]: x for x in rows}, study, infos).splitlines()
-    assert lines[2:] == ["| small | 2 | 3 | 1 / 1 | 1 / 1 |", "| gone | 8 | 341 | refused | – |",
-                         "| big | 12 | 30 | 1 / 2 | – |"]
-
-
 def test_the_long_scripts_doctests(bench_script, function_doctests):
     mod = bench_script("bench_long")
     assert function_doctests(mod, mod.recorded_choice, mod.errors_of, mod.tested_of,
                             mod.prediction_of) == (0, 9)
-
-
-def test_the_second_random_language_round_holds_out_only_fresh_languages(bench_script):
-    """Round 2 develops on the first round's whole set and its own development half; a language
-    of its draw equal to a first-round one (the same minimal machine) joins neither half."""
-    import tomllib
-
-    b = bench_script("bench_random_languages")
-    meta = tomllib.loads((b.ROOT / "configs" / "random-languages-2.toml").read_text())["benchmark"]
-    split = b.read_split(meta=meta)
-    first = b.read_split(b.ROOT / "bench" / "random-languages")
-    assert set(first["dev"] + first["held_out"]) <= set(split["dev"])
-    assert not set(split["dev"]) & set(split["held_out"])
-    old = {b._machine(b.spec_path(n, meta)) for n in first["dev"] + first["held_out"]}
-    assert all(b._machine(b.spec_path(n, meta)) not in old for n in split["held_out"])
-    assert len(split["held_out"]) == 18 and len(split["dev"]) == 36 + 18  # 36 fresh, at the draw
-    # the committed set is the config's draw: the first round excluded, the wider stack kind
-    import monoidlab as ml
-    from monoidlab.algebra.random_languages import draw_benchmark
-
-    excluded = [ml.load_language(str(b.spec_path(n, round1_meta := tomllib.loads(
-        (b.ROOT / "configs" / "random-languages.toml").read_text())["benchmark"])))
-        for n in first["dev"] + first["held_out"]]
-    drawn = draw_benchmark(meta["n"], meta["seed"], max_monoid=meta["max_monoid"],
-                           exclude=excluded, kinds=meta["kinds"])
-    names = sorted(split["held_out"] + split["dev"][36:])
-    assert [f"rl2-{i:02d}-{d.automaton.name}" for i, d in enumerate(drawn)] == names
-    assert round1_meta["n"] == 36
-    round1 = tomllib.loads((b.ROOT / "configs" / "random-languages.toml").read_text())
-    assert b.read_split(meta=round1["benchmark"]) == first  # the first round reads as before

@@ -13,9 +13,15 @@ from monoidlab.errors import ConfigError
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_the_top_level_configs_folder_is_the_bundled_one():
-    assert (ROOT / "configs").resolve() == configs_dir()
-    assert set(config_names()) == {p.stem for p in (ROOT / "configs").glob("*.toml")}
+def test_the_package_ships_run_configs_and_the_studies_configs_stay_in_the_repository():
+    """monoidlab/configs holds the run and sweep configs users start by name; the studies'
+    configs (top-level configs/) are the repository's own: none is shipped, none is both."""
+    assert configs_dir() == ROOT / "monoidlab" / "configs"
+    assert set(config_names()) == {p.stem for p in configs_dir().glob("*.toml")}
+    studies = {p.stem for p in (ROOT / "configs").glob("*.toml")}
+    assert not (ROOT / "configs").is_symlink() and studies and "threshold-study" in studies
+    assert not studies & set(config_names())
+    assert "ldru21-cpu" in config_names() and "threshold-study" not in config_names()
 
 
 def test_names_resolve_from_any_folder(tmp_path, monkeypatch):

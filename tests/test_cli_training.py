@@ -12,7 +12,7 @@ import pytest
 
 from monoidlab.cli import main
 
-CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+CONFIGS = Path(__file__).resolve().parent.parent / "monoidlab" / "configs"
 # the trainer's own defaults: these tests are about the command's mechanics, and the
 # default for a language (the random-language benchmark's frozen recipe, tested in
 # test_recipes.py) trains with restarts

@@ -35,8 +35,8 @@ LAYERS: dict[str, int] = {
     "coverage": 5,
     "": 5,
     # 7: models and evaluation (which only calls the model it is given); 8: training;
-    # 9: probing; 10: the report
-    "models": 7, "evaluation": 7, "training": 8, "probing": 9, "report": 10,
+    # 9: probing; 10: the report, and the studies (plan, train, ledger, tables: everything below)
+    "models": 7, "evaluation": 7, "training": 8, "probing": 9, "report": 10, "studies": 10,
     # 11: the command line
     "cli": 11, "__main__": 11,
 }

@@ -15,6 +15,8 @@ import monoidlab as ml
 from monoidlab.cli import main as cli_main
 from monoidlab.coverage.length_rules import RULES, RULES_FILE, fit_rules, load_rules, recommend
 from monoidlab.errors import InputError
+from monoidlab.studies import get_study, read_config, threshold
+from monoidlab.studies.ledger import read_ledger
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -81,23 +83,24 @@ def test_a_broken_rules_file_names_itself(tmp_path):
     assert load_rules(tmp_path / "absent.json") == {}
 
 
-def test_the_committed_rules_file_is_what_the_committed_ledger_gives(bench_script):
+def test_the_committed_rules_file_is_what_the_committed_ledger_gives():
     """Not hand-written: refit from docs/data/threshold-study.jsonl and the config."""
-    mod = bench_script("bench_threshold")
+    config = read_config(get_study("threshold"), ROOT / "configs" / "threshold-study.toml")
     data = tomllib.loads((ROOT / "configs" / "threshold-study.toml").read_text())
+    assert config.data == data
     study, rec = data["study"], data["recommend"]
-    ledger = mod.read_ledger(ROOT / study["ledger"])
+    assert config.ledger.resolve() == (ROOT / study["ledger"]).resolve()
+    ledger = read_ledger(config.ledger)
     committed = json.loads(RULES_FILE.read_text())
     assert committed["fit_languages"] == rec["fit_languages"]
     assert committed["samples"] == data["base"]["steps"] * data["base"]["batch_size"]
-    assert committed["samplers"] == fit_rules(mod.rule_rows(ledger, study),
+    assert committed["samplers"] == fit_rules(threshold.rule_rows(ledger, study),
                                               rec["fit_languages"], rec["rules"],
                                               rec.get("baseline"))
     assert set(committed["samplers"]) == set(study["samplers"])
 
 
-def test_rule_rows_count_only_finished_languages_and_two_of_three_seeds(bench_script):
-    mod = bench_script("bench_threshold")
+def test_rule_rows_count_only_finished_languages_and_two_of_three_seeds():
     study = {"languages": ["x"], "offsets_from_support": [0], "multiples_of_support": [2],
              "also": [], "seeds": [0, 1, 2], "samplers": ["near_miss"]}
 
@@ -107,9 +110,9 @@ def test_rule_rows_count_only_finished_languages_and_two_of_three_seeds(bench_sc
 
     rows = {x["id"]: x for x in [r(3, 0, True), r(3, 1, True), r(3, 2, False),
                                  r(6, 0, True), r(6, 1, False)]}
-    assert mod.rule_rows(rows, study) == []  # L 6 seed 2 missing: not finished
+    assert threshold.rule_rows(rows, study) == []  # L 6 seed 2 missing: not finished
     rows["x62"] = r(6, 2, False)
-    assert mod.rule_rows(rows, study) == [
+    assert threshold.rule_rows(rows, study) == [
         {"language": "x", "sampler": "near_miss", "s": 3, "solved_lengths": [3]}]
     # a language whose every run was refused (its tables would not fit) trained nothing: it is
     # no miss of any rule, and it is left out (a partly refused one stays)
@@ -118,9 +121,9 @@ def test_rule_rows_count_only_finished_languages_and_two_of_three_seeds(bench_sc
         rows["y" + x["id"]] = {**x, "id": "y" + x["id"], "language": "y", "status": "refused",
                                "solved": None}
     study["languages"] = ["x", "y"]
-    assert [x["language"] for x in mod.rule_rows(rows, study)] == ["x"]
+    assert [x["language"] for x in threshold.rule_rows(rows, study)] == ["x"]
     rows["yx30"]["status"] = "done"
-    assert [x["language"] for x in mod.rule_rows(rows, study)] == ["x", "y"]
+    assert [x["language"] for x in threshold.rule_rows(rows, study)] == ["x", "y"]
 
 
 def _expected(rules: dict, sampler: str, s: int) -> tuple[int | None, str]:
@@ -192,9 +195,7 @@ def test_the_min_length_command_prints_the_recommendation_with_the_sampler(capsy
     assert "--sampler near_miss: the sample-size estimate" in capsys.readouterr().err
 
 
-def test_level_text_splits_runs_at_or_above_s_by_per_level_coverage(bench_script):
-    mod = bench_script("bench_threshold")
-
+def test_level_text_splits_runs_at_or_above_s_by_per_level_coverage():
     def r(i, L, unseen, ok):
         return {"id": str(i), "status": "done", "s": 4, "max_length": L, "sampler": "near_miss",
                 "solved": ok, "coverage": {"sampled": [{"level": 1, "below_k": unseen},
@@ -202,6 +203,6 @@ def test_level_text_splits_runs_at_or_above_s_by_per_level_coverage(bench_script
 
     rows = {x["id"]: x for x in [r(0, 4, 0, True), r(1, 5, 0, False), r(2, 8, 2, False),
                                  r(3, 3, 0, True)]}  # 3: below s, left out
-    text = mod.level_text(rows)
+    text = threshold.level_text(rows)
     assert "| near_miss | every needed composition seen at every level | 2 | 1 (50%) |" in text
     assert "| near_miss | some unseen at a level | 1 | 0 (0%) |" in text

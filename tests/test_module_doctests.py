@@ -1,6 +1,6 @@
-"""The examples in the docstrings of the algebra, the strings, the coverage and the training
-code run as written (config.py's had gone stale: the list of models able to learn a language
-grew by three and its example still showed the old one)."""
+"""The examples in the docstrings of the algebra, the strings, the coverage, the training and
+the studies code run as written (config.py's had gone stale: the list of models able to learn a
+language grew by three and its example still showed the old one)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "monoidlab"
-FOLDERS = ("algebra", "strings", "coverage", "training")
+FOLDERS = ("algebra", "strings", "coverage", "training", "studies")
 MODULES = sorted(
     ".".join(("monoidlab", *p.relative_to(PACKAGE).with_suffix("").parts)).removesuffix(".__init__")
     for folder in FOLDERS for p in (PACKAGE / folder).rglob("*.py"))

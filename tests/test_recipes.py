@@ -46,7 +46,7 @@ model_options = { d = 24, dropout = 0.0, padding = "identity" }
 def frozen(tmp_path, monkeypatch):
     path = tmp_path / "random-languages.toml"
     path.write_text(FROZEN)
-    monkeypatch.setattr(recipes, "BENCHMARK", path)
+    monkeypatch.setattr(recipes, "FROZEN", path)
     return path
 
 
@@ -70,19 +70,19 @@ def test_no_frozen_recipe_two_of_them_or_a_task_are_refused(tmp_path, monkeypatc
         config_from_dict({"language": "parity", "model": "rnn", "recipe": "languages"})
     none = tmp_path / "none.toml"
     none.write_text(FROZEN.replace("frozen = true\n", ""))
-    monkeypatch.setattr(recipes, "BENCHMARK", none)
+    monkeypatch.setattr(recipes, "FROZEN", none)
     with pytest.raises(ConfigError, match="no recipe is frozen yet"):
         config_from_dict({"language": "parity", "recipe": "languages"})
     two = tmp_path / "two.toml"
     two.write_text(FROZEN.replace('[recipes.base]\n', '[recipes.base]\nfrozen = true\n'))
-    monkeypatch.setattr(recipes, "BENCHMARK", two)
+    monkeypatch.setattr(recipes, "FROZEN", two)
     with pytest.raises(ConfigError, match="2 recipes are frozen"):
         config_from_dict({"language": "parity", "recipe": "languages"})
     assert not recipes.has_frozen_recipe()
 
 
 def test_the_shipped_benchmark_has_at_most_one_frozen_recipe_and_it_reads():
-    data = tomllib.loads(recipes.BENCHMARK.read_text())
+    data = tomllib.loads(recipes.FROZEN.read_text())
     frozen = [n for n, r in data["recipes"].items() if r.get("frozen") is True]
     assert len(frozen) <= 1
     assert recipes.has_frozen_recipe() == bool(frozen)
@@ -115,7 +115,7 @@ def test_without_a_frozen_recipe_the_command_line_keeps_its_defaults(tmp_path, m
                                                                      capsys):
     none = tmp_path / "none.toml"
     none.write_text(FROZEN.replace("frozen = true\n", ""))
-    monkeypatch.setattr(recipes, "BENCHMARK", none)
+    monkeypatch.setattr(recipes, "FROZEN", none)
     cfg = _train_config(tmp_path / "d", "--language", "parity")
     assert cfg["recipe"] == "default" and cfg["lr"] == config_from_dict(
         {"language": "parity"}).lr
@@ -141,7 +141,7 @@ def test_min_length_and_the_report_name_the_recipe_once_one_is_frozen(frozen, ca
 def test_without_a_frozen_recipe_none_is_recommended(tmp_path, monkeypatch, capsys):
     none = tmp_path / "none.toml"
     none.write_text(FROZEN.replace("frozen = true\n", ""))
-    monkeypatch.setattr(recipes, "BENCHMARK", none)
+    monkeypatch.setattr(recipes, "FROZEN", none)
     advice = recipes.recipe_advice()
     assert advice["recipe"] is None and advice["basis"].startswith("none yet")
     assert main(["min-length", "parity"]) in (0, None)
@@ -149,7 +149,7 @@ def test_without_a_frozen_recipe_none_is_recommended(tmp_path, monkeypatch, caps
     # a broken benchmark config is an error that names it, never a silent "none yet"
     two = tmp_path / "two.toml"
     two.write_text(FROZEN.replace("[recipes.base]", "[recipes.base]\nfrozen = true"))
-    monkeypatch.setattr(recipes, "BENCHMARK", two)
+    monkeypatch.setattr(recipes, "FROZEN", two)
     with pytest.raises(ConfigError, match="2 recipes are frozen"):
         recipes.recipe_advice()
 
@@ -169,15 +169,16 @@ def test_the_21_task_config_takes_every_key_from_whichever_recipe_is_frozen(
     sampler (near-miss tables of ~60 GiB)."""
     from monoidlab.training.sweep import load_sweep
 
-    # the shipped file with no recipe frozen (it may have frozen one by now), then this one
-    text = "".join(ln for ln in recipes.BENCHMARK.read_text().splitlines(keepends=True)
+    # the benchmark's config with no recipe frozen (it may have frozen one by now), then this one
+    config = ROOT / "configs" / "random-languages.toml"
+    text = "".join(ln for ln in config.read_text().splitlines(keepends=True)
                    if not ln.startswith(("frozen = ", "basis = ")))
     text = text.replace(f"[recipes.{name}]\n", f"[recipes.{name}]\nfrozen = true\n", 1)
     path = tmp_path / "random-languages.toml"
     path.write_text(text)
-    monkeypatch.setattr(recipes, "BENCHMARK", path)
+    monkeypatch.setattr(recipes, "FROZEN", path)
     chosen = tomllib.loads(text)["recipes"][name]
-    runs = load_sweep(ROOT / "configs" / "ldru21-languages.toml")["runs"]
+    runs = load_sweep(ROOT / "monoidlab" / "configs" / "ldru21-languages.toml")["runs"]
     assert len(runs) == 21
     for run in runs:
         cfg = run["config"].as_dict()
@@ -197,19 +198,18 @@ def test_the_21_task_config_needs_a_frozen_recipe(tmp_path, monkeypatch):
 
     none = tmp_path / "none.toml"
     none.write_text("[recipes.base]\nmodel = 'mlp-ldru'\n")
-    monkeypatch.setattr(recipes, "BENCHMARK", none)
+    monkeypatch.setattr(recipes, "FROZEN", none)
     with pytest.raises(ConfigError, match="no recipe is frozen yet"):
-        load_sweep(ROOT / "configs" / "ldru21-languages.toml")
+        load_sweep(ROOT / "monoidlab" / "configs" / "ldru21-languages.toml")
 
 
-def test_the_21_task_comparison_reads_the_committed_cpu_table():
-    """bench_ldru21 --compare reads the table another config's sweep wrote into results.md:
-    the CPU recipe's 16 of 21, and which five it misses."""
-    import sys
+def test_the_21_task_comparison_reads_the_committed_cpu_table(bench_script):
+    """bench_ldru21 --compare reads the table another config's sweep wrote into results.md
+    (monoidlab.studies.runner.solved_in_section): the CPU recipe's 16 of 21, and which five it
+    misses."""
+    from monoidlab.studies.runner import solved_in_section
 
-    sys.path.insert(0, str(ROOT / "bench"))
-    from bench_ldru21 import compare_text, solved_in_section
-
+    compare_text = bench_script("bench_ldru21").compare_text
     cpu = solved_in_section((ROOT / "docs" / "results.md").read_text(), "ldru21 cpu")
     assert len(cpu) == 21 and sum(cpu.values()) == 16
     assert {t for t, ok in cpu.items() if not ok} == {"modular-arithmetic", "dyck-4", "dyck-6",
@@ -217,7 +217,7 @@ def test_the_21_task_comparison_reads_the_committed_cpu_table():
     here = {**cpu, "tomita-3": False, "dyck-4": True}
     assert compare_text(here, cpu, "ldru21 cpu").endswith(
         "solved there 16, here 16; lost here: tomita-3; gained here: dyck-4.")
-    with pytest.raises(SystemExit, match="no generated section 'nope'"):
+    with pytest.raises(ConfigError, match="no generated section 'nope'"):
         solved_in_section("text", "nope")
 
 
@@ -236,7 +236,7 @@ def test_min_length_and_the_report_say_when_the_recipe_refuses_a_language(tmp_pa
 
     path = tmp_path / "covering.toml"
     path.write_text(COVERING)
-    monkeypatch.setattr(recipes, "BENCHMARK", path)
+    monkeypatch.setattr(recipes, "FROZEN", path)
     assert recipe_refusal(ml.load_language("parity")) is None
     why = recipe_refusal(ml.load_language("dyck-4"))
     assert why is not None and why.startswith("key 'covering':") and "need" in why
@@ -261,7 +261,7 @@ def test_min_length_and_the_report_say_when_the_recipe_refuses_a_language(tmp_pa
     # no frozen recipe: nothing is recommended, so nothing is refused
     none = tmp_path / "none.toml"
     none.write_text(COVERING.replace("frozen = true\n", ""))
-    monkeypatch.setattr(recipes, "BENCHMARK", none)
+    monkeypatch.setattr(recipes, "FROZEN", none)
     assert recipe_refusal(ml.load_language("dyck-4")) is None
 
 

@@ -38,7 +38,9 @@ from monoidlab.training.run_folder import save_checkpoint
 from monoidlab.training.sweep import load_sweep, run_sweep
 from monoidlab.training.trainer import build_for, lr_at
 
-CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+ROOT = Path(__file__).resolve().parent.parent
+CONFIGS = ROOT / "monoidlab" / "configs"  # the run configs the package ships
+STUDY_CONFIGS = ROOT / "configs"  # the studies' configs (not shipped)
 
 # the smallest sensible instance of every registered model
 TINY = {
@@ -133,13 +135,18 @@ def test_config_round_trip_through_toml(tmp_path):
     assert load_config(flat) == RunConfig(language="parity", steps=7)
 
 
-@pytest.mark.parametrize("path", sorted(CONFIGS.glob("*.toml")), ids=lambda p: p.name)
-def test_bundled_configs_load(path, bench_script):
+@pytest.mark.parametrize("path", sorted([*CONFIGS.glob("*.toml"), *STUDY_CONFIGS.glob("*.toml")]),
+                         ids=lambda p: f"{p.parent.parent.name}/{p.parent.name}/{p.name}")
+def test_bundled_configs_load(path):
     import tomllib
 
     data = tomllib.loads(path.read_text())
-    if "study" in data:  # a study (bench/bench_threshold.py): each run's config is valid
-        mod = bench_script("bench_threshold")
+    if "study" in data and "sweeps" in data["study"]:  # a study of sweeps (exact21)
+        for sweep in data["study"]["sweeps"]:
+            assert load_sweep(ROOT / sweep)["runs"]
+    elif "study" in data:  # the threshold study: each run's config is valid
+        from monoidlab.studies import threshold as mod
+
         for name in data["study"]["languages"]:
             for sampler in data["study"]["samplers"]:
                 run = {"id": f"{name}-{sampler}", "language": name, "max_length": 8,
@@ -150,7 +157,7 @@ def test_bundled_configs_load(path, bench_script):
         from monoidlab.training.parse import config_from_dict as from_dict
 
         meta = data["benchmark"]
-        folder = path.resolve().parents[2] / meta.get("specs", "bench/random-languages")
+        folder = ROOT / meta.get("specs", "bench/random-languages")
         specs = sorted(folder.glob(f"{meta.get('prefix', 'rl')}-*.toml"))
         assert len(specs) == meta["n"]
         for name, recipe in data["recipes"].items():
@@ -192,7 +199,7 @@ def test_benchmark_configs_spell_out_the_cli_defaults(language):
 def test_every_config_key_is_documented():
     import dataclasses
 
-    doc = (CONFIGS.parent / "docs" / "training.md").read_text()
+    doc = (ROOT / "docs" / "training.md").read_text()
     missing = [f.name for f in dataclasses.fields(RunConfig) if f"`{f.name}`" not in doc
                and not f.metadata.get("internal")]
     assert not missing, f"docs/training.md lacks {missing}"

@@ -82,12 +82,16 @@ def test_the_installed_cli_runs_outside_the_checkout(wheel_venv):
 
 
 def test_the_wheel_ships_the_run_configs_and_the_licence(wheel_venv):
-    """`configs/` (which the README's commands use) is in the wheel, and the licence is an SPDX
-    expression with its file (setuptools' deprecated `license = {text = ...}` table is gone)."""
+    """The run configs (monoidlab/configs, which the README's commands use) and the frozen
+    training recipe are in the wheel, the studies' configs (top-level configs/) are not, and the
+    licence is an SPDX expression with its file (setuptools' deprecated `license = {text = ...}`
+    table is gone)."""
     wheel, _, _ = wheel_venv
     names = zipfile.ZipFile(wheel).namelist()
     configs = {Path(n).name for n in names if n.startswith("monoidlab/configs/")}
-    assert configs == {p.name for p in (ROOT / "configs").glob("*.toml")} and configs
+    assert configs == {p.name for p in (ROOT / "monoidlab" / "configs").glob("*.toml")} and configs
+    assert not configs & {p.name for p in (ROOT / "configs").glob("*.toml")}
+    assert "monoidlab/data/frozen-recipe.toml" in names
     meta = next(n for n in names if n.endswith(".dist-info/METADATA"))
     text = zipfile.ZipFile(wheel).read(meta).decode()
     assert "License-Expression: MIT" in text

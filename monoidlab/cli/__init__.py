@@ -7,7 +7,8 @@ and keeps its traceback (set ``MONOIDLAB_DEBUG=1`` for tracebacks of every error
 
 The commands come from an explicit list of modules, one per concern: :mod:`.algebra`
 (languages, monoid), :mod:`.analysis` (coverage, min-length), :mod:`.probe`, :mod:`.report`
-(report, demo), :mod:`.training` (train, evaluate, sweep) and :mod:`.text` (text-sample).
+(report, demo), :mod:`.training` (train, evaluate, sweep), :mod:`.studies` (study) and
+:mod:`.text` (text-sample).
 
 Example
 -------
@@ -26,14 +27,14 @@ import warnings
 from collections.abc import Sequence
 from typing import NoReturn, TextIO
 
-from monoidlab.cli import algebra, analysis, probe, report, text, training
+from monoidlab.cli import algebra, analysis, probe, report, studies, text, training
 from monoidlab.cli._common import Command, UsageError, command, emit, format_table, parse_lengths
 from monoidlab.errors import MonoidlabError
 
 __all__ = ["main", "build_parser", "markdown_reference", "COMMANDS", "UsageError", "command",
            "emit", "format_table", "parse_lengths", "cli_words"]
 
-MODULES = (algebra, analysis, probe, report, training, text)  # the order of `monoidlab --help`
+MODULES = (algebra, analysis, probe, report, training, studies, text)  # the order of `monoidlab --help`
 COMMANDS: dict[str, Command] = {fn.cli_name: fn for m in MODULES for fn in m.COMMANDS}
 
 

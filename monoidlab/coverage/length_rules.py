@@ -1,14 +1,14 @@
 """A recommended training length, from the threshold study's measured L* (docs/results.md).
 
 The support length s says which training lengths can *show* every composition the test lengths
-need; the threshold study (``bench/bench_threshold.py``) measured the length L* at which
+need; the threshold study (``monoidlab study threshold``) measured the length L* at which
 MLP-LDRU is actually solved. A *rule* maps s to a length ("s", "s+1", "s+2", "2s", all on the
 study's grid); it *hits* a language when the study solved that language at the length it names
 (at least 2 of 3 seeds, every test set): measured, not inferred from L*, because being solved
 is not monotone in the length (tomita-5: solved at 4..6, not at 8 or 40). The rule per training sampler is chosen on the
 languages fixed in the study config's ``[recommend] fit_languages`` (most hits, ties to the
 shorter length), and scored apart on the other, held-out languages. ``fit_rules`` does this
-from the study's table; ``bench_threshold.py --table --write-docs`` writes the result to
+from the study's table; ``monoidlab study threshold --write-docs`` writes the result to
 ``monoidlab/data/length-rules.json``, which :func:`recommend` reads.
 
 What a recommendation rests on: MLP-LDRU, identity padding, the balanced schedule without

@@ -50,12 +50,12 @@ from monoidlab._util import atomic_write_json, atomic_write_text, json_text, wri
 from monoidlab.errors import (
     CheckpointError,
     ConfigError,
-    MissingDependency,
     MonoidTooLarge,
     OutputPathError,
 )
 from monoidlab.evaluation.result import Evaluation, upgrade_results
 from monoidlab.training.config import RunConfig
+from monoidlab.training.executors import run_jobs
 from monoidlab.training.parse import config_from_dict, read_toml
 from monoidlab.training.run_folder import check_entries, read_run_json
 
@@ -428,17 +428,14 @@ def run_sweep(path: str | os.PathLike, ray_address: str | None = None, progress:
     workers = int(workers or sweep.get("workers") or 1)
     if workers < 1:
         raise ConfigError(f"{path}: workers must be >= 1, got {workers}")
-    if ray_address:
-        rows = _run_ray(sweep, ray_address)
-    elif workers == 1:
-        rows = [_run_one(r, str(out), progress) for r in sweep["runs"]]
-    else:
-        from concurrent.futures import ProcessPoolExecutor
-
+    runs = sweep["runs"]
+    if workers > 1 and not ray_address:  # one torch thread per run and one run per core
         runs = [{**r, "config": r["config"].replace(threads=r["config"].threads or 1)}
-                for r in sweep["runs"]]
-        with ProcessPoolExecutor(workers) as pool:  # rows come back in the sweep's order
-            rows = list(pool.map(_run_one, runs, [str(out)] * len(runs), [False] * len(runs)))
+                for r in runs]
+    alone = workers == 1 and not ray_address  # the progress bar only where one run trains
+    out_dir = str(out.resolve()) if ray_address else str(out)
+    rows = run_jobs(_run_one, [(r, out_dir, progress and alone) for r in runs], workers,
+                    ray_address)
     return summarise(sweep, rows, write_docs)
 
 
@@ -458,13 +455,6 @@ def _finished_table(sweep: dict[str, Any], write_docs: bool) -> dict[str, Any]:
     return summarise({**sweep, "title": title}, rows, write_docs)
 
 
-# A local Ray instance binds every server to the machine's network address and writes an auth
-# token under ~/.ray unless told otherwise; these keep it on loopback and side-effect free
-# (verified with `ss -ltnp` in bench/bench_ray_sweep.py). setdefault: the caller may override.
-_RAY_LOCAL_ENV = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_AUTH_MODE": "disabled",
-                  "RAY_USAGE_STATS_ENABLED": "0"}
-
-
 def _disagreements(rows: list[dict[str, Any]]) -> str:
     """One sentence: the runs where the two accuracy definitions (per string, pooled) disagree
     on *solved*, by task and model."""
@@ -482,50 +472,6 @@ def _disagreements(rows: list[dict[str, Any]]) -> str:
 
 def _fmt_acc(v: float | None) -> str:
     return "n/a" if v is None or v != v else f"{v:.3f}"
-
-
-def _run_ray(sweep: dict, address: str) -> list[dict]:
-    if address == "local":  # before `import ray`: some settings are read at import time
-        for key, value in _RAY_LOCAL_ENV.items():
-            os.environ.setdefault(key, value)
-    try:
-        import ray
-    except ImportError:
-        raise MissingDependency("a Ray sweep needs the optional extra: pip install "
-                                "'monoidlab[ray]'") from None
-    import shutil
-    import tempfile
-
-    import torch
-
-    started, temp_dir = False, None
-    if not ray.is_initialized():
-        if address == "local":
-            if os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] == "0":
-                # Ray reads that variable once, when imported: if it was imported before us,
-                # tell it directly (private API; bench/bench_ray_sweep.py checks the result)
-                try:
-                    from ray._private import ray_constants
-
-                    ray_constants.ENABLE_RAY_CLUSTER = False
-                except (ImportError, AttributeError):
-                    pass
-            temp_dir = tempfile.mkdtemp(prefix="monoidlab-ray-")
-            ray.init(include_dashboard=False, log_to_driver=False, _temp_dir=temp_dir,
-                     object_store_memory=100 * 2**20)
-        else:
-            ray.init(address=address)
-        started = True
-    try:
-        gpus = 1 if torch.cuda.is_available() or ray.cluster_resources().get("GPU", 0) else 0
-        remote = ray.remote(num_cpus=1, num_gpus=gpus)(_run_one)
-        out = str(Path(sweep["out"]).resolve())
-        return ray.get([remote.remote(r, out, False) for r in sweep["runs"]])
-    finally:
-        if started:  # leave no Ray processes (or, locally, temp files) behind
-            ray.shutdown()
-        if temp_dir:
-            shutil.rmtree(temp_dir, ignore_errors=True)
 
 
 def _baseline_lines(rows: list[dict[str, Any]], problems: list[str],

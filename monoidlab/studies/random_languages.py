@@ -1,69 +1,80 @@
-"""The random-language benchmark (configs/random-languages.toml): does a training recipe carry
-to languages the suite does not have?
+"""The random-language benchmark: does a training recipe carry to languages the suite does not
+have? (configs/random-languages.toml, the first round; configs/random-languages-2.toml, the
+second.)
 
-Usage:
-    python bench/bench_random_languages.py --draw            # once: writes the specs + split
-    python bench/bench_random_languages.py --info [--write-docs]   # |M|, aperiodic, s per language
-    python bench/bench_random_languages.py --recipe base [--half dev] [--workers 2]
-    python bench/bench_random_languages.py --recipe base --claims DIR   # one per worktree/core
-    python bench/bench_random_languages.py --table [--write-docs]
-    python bench/bench_random_languages.py --freeze NAME     # once: the choice rule's recipe
+    monoidlab study random-languages --config C --action draw   # once: the specs and the split
+    monoidlab study random-languages --config C --action info [--write-docs]  # |M|, s
+    monoidlab study random-languages --config C --recipe base [--half dev] [--workers 2]
+    monoidlab study random-languages --config C --recipe base --claims DIR  # one per core
+    monoidlab study random-languages --config C --table [--write-docs]
+    monoidlab study random-languages --config C --action freeze --name NAME  # once
 
-``--draw`` draws the languages with :func:`monoidlab.algebra.random_languages.draw_benchmark` (seeded;
-it refuses to overwrite a drawn set: the set is drawn once and committed), writes one TOML spec
-per language into ``bench/random-languages/`` with its kind, seed and parameters in the header,
+The action ``draw`` draws the languages with :func:`monoidlab.algebra.random_languages.
+draw_benchmark` (seeded; it refuses to overwrite a drawn set: the set is drawn once and
+committed), writes one TOML spec per language with its kind, seed and parameters in the header,
 and ``split.toml``: a development half (any recipe may be measured on it) and a held-out half,
-stratified by kind. ``--recipe NAME`` trains every language of the half with the named recipe of
+stratified by kind. A run of recipe NAME trains every language of the half with that recipe of
 the config, each seed of the config, tests it strictly on 41..500 and re-checks a solved run on
-the fresh test sets; one ledger line per finished run (``docs/data/random-languages.jsonl``), so
-a killed benchmark continues where it stopped. The held-out half is refused unless the recipe
-says ``frozen = true``, and once any recipe has scored it, every other recipe is refused there.
+the fresh test sets; one ledger line per finished run, so a killed benchmark continues where it
+stopped. The held-out half is refused unless the recipe says ``frozen = true``, and once any
+recipe has scored it, every other recipe is refused there.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 import time
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-CONFIG = ROOT / "configs" / "random-languages.toml"
-SPECS = ROOT / "bench" / "random-languages"
+from monoidlab.errors import ConfigError
+from monoidlab.studies.runner import (
+    Study,
+    StudyConfig,
+    baselines_of,
+    fresh_checks,
+    train_or_resume,
+    wrong_strings,
+)
+
 #: a recipe's keys that say where it stands, not how a run trains
 BOOKKEEPING = ("frozen", "basis")
-#: the buffer of the config's `offsets` recipe, whose layout the info table's last column is
-OFFSET_BUFFER = tomllib.loads(CONFIG.read_text())["recipes"]["offsets"]["offset_buffer"]
+
+
+def offset_buffer_of(data: dict) -> int | None:
+    """The buffer of the config's ``offsets`` recipe (the info table's last column), if any."""
+    return data.get("recipes", {}).get("offsets", {}).get("offset_buffer")
 
 
 # ------------------------------------------------------------------------------ the set
-def set_folders(meta: dict) -> tuple[Path, list[Path]]:
+def set_folders(meta: dict, root: Path) -> tuple[Path, list[Path]]:
     """The config's drawn set (``specs``, default bench/random-languages) and the earlier sets
     whose every language joins the development half (``development_sets``: a second round
-    develops on the first round's whole set and holds out half of a fresh one)."""
-    main = ROOT / meta.get("specs", "bench/random-languages")
-    return main, [ROOT / d for d in meta.get("development_sets", [])]
+    develops on the first round's whole set and holds out half of a fresh one), in the
+    repository ``root``."""
+    main = root / meta.get("specs", "bench/random-languages")
+    return main, [root / d for d in meta.get("development_sets", [])]
 
 
-def spec_path(name: str, meta: dict) -> Path:
+def spec_path(name: str, meta: dict, root: Path) -> Path:
     """The spec file of a language of the config's sets (names are unique across rounds: each
     round draws with its own prefix)."""
-    main, extra = set_folders(meta)
+    main, extra = set_folders(meta, root)
     for folder in (main, *extra):
         if (folder / f"{name}.toml").is_file():
             return folder / f"{name}.toml"
-    raise SystemExit(f"{name}: in none of {[str(f) for f in (main, *extra)]}")
+    raise ConfigError(f"{name}: in none of {[str(f) for f in (main, *extra)]}")
 
 
 def draw_set(folder: Path, n: int, seed: int, max_monoid: int, force: bool = False,
              prefix: str = "rl", kinds: list[str] | None = None,
-             exclude_sets: list[Path] = ()) -> list[str]:
+             exclude_sets: Sequence[Path] = (), root: Path | None = None) -> list[str]:
     """Draw ``n`` languages, write their specs and the split; returns the file names.
     ``kinds``: the generators (default the first round's); ``exclude_sets``: earlier sets
-    whose languages are not drawn again (the draw moves to the next seed instead)."""
+    whose languages are not drawn again (the draw moves to the next seed instead); ``root``:
+    the repository the split file names its folders against (default: the folder's parent)."""
     import numpy as np
 
     from monoidlab._util import atomic_write_text
@@ -71,16 +82,20 @@ def draw_set(folder: Path, n: int, seed: int, max_monoid: int, force: bool = Fal
     from monoidlab.algebra.spec import spec_text
 
     if (folder / "split.toml").exists() and not force:
-        raise SystemExit(f"{folder}/split.toml exists: the set is drawn once (--force redraws)")
+        raise ConfigError(f"{folder}/split.toml exists: the set is drawn once (force=true "
+                          "redraws)")
     import monoidlab as ml
     from monoidlab.algebra.random_languages import KINDS
+
+    root = folder.parent.parent if root is None else root
 
     exclude = [ml.load_language(str(other / f"{x}.toml")) for other in exclude_sets
                for h in ("dev", "held_out") for x in read_split(other)[h]]
     drawn = draw_benchmark(n, seed, max_monoid=max_monoid, exclude=exclude,
                            kinds=tuple(kinds or KINDS))
     folder.mkdir(parents=True, exist_ok=True)
-    names, halves = [], {"dev": [], "held_out": []}
+    names: list[str] = []
+    halves: dict[str, list[str]] = {"dev": [], "held_out": []}
     rng = np.random.default_rng(seed)
     by_kind: dict[str, list[int]] = {}
     for i, d in enumerate(drawn):
@@ -105,8 +120,8 @@ def draw_set(folder: Path, n: int, seed: int, max_monoid: int, force: bool = Fal
         halves[half_of[i]].append(name)
     extra = "" if not kinds and not exclude_sets else (
         f", kinds={list(kinds or KINDS)}, exclude=<the languages of "
-        f"{', '.join(str(x.relative_to(ROOT)) for x in exclude_sets) or 'none'}>")
-    split = (f"# The split of {folder.relative_to(ROOT)}: drawn by draw_benchmark({n}, {seed}, "
+        f"{', '.join(str(x.relative_to(root)) for x in exclude_sets) or 'none'}>")
+    split = (f"# The split of {folder.relative_to(root)}: drawn by draw_benchmark({n}, {seed}, "
              f"max_monoid={max_monoid}{extra}).\n# No setting may be tuned on held_out; it is scored "
              "once, by a recipe marked frozen.\n"
              f"seed = {seed}\n"
@@ -116,15 +131,16 @@ def draw_set(folder: Path, n: int, seed: int, max_monoid: int, force: bool = Fal
     return names
 
 
-def read_split(folder: Path = SPECS, meta: dict | None = None) -> dict[str, list[str]]:
-    """The development and held-out halves of ``folder``'s set; with ``meta``, the config's
-    own set and its ``development_sets`` (every language of each joins the development half)."""
+def read_split(folder: Path, meta: dict | None = None, root: Path | None = None
+               ) -> dict[str, list[str]]:
+    """The development and held-out halves of ``folder``'s set; with ``meta`` (and the
+    repository ``root``), the config's own set and its ``development_sets`` (every language of
+    each joins the development half)."""
+    extra: list[Path] = []
     if meta is not None:
-        folder, extra = set_folders(meta)
-    else:
-        extra = []
+        folder, extra = set_folders(meta, root or Path("."))
     if not (folder / "split.toml").is_file():
-        raise SystemExit(f"{folder}/split.toml: no drawn set; run --draw first")
+        raise ConfigError(f"{folder}/split.toml: no drawn set; run the action 'draw' first")
     data = tomllib.loads((folder / "split.toml").read_text())
     dev: list[str] = []
     for other in extra:
@@ -153,7 +169,7 @@ def _machine(path: Path) -> tuple:
             a.start, np.asarray(a.output).tobytes(), tuple(a.classes))
 
 
-def info_of(name: str, folder: Path = SPECS) -> dict[str, Any]:
+def info_of(name: str, folder: Path, offset_buffer: int | None) -> dict[str, Any]:
     """|M|, Green's summary and the support lengths (learned and identity padding)."""
     import monoidlab as ml
     from monoidlab.geometry import Offsets
@@ -169,85 +185,65 @@ def info_of(name: str, folder: Path = SPECS) -> dict[str, Any]:
         r = ml.min_training_length(lang, range(41, 501), within="auto", padding=pad)
         out[f"s_{pad}"] = r.support_length
         out[f"s_{pad}_seconds"] = round(time.time() - t0, 2)
+    if offset_buffer is None:
+        return out
     # the layout of the `offsets` recipe: identity padding, each training string at a random
-    # offset in a buffer of OFFSET_BUFFER symbols (short strings' compositions at deep levels)
+    # offset in a buffer of offset_buffer symbols (short strings' compositions at deep levels)
     t0 = time.time()
     r = ml.min_training_length(lang, range(41, 501), within="auto", padding="identity",
-                               offsets=Offsets.random(OFFSET_BUFFER))
+                               offsets=Offsets.random(offset_buffer))
     out["s_offsets"] = r.support_length
     out["s_offsets_seconds"] = round(time.time() - t0, 2)
     return out
 
 
-INFO_INTRO = (
-    "`python bench/bench_random_languages.py --info --write-docs`: the 36 languages of "
-    "`bench/random-languages/` (drawn once by `monoidlab.algebra.random_languages.draw_benchmark(36, "
-    "2026, max_monoid=1000)`; each spec names its kind, seed and parameters), split into a "
-    "development half and a held-out half (`split.toml`) that no setting is tuned on. s = "
-    "`min_training_length(lang, range(41, 501), within=\"auto\", padding=...)`; a language "
-    "with s > 40 is uncovered at the training lengths 1..40 of the recipes. The last column is "
-    "the layout of the `offsets` recipe (identity padding, each training string at a random "
-    f"offset in a buffer of {OFFSET_BUFFER}): offsets place short strings' compositions at "
-    "deep tree levels, so a language uncovered at 1..40 without them can be covered with them.")
-
-
-def info_table(infos: list[dict], split: dict[str, list[str]]) -> str:
+def info_table(infos: list[dict], split: dict[str, list[str]], offset_buffer: int | None
+               ) -> str:
+    """|M|, aperiodicity and the support lengths per language (the last column: the layout of
+    the config's ``offsets`` recipe, where it has one)."""
     half = {n: h for h, v in split.items() for n in v}
-    lines = ["| language | half | states | symbols | \\|M\\| | aperiodic | s learned | s identity "
-             f"| s identity, random offsets in {OFFSET_BUFFER} |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    last = f" s identity, random offsets in {offset_buffer} |" if offset_buffer else ""
+    lines = ["| language | half | states | symbols | \\|M\\| | aperiodic | s learned | s identity |"
+             + last, "|---|---|---|---|---|---|---|---|" + "---|" * bool(offset_buffer)]
     for r in infos:
         lines.append(f"| {r['language']} | {half[r['language']]} | {r['states']} | "
                      f"{r['symbols']} | {r['monoid']} | {'yes' if r['aperiodic'] else 'no'} | "
-                     f"{r['s_learned']} | {r['s_identity']} | {r.get('s_offsets', '–')} |")
+                     f"{r['s_learned']} | {r['s_identity']} |"
+                     + (f" {r.get('s_offsets', '–')} |" if offset_buffer else ""))
     return "\n".join(lines)
 
 
 # ------------------------------------------------------------------------------ one run
-def run_one(run: dict, recipe: dict, out: str, fresh_seeds: list[int]) -> dict:
-    """Train (or resume) one run, test it strictly, re-check a solved one on fresh sets."""
+def run_one(run: dict, config: StudyConfig) -> dict | None:
+    """Train (or resume) one run, test it strictly, re-check a solved one on fresh sets; None
+    when the run is another process's (``claims``)."""
     import torch
 
-    from monoidlab.errors import ConfigError, MonoidTooLarge
-    from monoidlab.evaluation import evaluate_kinds
-    from monoidlab.training import load_checkpoint, train
+    from monoidlab.errors import MonoidTooLarge
     from monoidlab.training.parse import config_from_dict
 
     torch.set_num_threads(1)
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from bench_run_errors import wrong_strings
+    meta = config.data["benchmark"]
+    if run.get("claims") and not claim(Path(run["claims"]), run["id"], str(config.ledger)):
+        return None
+    recipe = config.data["recipes"][run["recipe"]]
+    out, fresh_seeds = config.out, meta["fresh_seeds"]
 
     row: dict[str, Any] = {k: run[k] for k in ("id", "language", "half", "recipe", "seed")}
     keys = {k: v for k, v in recipe.items() if k not in BOOKKEEPING}
-    keys.update(language=run.get("path") or str(SPECS / f"{run['language']}.toml"),
-                seed=run["seed"])
+    keys.update(language=run["path"], seed=run["seed"])
     folder = Path(out) / run["id"]
     t0, c0 = time.time(), time.process_time()
     try:
         cfg = config_from_dict(keys, run["id"])
-        has = (folder / "checkpoint.pt").is_file() and not (folder / "results.json").is_file()
-        if (folder / "results.json").is_file():
-            res = json.loads((folder / "results.json").read_text())
-        else:
-            res = train(cfg, folder, resume=has, overwrite=not has, progress=False)
+        res = train_or_resume(cfg, folder)
     except (ConfigError, MonoidTooLarge) as exc:  # a sampler's tables would not fit
         return {**row, "status": "refused", "message": str(exc)}
     wrong, scored = wrong_strings(res)
     row.update(status="done", solved_own=bool(res["solved"]), verdict=res["verdict"],
                wrong=wrong, scored=scored, train_seconds=res["train_seconds"],
-               min_accuracy=res["min_accuracy"],
-               baselines={r["kind"]: {"majority": r["majority"], "count_only": r["count_only"]}
-                          for r in res["evaluation"]["summary"]})
-    fresh = []
-    if res["solved"]:
-        model, cfg2, problem, _ = load_checkpoint(folder)
-        for seed in fresh_seeds:
-            t1 = time.time()
-            ev = evaluate_kinds(model, problem, cfg2.test_lengths, cfg2.test_samples, seed,
-                                cfg2.eval_kinds, cfg2.solved_threshold)
-            w = wrong_strings({"evaluation": ev.as_dict()})
-            fresh.append({"seed": seed, "wrong": w[0], "scored": w[1], "solved": ev.solved,
-                          "seconds": round(time.time() - t1, 1)})
+               min_accuracy=res["min_accuracy"], baselines=baselines_of(res))
+    fresh = fresh_checks(folder, fresh_seeds, timed=True) if res["solved"] else []
     row["fresh"] = fresh
     row["solved"] = bool(res["solved"]) and all(f["solved"] for f in fresh)
     cert = res.get("certificate")
@@ -262,21 +258,16 @@ def run_one(run: dict, recipe: dict, out: str, fresh_seeds: list[int]) -> dict:
     return row
 
 
-# ------------------------------------------------------------------------------ the ledger
-# one JSON line per finished run, written atomically: the threshold study's reader and writer
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_threshold import read_ledger, write_ledger  # noqa: E402
-
-
+# ------------------------------------------------------------------------------ the plan
 def plan(bench: dict, recipe_name: str, half: str, split: dict, ledger: dict) -> list[dict]:
     recipe = bench["recipes"][recipe_name]
     if half == "held_out":
         if not recipe.get("frozen"):
-            raise SystemExit(f"recipe {recipe_name!r} is not frozen = true: the held-out half is "
+            raise ConfigError(f"recipe {recipe_name!r} is not frozen = true: the held-out half is "
                              "scored once, by the recipe chosen on the development half")
         other = {r["recipe"] for r in ledger.values() if r["half"] == "held_out"} - {recipe_name}
         if other:
-            raise SystemExit(f"the held-out half was already scored by {sorted(other)}; it is "
+            raise ConfigError(f"the held-out half was already scored by {sorted(other)}; it is "
                              "scored once")
     return [{"id": f"{recipe_name}__{name}__s{seed}", "language": name, "half": half,
              "recipe": recipe_name, "seed": seed}
@@ -552,7 +543,7 @@ def freeze_text(text: str, chosen: str, name: str, basis: str,
     lines = text.splitlines()
     head = f"[recipes.{chosen}]"
     if head not in lines:
-        raise SystemExit(f"no [recipes.{chosen}] table in the config")
+        raise ConfigError(f"no [recipes.{chosen}] table in the config")
     i = lines.index(head) + 1
     body = []
     while i < len(lines) and lines[i].strip() and not lines[i].startswith("["):
@@ -584,12 +575,12 @@ def freeze(config: Path, ledger: dict[str, dict], split: dict[str, list[str]], n
     bench = tomllib.loads(text)
     frozen = [n for n, r in bench["recipes"].items() if r.get("frozen")]
     if frozen:
-        raise SystemExit(f"{config}: recipe {frozen[0]!r} is frozen already; exactly one may be")
+        raise ConfigError(f"{config}: recipe {frozen[0]!r} is frozen already; exactly one may be")
     if name in bench["recipes"]:
-        raise SystemExit(f"{config}: a recipe {name!r} exists; give the frozen copy a new name")
+        raise ConfigError(f"{config}: a recipe {name!r} exists; give the frozen copy a new name")
     chosen, why = choose(ledger, split, bench["benchmark"]["seeds"], measured(bench))
     if chosen is None:
-        raise SystemExit("\n".join(why))
+        raise ConfigError("; ".join(why))
     dev = [ln for ln in why if ln.startswith(f"{chosen}:")][0].split(": ", 1)[1]
     others = "; ".join(ln for ln in why if ":" in ln and not ln.startswith(
         (f"{chosen}:", "chosen", "no choice")))
@@ -600,101 +591,164 @@ def freeze(config: Path, ledger: dict[str, dict], split: dict[str, list[str]], n
     return basis
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--config", default=str(CONFIG))
-    p.add_argument("--draw", action="store_true")
-    p.add_argument("--force", action="store_true", help="with --draw: redraw the set")
-    p.add_argument("--info", action="store_true")
-    p.add_argument("--table", action="store_true")
-    p.add_argument("--recipe", default=None)
-    p.add_argument("--half", default="dev", choices=["dev", "held_out"])
-    p.add_argument("--workers", type=int, default=1)
-    p.add_argument("--write-docs", action="store_true")
-    p.add_argument("--claims", metavar="DIR", default=None,
-                   help="share the runs with other processes (their own ledgers) through "
-                        "claim files in DIR: each run is trained by the first to claim it")
-    p.add_argument("--freeze", metavar="NAME", default=None,
-                   help="append the frozen copy of the choice rule's recipe as NAME")
-    args = p.parse_args(argv)
-    if not Path(args.config).is_file():
-        p.error(f"--config: no file {args.config}")
-    bench = tomllib.loads(Path(args.config).read_text())
-    meta = bench["benchmark"]
-    folder, _ = set_folders(meta)
-    if args.draw:
-        names = draw_set(folder, meta["n"], meta["seed"], meta["max_monoid"], args.force,
-                         meta.get("prefix", "rl"), meta.get("kinds"),
-                         [ROOT / x for x in meta.get("exclude_sets", [])])
-        print(f"wrote {len(names)} specs and split.toml to {folder}")
-        return 0
-    split = read_split(meta=meta)
-    ledger_path = ROOT / meta["ledger"]
-    ledger = read_ledger(ledger_path)
-    if args.freeze:
-        basis = freeze(Path(args.config), ledger, split, args.freeze)
-        print(f"{args.config}: recipe {args.freeze!r} frozen: {basis}")
-        return 0
-    if args.info or args.table:
-        from monoidlab._util import write_section
+# ------------------------------------------------------------------------------ the study
+def _read(path: Path, data: dict) -> tuple[str, str]:
+    meta = data.get("benchmark")
+    if not isinstance(meta, dict) or not isinstance(data.get("recipes"), dict):
+        raise ConfigError(f"{path}: a random-language benchmark needs [benchmark] and [recipes]")
+    missing = [k for k in ("n", "seed", "max_monoid", "seeds", "fresh_seeds", "ledger", "out")
+               if k not in meta]
+    if missing:
+        raise ConfigError(f"{path}: [benchmark] is missing {', '.join(missing)}")
+    return meta["ledger"], meta["out"]
 
-        if args.info:
-            t0 = time.time()
-            infos = [info_of(n, spec_path(n, meta).parent) for h in ("dev", "held_out")
-                     for n in split[h]]
-            text = (INFO_INTRO + "\n\n" + info_table(infos, split)
-                    + f"\n\n({time.time() - t0:.0f} s to compute)")
-            section, heading = "random languages", "## The random-language benchmark: the set"
-        else:
-            _, why = choose(ledger, split, meta["seeds"], measured(bench))
-            gains = bought(ledger, split, meta["seeds"], bench["recipes"])
-            text = ("The choice rule on the development half (configs/random-languages.toml):\n\n"
-                    + "\n".join(f"- {line}" for line in why)
-                    + "\n\nWhat each setting bought on the development half (each recipe against "
-                    "the earlier recipe it changes least):\n\n"
-                    + "\n".join(f"- {line}" for line in gains) + "\n\n"
-                    + (f"{held}\n\n" if (held := held_out_text(ledger, split, meta["seeds"]))
-                       else "") + results_table(ledger))
-            section, heading = "random languages runs", "## The random-language benchmark: runs"
-        print(text)
-        if args.write_docs:
-            write_section(ROOT / "docs" / "results.md", section, heading + "\n\n" + text,
-                          title="Results")
-        return 0
-    if not args.recipe:
-        p.error("give --draw, --info, --table or --recipe NAME")
-    if args.recipe not in bench["recipes"]:
-        p.error(f"unknown recipe {args.recipe!r}; recipes: {sorted(bench['recipes'])}")
-    runs = [{**r, "path": str(spec_path(r["language"], meta))}
-            for r in plan(bench, args.recipe, args.half, split, ledger) if r["id"] not in ledger]
-    recipe = bench["recipes"][args.recipe]
-    print(f"{len(runs)} runs to do ({len(ledger)} in the ledger)", flush=True)
+
+def _plan(config: StudyConfig, ledger: dict, recipe: str | None = None, half: str = "dev",
+          claims: str | None = None) -> list[dict]:
+    bench, meta = config.data, config.data["benchmark"]
+    if not recipe:
+        raise ConfigError(f"{config.path}: give the recipe to run (--recipe NAME); recipes: "
+                          f"{', '.join(bench['recipes'])}")
+    if recipe not in bench["recipes"]:
+        raise ConfigError(f"{config.path}: unknown recipe {recipe!r}; recipes: "
+                          f"{', '.join(bench['recipes'])}")
+    if half not in ("dev", "held_out"):
+        raise ConfigError(f"--half: dev or held_out, got {half!r}")
+    split = read_split(Path(), meta, config.root)
+    return [{**r, "path": str(spec_path(r["language"], meta, config.root)),
+             **({"claims": str(config.resolve(claims))} if claims else {})}
+            for r in plan(bench, recipe, half, split, ledger)]
+
+
+def runs_text(config: StudyConfig, ledger: dict) -> str:
+    """The choice rule's standing, what each setting bought, the held-out score (once it is
+    in) and the runs' table: the section "random languages runs", from the ledger alone."""
+    bench, meta = config.data, config.data["benchmark"]
+    split = read_split(Path(), meta, config.root)
+    _, why = choose(ledger, split, meta["seeds"], measured(bench))
+    gains = bought(ledger, split, meta["seeds"], bench["recipes"])
+    name = config.path.name
+    return (f"The choice rule on the development half (configs/{name}):\n\n"
+            + "\n".join(f"- {line}" for line in why)
+            + "\n\nWhat each setting bought on the development half (each recipe against "
+            "the earlier recipe it changes least):\n\n"
+            + "\n".join(f"- {line}" for line in gains) + "\n\n"
+            + (f"{held}\n\n" if (held := held_out_text(ledger, split, meta["seeds"]))
+               else "") + results_table(ledger))
+
+
+def _section(config: StudyConfig, what: str) -> str:
+    meta = config.data["benchmark"]
+    base = "random languages" if meta.get("prefix", "rl") == "rl" else f"random languages {meta['prefix']}"
+    return base if what == "set" else f"{base} runs"
+
+
+def _sections(config: StudyConfig, ledger: dict) -> dict[str, str]:
+    return {_section(config, "runs"): "## The random-language benchmark: runs\n\n"
+            + runs_text(config, ledger)}
+
+
+def draw(config: StudyConfig, write_docs: bool = False, force: str = "") -> str:
+    """The action ``draw``: draw the config's set once (``--force true`` draws it again)."""
+    meta = config.data["benchmark"]
+    folder, _ = set_folders(meta, config.root)
+    names = draw_set(folder, meta["n"], meta["seed"], meta["max_monoid"],
+                     force.lower() in ("1", "true", "yes"), meta.get("prefix", "rl"),
+                     meta.get("kinds"), [config.resolve(x) for x in meta.get("exclude_sets", [])],
+                     root=config.root)
+    return f"wrote {len(names)} specs and split.toml to {folder}"
+
+
+def info(config: StudyConfig, write_docs: bool = False) -> str:
+    """The action ``info``: |M|, Green's summary and the support lengths of every language of
+    the set (minutes: the support lengths are computed), with ``write_docs`` into the section
+    "random languages" of docs/results.md."""
+    from monoidlab._util import write_section
+
+    meta = config.data["benchmark"]
+    split = read_split(Path(), meta, config.root)
+    buffer = offset_buffer_of(config.data)
     t0 = time.time()
-
-    def record(row: dict) -> None:
-        ledger[row["id"]] = row
-        write_ledger(ledger_path, ledger)
-        print(json.dumps({k: row.get(k) for k in ("id", "status", "solved", "wall_s")}),
-              flush=True)
-
-    if args.claims and args.workers != 1:
-        p.error("--claims runs one worker per process: start one process per core")
-    if args.workers == 1:
-        for r in runs:
-            if args.claims and not claim(Path(args.claims), r["id"], str(ledger_path)):
-                continue
-            record(run_one(r, recipe, meta["out"], meta["fresh_seeds"]))
-    else:
-        from concurrent.futures import ProcessPoolExecutor, as_completed
-
-        with ProcessPoolExecutor(args.workers) as pool:
-            futures = [pool.submit(run_one, r, recipe, meta["out"], meta["fresh_seeds"])
-                       for r in runs]
-            for f in as_completed(futures):
-                record(f.result())
-    print(f"done: {len(runs)} runs, {time.time() - t0:.0f} s wall")
-    return 0
+    infos = [info_of(n, spec_path(n, meta, config.root).parent, buffer)
+             for h in ("dev", "held_out") for n in split[h]]
+    text = (info_intro(config) + "\n\n" + info_table(infos, split, buffer)
+            + f"\n\n({time.time() - t0:.0f} s to compute)")
+    if write_docs:
+        write_section(config.root / "docs" / "results.md", _section(config, "set"),
+                      "## The random-language benchmark: the set\n\n" + text, title="Results")
+    return text
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def info_intro(config: StudyConfig) -> str:
+    """What the info table shows, from the config's own [benchmark]."""
+    meta = config.data["benchmark"]
+    folder, _ = set_folders(meta, config.root)
+    buffer = offset_buffer_of(config.data)
+    return (f"`monoidlab study random-languages --config configs/{config.path.name} --action "
+            f"info --write-docs`: the {meta['n']} languages of `{folder.relative_to(config.root)}/` "
+            f"(drawn once by `monoidlab.algebra.random_languages.draw_benchmark({meta['n']}, "
+            f"{meta['seed']}, max_monoid={meta['max_monoid']})`; each spec names its kind, seed "
+            "and parameters), split into a development half and a held-out half (`split.toml`) "
+            "that no setting is tuned on. s = `min_training_length(lang, range(41, 501), "
+            "within=\"auto\", padding=...)`; a language with s > 40 is uncovered at the training "
+            "lengths 1..40 of the recipes."
+            + ("" if not buffer else " The last column is the layout of the `offsets` recipe "
+               f"(identity padding, each training string at a random offset in a buffer of "
+               f"{buffer}): offsets place short strings' compositions at deep tree levels, so a "
+               "language uncovered at 1..40 without them can be covered with them."))
+
+
+def frozen_block(text: str) -> str:
+    """The frozen recipe's block of a benchmark config's text (its comment lines and its
+    table), as the package ships it (:data:`monoidlab.recipes.FROZEN`).
+
+    >>> frozen_block('[recipes.a]\\nsteps = 1\\n\\n# why\\n[recipes.b]\\nfrozen = true\\nsteps = 2\\n')
+    '# why\\n[recipes.b]\\nfrozen = true\\nsteps = 2\\n'
+    """
+    frozen = [n for n, r in tomllib.loads(text).get("recipes", {}).items()
+              if isinstance(r, dict) and r.get("frozen") is True]
+    if len(frozen) != 1:
+        raise ConfigError(f"a benchmark config with exactly one frozen recipe, got {frozen}")
+    lines = text.splitlines()
+    i = lines.index(f"[recipes.{frozen[0]}]")
+    start = i
+    while start > 0 and lines[start - 1].startswith("#"):
+        start -= 1
+    end = i + 1
+    while end < len(lines) and lines[end].strip() and not lines[end].startswith("["):
+        end += 1
+    return "\n".join(lines[start:end]) + "\n"
+
+
+def write_frozen_recipe(config_path: Path, target: Path | None = None) -> Path:
+    """Ship the config's frozen recipe as package data (``recipe = "languages"`` reads it
+    there, not from a study config the wheel does not carry)."""
+    from monoidlab._util import atomic_write_text
+    from monoidlab.recipes import FROZEN
+
+    target = FROZEN if target is None else target
+    head = (f"# The random-language benchmark's frozen recipe, copied from configs/"
+            f"{config_path.name} by `monoidlab study random-languages --action freeze`:\n"
+            "# recipe = \"languages\" of MLP-LDRU and the default of `monoidlab train --language`"
+            " (monoidlab.recipes).\n# Do not edit: a test checks it equals the config's.\n")
+    atomic_write_text(target, head + frozen_block(config_path.read_text(encoding="utf-8")))
+    return target
+
+
+def freeze_action(config: StudyConfig, write_docs: bool = False, name: str = "") -> str:
+    """The action ``freeze``: append the frozen copy of the choice rule's recipe as ``name``
+    to the config, and ship it as the package's frozen recipe."""
+    from monoidlab.studies.ledger import read_ledger
+
+    if not name:
+        raise ConfigError("the action freeze needs --name NAME (the frozen recipe's name)")
+    split = read_split(Path(), config.data["benchmark"], config.root)
+    basis = freeze(config.path, read_ledger(config.ledger), split, name)
+    shipped = write_frozen_recipe(config.path)
+    return f"{config.path}: recipe {name!r} frozen: {basis}; shipped as {shipped}"
+
+
+STUDY = Study(name="random-languages", plan=_plan, run=run_one, sections=_sections, read=_read,
+              default_config="random-languages.toml", options=("recipe", "half", "claims"),
+              actions={"draw": draw, "info": info, "freeze": freeze_action},
+              summary="recipes on random languages: a development and a held-out half")

@@ -1,35 +1,43 @@
-"""The threshold study (configs/threshold-study.toml): the empirical minimum training length L*
-of MLP-LDRU against the predicted support length s, with the near_miss and the covering sampler;
-again with the depth-exact models (configs/threshold-exact-*.toml: the model and recipe in the
-config's [base], the certificate of every run in its ledger row).
-
-Usage: python bench/bench_threshold.py [--config FILE] [--workers 2] [--languages a,b]
-       python bench/bench_threshold.py --table [--write-docs]
+"""The threshold study: the empirical minimum training length L* against the predicted support
+length s, with the near_miss and the covering sampler (configs/threshold-study.toml: MLP-LDRU;
+configs/threshold-exact-*.toml: the depth-exact models, the certificate of every run in its row).
 
 The runs are listed from the config (languages × maximum training lengths around s × seeds ×
 samplers), in its order; each is trained into ``out/<id>`` (resumable), tested strictly, and,
-when solved, re-checked on the fresh test sets. One line per finished run goes into the ledger
-(a JSON-lines file in the repository, so that the study survives the run folders and continues
-in a later session: finished runs are never trained again). ``--table`` reads the ledger only:
-per language |M|, s (learned and identity padding), the layout-free bound, the sample-size
-estimates, the sampled coverage at each length, L* per sampler and the lowest length at which
-any seed is solved; and the runs solved below s, listed apart.
+when solved, re-checked on the fresh test sets; one ledger line per finished run. The tables,
+read from the ledger alone: per language |M|, s (learned and identity padding), the layout-free
+bound, the sample-size estimates, the sampled coverage at each length, L* per sampler and the
+lowest length at which any seed is solved; the runs solved below s, listed apart; the rules of s
+fitted on the fit languages (``[recommend]``), the certificates, the languages solved at L = 40.
+
+    monoidlab study threshold --config configs/threshold-study.toml [--workers 2]
+    monoidlab study threshold --config configs/threshold-study.toml --table [--write-docs]
+
+>>> l_star([{"max_length": 4, "solved": True}, {"max_length": 4, "solved": True},
+...         {"max_length": 3, "solved": True}])
+4
 """
 
 from __future__ import annotations
 
-import argparse
+import functools
 import json
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-CONFIG = ROOT / "configs" / "threshold-study.toml"
+from monoidlab.studies.runner import (
+    Study,
+    StudyConfig,
+    baselines_of,
+    fresh_checks,
+    train_or_resume,
+    wrong_strings,
+)
 
 
 # ------------------------------------------------------------------------------ the plan
+@functools.lru_cache(maxsize=64)
 def support_lengths(name: str) -> dict[str, Any]:
     """s for learned and identity padding, the layout-free bound, |M| and the Poisson
     sample-size estimate of the balanced law at 1..s (identity padding)."""
@@ -86,38 +94,28 @@ def config_of(run: dict, base: dict) -> Any:
 
 
 # ------------------------------------------------------------------------------ one run
-def run_one(run: dict, base: dict, out: str, fresh_seeds: list[int]) -> dict:
+def run_one(run: dict, config: StudyConfig) -> dict:
     """Train (or resume) one run, test it, re-check a solved one on fresh sets: its ledger row."""
     import torch
 
     from monoidlab.errors import ConfigError, MonoidTooLarge
-    from monoidlab.evaluation import evaluate_kinds
-    from monoidlab.training import load_checkpoint, train
 
     torch.set_num_threads(1)
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from bench_run_errors import wrong_strings
-
+    study, base = config.data["study"], config.data["base"]
     row = {k: run[k] for k in ("id", "language", "max_length", "sampler", "seed")}
     row["s"] = run["support"]["s_identity"]
     cfg = config_of(run, base)
-    folder = Path(out) / run["id"]
+    folder = config.out / run["id"]
     t0, c0 = time.time(), time.process_time()
     try:
-        has = (folder / "checkpoint.pt").is_file() and not (folder / "results.json").is_file()
-        if (folder / "results.json").is_file():
-            res = json.loads((folder / "results.json").read_text())
-        else:
-            res = train(cfg, folder, resume=has, overwrite=not has, progress=False)
+        res = train_or_resume(cfg, folder)
     except (ConfigError, MonoidTooLarge) as exc:
         # the covering condition beyond the run's budget; a sampler whose tables would not fit
         # (prefix-4-4's near misses: 58 GiB): refused, recorded, and the study goes on
         return {**row, "status": "refused", "message": str(exc)}
     row.update(status="done", solved_own=bool(res["solved"]), verdict=res["verdict"],
                wrong=list(wrong_strings(res)), train_seconds=res["train_seconds"],
-               min_accuracy=res["min_accuracy"],
-               baselines={r["kind"]: {"majority": r["majority"], "count_only": r["count_only"]}
-                          for r in res["evaluation"]["summary"]})
+               min_accuracy=res["min_accuracy"], baselines=baselines_of(res))
     cov = res.get("training_coverage") or {}
     if cov:
         row["coverage"] = {"uncovered": cov["exact"]["uncovered"],
@@ -132,34 +130,12 @@ def run_one(run: dict, base: dict, out: str, fresh_seeds: list[int]) -> dict:
                               "counterexample": inner.get("counterexample"),
                               "length": inner.get("counterexample_length"),
                               "level": inner.get("counterexample_level")}
-    fresh = []
-    if res["solved"]:
-        model, cfg2, problem, _ = load_checkpoint(folder)
-        for seed in fresh_seeds:
-            ev = evaluate_kinds(model, problem, cfg2.test_lengths, cfg2.test_samples, seed,
-                                cfg2.eval_kinds, cfg2.solved_threshold)
-            w = wrong_strings({"evaluation": ev.as_dict()})
-            fresh.append({"seed": seed, "wrong": w[0], "scored": w[1], "solved": ev.solved})
+    fresh = fresh_checks(folder, study["fresh_seeds"]) if res["solved"] else []
     row["fresh"] = fresh
     row["solved"] = bool(res["solved"]) and all(f["solved"] for f in fresh)
     row["wall_s"] = round(time.time() - t0, 1)
     row["cpu_s"] = round(time.process_time() - c0, 1)
     return row
-
-
-# ------------------------------------------------------------------------------ the ledger
-def read_ledger(path: Path) -> dict[str, dict]:
-    if not path.is_file():
-        return {}
-    rows = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
-    return {r["id"]: r for r in rows}
-
-
-def write_ledger(path: Path, rows: dict[str, dict]) -> None:
-    from monoidlab._util import atomic_write_text
-
-    atomic_write_text(path, "".join(json.dumps(r, sort_keys=True) + "\n"
-                                    for r in sorted(rows.values(), key=lambda r: r["id"])))
 
 
 # ------------------------------------------------------------------------------ the table
@@ -462,91 +438,86 @@ def _verdict_line(sampler: str, e: dict) -> str:
                    "and calls s a lower bound.\n")
 
 
-def main(argv=None) -> int:
-    import tomllib
+# ------------------------------------------------------------------------------ the study
+def _read(path: Path, data: dict) -> tuple[str, str]:
+    from monoidlab.errors import ConfigError
 
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--config", default=str(CONFIG))
-    p.add_argument("--workers", type=int, default=1)
-    p.add_argument("--languages", default=None, help="comma list (default: the config's)")
-    p.add_argument("--table", action="store_true")
-    p.add_argument("--write-docs", action="store_true")
-    args = p.parse_args(argv)
-    data = tomllib.loads(Path(args.config).read_text())
-    study, base = data["study"], data["base"]
-    ledger_path = ROOT / study["ledger"]  # relative to the repository, or absolute
-    ledger = read_ledger(ledger_path)
-    if args.table:
-        infos = {n: support_lengths(n) for n in study["languages"]}
-        text = table(ledger, study, infos)
-        text += "\n### L* against s\n\n" + summary_text(ledger, study)
-        rec = data.get("recommend")
-        fitted = None
-        if rec:
-            from monoidlab.coverage.length_rules import fit_rules
-
-            rows = rule_rows(ledger, study)
-            fitted = fit_rules(rows, rec["fit_languages"], rec["rules"], rec.get("baseline"))
-            text += ("\n### Which rule names the length to train at\n\n"
-                     + rules_text(fitted, rec))
-        if any(r.get("certificate") for r in ledger.values()):
-            text += ("\n### Certificates (correct at every length)\n\n"
-                     + certificate_text(ledger, study))
-        text += ("\n### Which languages are solved at L = 40\n\n"
-                 + at_baseline_text(ledger, study, infos)
-                 + "\nSorted by s, then |M|; read after the runs, no rule is fitted to it.\n")
-        text += ("\n### Level-resolved coverage against the verdict\n\n" + level_text(ledger)
-                 + "\nEvery run here meets the level-free support (L >= s). The per-level "
-                 "coverage is sampled from the run's own strings (k = 1).\n"
-                 + "\n<details><summary>The sampled coverage of every finished length "
-                 "(worst seed)</summary>\n\n" + coverage_by_length_text(ledger, study)
-                 + "\n</details>\n")
-        print(text)
-        if args.write_docs:
-            from monoidlab._util import atomic_write_text, write_section
-            from monoidlab.coverage.length_rules import RULES_FILE
-
-            section = study.get("section", "threshold study")
-            heading = study.get("heading", "The threshold study: L* against the support length")
-            write_section(ROOT / "docs" / "results.md", section, f"## {heading}\n\n" + text,
-                          title="Results")
-            # a study of another model family keeps its rules in a file of its own
-            rules_file = ROOT / study["rules_file"] if "rules_file" in study else RULES_FILE
-            if fitted is not None:
-                rules_file.parent.mkdir(exist_ok=True)
-                atomic_write_text(rules_file, json.dumps(
-                    {"source": "bench/bench_threshold.py --table --write-docs",
-                     "ledger": study["ledger"], "fit_languages": rec["fit_languages"],
-                     "model": base.get("model", "mlp-ldru"),
-                     "samples": base["steps"] * base["batch_size"], "samplers": fitted},
-                    indent=1, sort_keys=True) + "\n")
-        return 0
-    languages = args.languages.split(",") if args.languages else None
-    runs = [r for r in study_runs(study, base, languages) if r["id"] not in ledger]
-    print(f"{len(runs)} runs to do ({len(ledger)} in the ledger)", flush=True)
-    t0 = time.time()
-    if args.workers == 1:
-        for r in runs:
-            row = run_one(r, base, study["out"], study["fresh_seeds"])
-            ledger[row["id"]] = row
-            write_ledger(ledger_path, ledger)
-            print(json.dumps({k: row.get(k) for k in ("id", "status", "solved", "wall_s")}),
-                  flush=True)
-    else:
-        from concurrent.futures import ProcessPoolExecutor, as_completed
-
-        with ProcessPoolExecutor(args.workers) as pool:
-            futures = [pool.submit(run_one, r, base, study["out"], study["fresh_seeds"])
-                       for r in runs]
-            for f in as_completed(futures):
-                row = f.result()
-                ledger[row["id"]] = row
-                write_ledger(ledger_path, ledger)
-                print(json.dumps({k: row.get(k) for k in ("id", "status", "solved", "wall_s")}),
-                      flush=True)
-    print(f"done: {len(runs)} runs, {time.time() - t0:.0f} s wall")
-    return 0
+    study = data.get("study")
+    if not isinstance(study, dict) or not isinstance(data.get("base"), dict):
+        raise ConfigError(f"{path}: a threshold study needs the tables [study] and [base]")
+    missing = [k for k in ("languages", "offsets_from_support", "multiples_of_support", "also",
+                           "seeds", "samplers", "fresh_seeds", "ledger", "out") if k not in study]
+    if missing:
+        raise ConfigError(f"{path}: [study] is missing {', '.join(missing)}")
+    return study["ledger"], study["out"]
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def _plan(config: StudyConfig, ledger: dict, languages: str | None = None) -> list[dict]:
+    chosen = languages.split(",") if languages else None
+    return study_runs(config.data["study"], config.data["base"], chosen)
+
+
+def _fitted(config: StudyConfig, ledger: dict) -> dict | None:
+    from monoidlab.coverage.length_rules import fit_rules
+
+    rec = config.data.get("recommend")
+    if not rec:
+        return None
+    return fit_rules(rule_rows(ledger, config.data["study"]), rec["fit_languages"],
+                     rec["rules"], rec.get("baseline"))
+
+
+def text_of(config: StudyConfig, ledger: dict) -> str:
+    """Every table of the study, as one markdown text (its docs section without the heading)."""
+    study = config.data["study"]
+    infos = {n: support_lengths(n) for n in study["languages"]}
+    text = table(ledger, study, infos)
+    text += "\n### L* against s\n\n" + summary_text(ledger, study)
+    rec = config.data.get("recommend")
+    fitted = _fitted(config, ledger)
+    if rec and fitted is not None:
+        text += "\n### Which rule names the length to train at\n\n" + rules_text(fitted, rec)
+    if any(r.get("certificate") for r in ledger.values()):
+        text += ("\n### Certificates (correct at every length)\n\n"
+                 + certificate_text(ledger, study))
+    text += ("\n### Which languages are solved at L = 40\n\n"
+             + at_baseline_text(ledger, study, infos)
+             + "\nSorted by s, then |M|; read after the runs, no rule is fitted to it.\n")
+    text += ("\n### Level-resolved coverage against the verdict\n\n" + level_text(ledger)
+             + "\nEvery run here meets the level-free support (L >= s). The per-level "
+             "coverage is sampled from the run's own strings (k = 1).\n"
+             + "\n<details><summary>The sampled coverage of every finished length "
+             "(worst seed)</summary>\n\n" + coverage_by_length_text(ledger, study)
+             + "\n</details>\n")
+    return text
+
+
+def _sections(config: StudyConfig, ledger: dict) -> dict[str, str]:
+    study = config.data["study"]
+    heading = study.get("heading", "The threshold study: L* against the support length")
+    return {study.get("section", "threshold study"): f"## {heading}\n\n"
+            + text_of(config, ledger)}
+
+
+def _files(config: StudyConfig, ledger: dict) -> dict[Path, str]:
+    """The fitted rules (data/length-rules.json, or the study's own ``rules_file``): what
+    ``min_training_length`` recommends per sampler."""
+    from monoidlab.coverage.length_rules import RULES_FILE
+
+    fitted = _fitted(config, ledger)
+    if fitted is None:
+        return {}
+    study, base, rec = config.data["study"], config.data["base"], config.data["recommend"]
+    # a study of another model family keeps its rules in a file of its own
+    path = config.resolve(study["rules_file"]) if "rules_file" in study else RULES_FILE
+    return {path: json.dumps(
+        {"source": "monoidlab study threshold --table --write-docs",
+         "ledger": study["ledger"], "fit_languages": rec["fit_languages"],
+         "model": base.get("model", "mlp-ldru"),
+         "samples": base["steps"] * base["batch_size"], "samplers": fitted},
+        indent=1, sort_keys=True) + "\n"}
+
+
+STUDY = Study(name="threshold", plan=_plan, run=run_one, sections=_sections, read=_read,
+              files=_files, default_config="threshold-study.toml", options=("languages",),
+              summary="L* against the support length s, per sampler and model family")

@@ -69,7 +69,9 @@ class Certificate:
     without offsets) and its root level; its text is ``None`` past ``max_witness_length``
     (``counterexample_length`` is None past 2**61). ``confirmed``: the string was re-run
     through :meth:`FiniteTable.fold` and the DFA (always, unless too long to write out).
-    ``layout``: the table's (``"balanced"`` or ``"scan"``).
+    ``layout``: the table's (``"balanced"`` or ``"scan"``), or ``"automaton"`` for a model
+    certified as a DFA (:mod:`monoidlab.evaluation.automaton_certificate`: then ``n_codes`` is
+    its state count, ``monoid_size`` the language's, ``levels`` the longest shortest witness).
     """
 
     language: str
@@ -102,6 +104,10 @@ class Certificate:
 
     def text(self) -> str:
         """One line: the proof's size, or the shortest counterexample."""
+        if self.correct and self.layout == "automaton":
+            return (f"correct at every length (proved: the model's {self.n_codes} states and the "
+                    f"language's {self.monoid_size} states agree on all {self.pairs} reachable "
+                    f"state pairs; every pair is reached by a string of length <= {self.levels})")
         if self.correct:
             return (f"correct at every length (proved: reachable (code, EC) pairs repeat after "
                     f"{self.levels} levels, period {self.period}; {self.pairs} pairs)")

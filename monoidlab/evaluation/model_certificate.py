@@ -33,8 +33,8 @@ import numpy as np
 
 from monoidlab.evaluation.certificate import Certificate, certify_table
 
-__all__ = ["ModelCertificate", "certify_finite_model", "finite_table_of", "agreement",
-           "confirm"]
+__all__ = ["ModelCertificate", "certify_finite_model", "finite_table_of", "is_finite_model",
+           "agreement", "confirm"]
 
 #: strings per kind and length on which a surrogate is compared with its model
 AGREEMENT_SAMPLES = 32
@@ -81,7 +81,10 @@ class ModelCertificate:
         if self.subject == "model":
             layout = ("prefix-scan layout" if c.layout == "scan" else f"{c.padding} padding"
                       f"{', every offset' if c.offsets else ''}")
-            head = f"certificate of {self.model} ({c.n_codes} codes, {layout}): "
+            unit = "states, as an automaton: any layout" if c.layout == "automaton" else "codes"
+            head = (f"certificate of {self.model} ({c.n_codes} {unit}): "
+                    if c.layout == "automaton" else
+                    f"certificate of {self.model} ({c.n_codes} {unit}, {layout}): ")
             tail = "" if c.correct or self.confirmed else (
                 " [NOT confirmed by the model's forward pass: the table is not the model]")
             return head + c.text() + tail
@@ -98,6 +101,14 @@ class ModelCertificate:
         return (f"<div style='border-left:4px solid {colour};padding-left:8px'>"
                 f"<b>{'CORRECT AT EVERY LENGTH' if self.correct else 'not certified'}</b>"
                 f"<br>{html.escape(self.text())}</div>")
+
+
+def is_finite_model(model: Any) -> bool:
+    """Whether the model is finite at evaluation (has ``finite_table()``), without building
+    the table (a large learned automaton's would exceed its budget)."""
+    from monoidlab.models.protocols import FiniteModel
+
+    return isinstance(model, FiniteModel)
 
 
 def finite_table_of(model: Any) -> Any:
@@ -162,7 +173,8 @@ def agreement(model: Any, table: Any, lang: Any, config: Any = None, seed: int =
     """``(fraction, strings)``: how often ``table``'s fold and the model agree on a spread of
     the run's strict test strings (:func:`_test_strings`)."""
     tokens, lengths = _test_strings(lang, config, seed)
-    same = _model_classes(model, tokens, lengths) == table.fold(tokens, lengths)
+    read = table.fold if hasattr(table, "fold") else table.classify  # a table, or a DFA
+    same = _model_classes(model, tokens, lengths) == read(tokens, lengths)
     return float(np.mean(same)), int(len(lengths))
 
 
@@ -190,7 +202,18 @@ def certify_finite_model(model: Any, lang: Any, config: Any = None, *, offsets: 
                          seed: int = 0, source: str = "model") -> ModelCertificate:
     """The certificate of a finite model (one with ``finite_table()``) on ``lang``: its table
     certified exactly, checked against the model's forward pass on the run's test strings, and
-    a counterexample confirmed by that forward pass."""
+    a counterexample confirmed by that forward pass. A model that is a DFA whatever its layout
+    (``learned_automaton()``: the transformation tree) is certified as that DFA
+    (:func:`~monoidlab.evaluation.automaton_certificate.certify_automaton`: n · |Q| state
+    pairs, never its transformation semigroup)."""
+    if callable(getattr(model, "learned_automaton", None)):
+        from monoidlab.evaluation.automaton_certificate import certify_automaton
+
+        dfa = model.learned_automaton()
+        cert = certify_automaton(dfa.delta, dfa.output, dfa.start, lang)
+        agree, n = agreement(model, dfa, lang, config, seed)
+        name = type(model).__name__ if config is None else config.model
+        return ModelCertificate("model", cert, confirm(model, cert), agree, n, source, name)
     table = finite_table_of(model)
     if table is None:
         from monoidlab.errors import InputError

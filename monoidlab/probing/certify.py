@@ -30,7 +30,7 @@ from monoidlab.evaluation.model_certificate import (
     agreement,
     certify_finite_model,
     confirm,
-    finite_table_of,
+    is_finite_model,
 )
 from monoidlab.probing._target import resolve_target
 
@@ -50,7 +50,7 @@ def certify(model_or_run: Any, language: Any = None, *, offsets: bool = False,
     """
     target = resolve_target(model_or_run, language, device)
     model, lang = target.model, target.language
-    if finite_table_of(model) is not None:
+    if is_finite_model(model):
         return certify_finite_model(model, lang, target.config, offsets=offsets, seed=seed,
                                     source=target.source)
     from monoidlab.geometry import Padding

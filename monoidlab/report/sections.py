@@ -277,9 +277,9 @@ def model_section(rep: Report) -> list[str]:
               f"of the {ev.kinds[0]} kind): {ev.paper_score:.3f}.</p>",
               table(ev.summary_rows(), ["kind", "scored_lengths", "single_class_lengths", "min",
                                         "mean", *[b.name for b in ev.shown_baselines()]])]
-    from monoidlab.evaluation.model_certificate import certify_finite_model, finite_table_of
+    from monoidlab.evaluation.model_certificate import certify_finite_model, is_finite_model
 
-    if problem.language is not None and finite_table_of(model) is not None:
+    if problem.language is not None and is_finite_model(model):
         from monoidlab.errors import MonoidlabError
 
         rep.doing("certificate: the finite model's table over every length")

@@ -107,3 +107,21 @@ def test_bad_automata_are_named():
         certify_automaton(np.zeros((2, 2)), np.zeros(2, int), 0, lang)
     with pytest.raises(MonoidTooLarge, match="max_pairs=3"):
         certify_automaton(np.zeros((2, 2), int), np.zeros(2, int), 0, lang, max_pairs=3)
+
+
+def test_refinement_certifies_a_grown_transformation_tree_instead_of_refusing_it():
+    """Refinement asks the same exact certificate: a 12-state tree past the table's budget
+    gets a verdict and a counterexample to train on, and its mined strings are read by its
+    automaton (the table would not build)."""
+    from monoidlab.evaluation.certificate import Certificate
+    from monoidlab.evaluation.model_certificate import finite_classifier
+    from monoidlab.training.refine import _certify
+
+    lang = ml.load_language("tomita-5")
+    torch.manual_seed(3)
+    model = TransformTree(lang.n_symbols, lang.n_classes, states=12)
+    cert = _certify(model, lang)
+    assert isinstance(cert, Certificate) and not cert.correct and cert.counterexample
+    tokens = np.array([list(cert.counterexample_tokens)])
+    got = finite_classifier(model)(tokens, [tokens.shape[1]])
+    assert got.tolist() == [cert.predicted] and model.training  # its mode is kept

@@ -33,8 +33,8 @@ import numpy as np
 
 from monoidlab.evaluation.certificate import Certificate, certify_table
 
-__all__ = ["ModelCertificate", "certify_finite_model", "finite_table_of", "is_finite_model",
-           "agreement", "confirm"]
+__all__ = ["ModelCertificate", "certify_finite_model", "certify_model_exactly",
+           "finite_classifier", "finite_table_of", "is_finite_model", "agreement", "confirm"]
 
 #: strings per kind and length on which a surrogate is compared with its model
 AGREEMENT_SAMPLES = 32
@@ -109,6 +109,31 @@ def is_finite_model(model: Any) -> bool:
     from monoidlab.models.protocols import FiniteModel
 
     return isinstance(model, FiniteModel)
+
+
+def certify_model_exactly(model: Any, lang: Any, offsets: bool = False) -> Certificate:
+    """The exact certificate of a finite model in eval mode: as its learned automaton when it
+    is one (``learned_automaton()``), else of its finite table."""
+    from monoidlab._util import eval_mode
+
+    with eval_mode(model):
+        if callable(getattr(model, "learned_automaton", None)):
+            from monoidlab.evaluation.automaton_certificate import certify_automaton
+
+            dfa = model.learned_automaton()
+            return certify_automaton(dfa.delta, dfa.output, dfa.start, lang)
+        return certify_table(model.finite_table(), lang, offsets=offsets)
+
+
+def finite_classifier(model: Any) -> Any:
+    """``classes(tokens, lengths)`` of a finite model without torch: its learned automaton's
+    run, or its table's fold."""
+    from monoidlab._util import eval_mode
+
+    with eval_mode(model):
+        if callable(getattr(model, "learned_automaton", None)):
+            return model.learned_automaton().classify
+        return model.finite_table().fold
 
 
 def finite_table_of(model: Any) -> Any:
@@ -207,11 +232,8 @@ def certify_finite_model(model: Any, lang: Any, config: Any = None, *, offsets: 
     (:func:`~monoidlab.evaluation.automaton_certificate.certify_automaton`: n · |Q| state
     pairs, never its transformation semigroup)."""
     if callable(getattr(model, "learned_automaton", None)):
-        from monoidlab.evaluation.automaton_certificate import certify_automaton
-
-        dfa = model.learned_automaton()
-        cert = certify_automaton(dfa.delta, dfa.output, dfa.start, lang)
-        agree, n = agreement(model, dfa, lang, config, seed)
+        cert = certify_model_exactly(model, lang)
+        agree, n = agreement(model, model.learned_automaton(), lang, config, seed)
         name = type(model).__name__ if config is None else config.model
         return ModelCertificate("model", cert, confirm(model, cert), agree, n, source, name)
     table = finite_table_of(model)

@@ -124,15 +124,13 @@ def refine_lr(lr: float, step: int, steps: int) -> float:
 
 
 def _certify(model: Any, language: Any) -> Any:
-    """The certificate of the model's table, offset 0 (the trainer's), or the text of a budget
-    that refused it."""
-    from monoidlab._util import eval_mode
+    """The model's exact certificate, offset 0 (the trainer's; a transformation tree's as its
+    automaton, any offset alike), or the text of a budget that refused it."""
     from monoidlab.errors import MonoidlabError
-    from monoidlab.evaluation.certificate import certify_table
+    from monoidlab.evaluation.model_certificate import certify_model_exactly
 
     try:
-        with eval_mode(model):
-            return certify_table(model.finite_table(), language)
+        return certify_model_exactly(model, language)
     except MonoidlabError as exc:
         return f"not certified: {exc}"
 
@@ -165,14 +163,13 @@ def _mined(model: Any, problem: Any, lengths: np.ndarray, n: int, seed: int
            ) -> list[tuple[tuple[int, ...], int]]:
     """The strings among ``n`` training strings (the run's sampler, lengths ``lengths``) that
     the model's table misreads, as (tokens, class): many counterexamples for one fold."""
-    from monoidlab._util import eval_mode
+    from monoidlab.evaluation.model_certificate import finite_classifier
     from monoidlab.strings.sampling import sample
 
     sampler = problem.sampler if problem.sampler != "covering" else "near_miss"
     b = sample(problem.language, lengths, n, sampler=sampler, seed=seed, within=problem.within,
                mix=problem.mix)
-    with eval_mode(model):
-        got = model.finite_table().fold(b.tokens, b.lengths)
+    got = finite_classifier(model)(b.tokens, b.lengths)
     wrong = np.flatnonzero(got != b.labels)
     return [(tuple(int(x) for x in b.tokens[i, : b.lengths[i]]), int(b.labels[i]))
             for i in wrong]

@@ -15,23 +15,11 @@ Example: python bench/bench_run_errors.py runs/tomita3-explore/*
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 from pathlib import Path
 
-from monoidlab.studies.runner import wrong_strings
-
-
-def row_of(run: Path) -> dict:
-    results = json.loads((run / "results.json").read_text())
-    wrong, scored = wrong_strings(results)
-    vals = [json.loads(ln) for ln in (run / "metrics.jsonl").read_text().splitlines()
-            if '"val_min_accuracy"' in ln]
-    label = (run / "variant.txt").read_text().strip() if (run / "variant.txt").is_file() else ""
-    return {"run": run.name, "variant": label, "wrong": wrong, "scored": scored,
-            "solved": results["solved"], "val_min": [v["val_min_accuracy"] for v in vals],
-            "train_s": results["train_seconds"]}
+from monoidlab.studies.blame import row_of  # the row of one run folder
 
 
 def main(argv=None) -> int:

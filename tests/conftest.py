@@ -8,7 +8,6 @@ machine) and with a modest number of examples so that the whole suite stays fast
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -92,22 +91,6 @@ def tiny_ldru_run(tmp_path_factory):
     run = tmp_path_factory.mktemp("sweep") / "parity__mlp-ldru__s0"
     train(config_from_dict(cfg, "tiny_ldru_run"), run, progress=False)
     return run
-
-
-@pytest.fixture(scope="session")
-def bench_script():
-    """``bench_script("bench_drift")``: a script of bench/ loaded as a module (bench/ is not a
-    package), for the tests of the bench scripts."""
-    import importlib.util
-
-    def load(name: str):
-        path = Path(__file__).resolve().parent.parent / "bench" / f"{name}.py"
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module
-
-    return load
 
 
 @pytest.fixture(scope="session")

@@ -203,24 +203,6 @@ def test_the_21_task_config_needs_a_frozen_recipe(tmp_path, monkeypatch):
         load_sweep(ROOT / "monoidlab" / "configs" / "ldru21-languages.toml")
 
 
-def test_the_21_task_comparison_reads_the_committed_cpu_table(bench_script):
-    """bench_ldru21 --compare reads the table another config's sweep wrote into results.md
-    (monoidlab.studies.runner.solved_in_section): the CPU recipe's 16 of 21, and which five it
-    misses."""
-    from monoidlab.studies.runner import solved_in_section
-
-    compare_text = bench_script("bench_ldru21").compare_text
-    cpu = solved_in_section((ROOT / "docs" / "results.md").read_text(), "ldru21 cpu")
-    assert len(cpu) == 21 and sum(cpu.values()) == 16
-    assert {t for t, ok in cpu.items() if not ok} == {"modular-arithmetic", "dyck-4", "dyck-6",
-                                                      "dyck-8", "dyck-12"}
-    here = {**cpu, "tomita-3": False, "dyck-4": True}
-    assert compare_text(here, cpu, "ldru21 cpu").endswith(
-        "solved there 16, here 16; lost here: tomita-3; gained here: dyck-4.")
-    with pytest.raises(ConfigError, match="no generated section 'nope'"):
-        solved_in_section("text", "nope")
-
-
 COVERING = FROZEN.replace('sampler = "near_miss"\nnear_miss_mix', 'sampler = "covering"\n'
                           'covering = { share = 0.5, k = 1, uncovered = "skip" }\n'
                           'near_miss_mix').replace("steps = 12000", "steps = 40")

@@ -99,7 +99,10 @@ def test_an_unknown_option_or_study_is_named():
         run_study(TOY, None, uptoo="2")  # type: ignore[arg-type]  # checked before any read
     with pytest.raises(UnknownName, match="did you mean 'threshold'"):
         get_study("thresold")
-    assert sorted(STUDIES) == ["exact21", "random-languages", "threshold"]
+    assert {"threshold", "random-languages", "exact21", "refine", "long", "identity-padding",
+            "listops", "ldru21"} <= set(STUDIES)
+    for name in STUDIES:  # each names itself and imports
+        assert get_study(name).name == name
 
 
 def test_a_missing_or_broken_study_config_names_the_file(tmp_path):
@@ -149,7 +152,9 @@ def test_a_line_cut_by_a_crash_is_left_out_and_any_other_bad_line_is_named(tmp_p
 #: (study, config, docs sections it writes): every committed table of a study
 COMMITTED = [("threshold", "configs/threshold-study.toml", ["threshold study"]),
              ("random-languages", "configs/random-languages.toml", ["random languages runs"]),
-             ("exact21", "configs/exact21.toml", ["exact21"])]
+             ("exact21", "configs/exact21.toml", ["exact21"]),
+             ("listops", "configs/listops-table.toml", ["listops table"]),
+             ("refine", "configs/refine-exact21.toml", ["refinement"])]
 
 
 def _committed(name: str) -> str:
@@ -237,3 +242,37 @@ def test_the_command_line_runs_a_study_from_its_config(tmp_path, capsys, monkeyp
     assert capsys.readouterr().out.startswith("0 runs to do (1 in the ledger)")
     assert main(["study", "threshold", "--config", str(cfg), "--table"]) == 0
     assert "| parity | 2 | 2 / 2 |" in capsys.readouterr().out
+
+
+# ------------------------------------------------------------------ docs/studies.md's claims
+def _studies_table() -> dict[str, list[str]]:
+    """{study: the configs/*.toml its row of docs/studies.md names}."""
+    text = (ROOT / "docs" / "studies.md").read_text(encoding="utf-8")
+    table = text.split("| study |", 1)[1].split("\n\n", 1)[0]
+    rows = {}
+    for line in table.splitlines()[2:]:
+        cells = line.split(" | ")
+        name = re.fullmatch(r"\| `([\w-]+)`", cells[0].strip())
+        assert name, line
+        rows[name.group(1)] = re.findall(r"`(configs/[\w.-]+\.toml)`", cells[1])
+    return rows
+
+
+def test_docs_studies_names_every_study_and_every_config_reads_with_its_study():
+    """docs/studies.md lists exactly the registered studies; each config it names exists and is
+    read by that study; every file of configs/ is named there (as a study's config, a sweep of
+    one, or a development sweep)."""
+    rows = _studies_table()
+    assert set(rows) == set(STUDIES)
+    named = set()
+    for name, configs in rows.items():
+        for c in configs:
+            config = read_config(get_study(name), ROOT / c)
+            assert config.root == ROOT, c
+            named.add(Path(c).name)
+    text = (ROOT / "docs" / "studies.md").read_text(encoding="utf-8")
+    for path in (ROOT / "configs").glob("*.toml"):
+        sweeps = [s for s in (ROOT / "configs").glob("*.toml")
+                  if f'"configs/{path.name}"' in s.read_text(encoding="utf-8")]
+        assert path.name in named or sweeps or f"`configs/{path.name}`" in text, (
+            f"{path.name}: not in docs/studies.md")

@@ -144,7 +144,16 @@ def test_bundled_configs_load(path):
     if "study" in data and "sweeps" in data["study"]:  # a study of sweeps (exact21)
         for sweep in data["study"]["sweeps"]:
             assert load_sweep(ROOT / sweep)["runs"]
-    elif "study" in data:  # the threshold study: each run's config is valid
+    elif "study" in data and "conditions" in data["study"]:  # the identity-padding study
+        from monoidlab.studies import identity_padding as ip
+
+        st = data["study"]
+        for task in st["tasks"]:
+            for condition in st["conditions"]:
+                keys = ip.run_config(task, condition, 0, st["steps"], 40, st["recipe"])
+                cfg = config_from_dict(keys, f"{path.name}: {task} {condition}")
+                assert cfg.language == task and cfg.steps == st["steps"]
+    elif "study" in data and "samplers" in data["study"]:  # the threshold study's runs
         from monoidlab.studies import threshold as mod
 
         for name in data["study"]["languages"]:
@@ -165,13 +174,13 @@ def test_bundled_configs_load(path):
             for spec in specs[:3]:
                 cfg = from_dict({**keys, "language": str(spec), "seed": 0}, name)
                 assert cfg.language == str(spec) and cfg.model == recipe["model"]
-    elif "table" in data:  # the ListOps table (bench/bench_listops.py): every entry's config
+    elif "table" in data:  # the ListOps table (monoidlab study listops): every entry's config
         from monoidlab.training.parse import config_from_dict as from_dict
 
         for name, entry in data["models"].items():
             cfg = from_dict({**data["base"], **entry, "seed": data["table"]["seed"]}, name)
             assert (cfg.task, cfg.model) == ("listops", entry["model"])
-    elif "refine" in data:  # a refinement of finished runs (bench/bench_refine.py)
+    elif "refine" in data:  # a refinement of finished runs (monoidlab study refine)
         ref = data["refine"]
         for variant, mine in ref["variants"].items():
             cfg = RunConfig(language="parity", model="mlp-ldru-snap", refine_rounds=ref["rounds"],
@@ -184,6 +193,8 @@ def test_bundled_configs_load(path):
         assert sweep["runs"]
         for run in sweep["runs"]:  # a run's config survives its config.json
             assert config_from_dict(run["config"].as_dict(), saved=True) == run["config"]
+    elif path.parent == STUDY_CONFIGS:  # another study's: read by its study, tests/test_studies.py
+        assert any(k in data for k in ("study", "runs", "table", "benchmark")), path
     else:
         cfg = load_config(path)
         assert cfg.language or cfg.task

@@ -63,8 +63,11 @@ def cmd_study(args: argparse.Namespace) -> None:
 
 
 cmd_study.configure = lambda p: (
-    p.add_argument("name", help="the study (monoidlab.studies.STUDIES: threshold, "
-                                "random-languages, exact21)"),
+    p.add_argument("name", help="the study (monoidlab.studies.STUDIES; docs/studies.md): "
+                                "threshold, random-languages, exact21, refine, long, "
+                                "identity-padding, listops, ldru21, ldru21-choices, offsets, "
+                                "fresh-test, strict-evaluation, bracketing, blame, drift, "
+                                "recipe, addition, extraction, probing"),
     p.add_argument("--config", default=None,
                    help="the study's config (default: configs/<its own>.toml of this folder)"),
     p.add_argument("--workers", type=int, default=1,

@@ -5,10 +5,26 @@ tables (see :mod:`monoidlab.studies.runner`).
 ``threshold``          L* against the support length s (configs/threshold-*.toml)
 ``random-languages``   recipes on random languages, a development and a held-out half
 ``exact21``            the 21 tasks with the depth-exact models and their certificates
+``refine``             counterexample-guided refinement of the unproved 21-task runs
+``long``               the five unsolved tasks at 100,000 steps (recipe pairs, curves)
+``identity-padding``   identity padding and random offsets against the Dyck support lengths
+``listops``            the MLP-LDRU paper's ListOps models at CPU scale
+``ldru21``             MLP-LDRU (PR-LSTM, LSTM) on the 21 tasks, one sweep file each
+``ldru21-choices``     each choice of the 21-task sweep against its alternative
+``offsets``            random left offsets against the predicted support
+``fresh-test``         the same weights on fresh test sets
+``strict-evaluation``  the runs earlier figures rested on, strictly evaluated
+``bracketing``         solved models under random bracketings: the monoid, or one tree?
+``blame``              a run's wrong strings and the tree nodes to blame
+``drift``              node states of one EC against tree depth
+``recipe``             the authors' recipe against the defaults at CPU scale
+``addition``           decimal addition: the Zhou et al. recipe against a baseline
+``extraction``         automata and monoids extracted from solved models
+``probing``            probes of trained models against their initialisation
 =====================  ===========================================================
 
->>> sorted(STUDIES)
-['exact21', 'random-languages', 'threshold']
+>>> sorted(STUDIES)[:4]
+['addition', 'blame', 'bracketing', 'drift']
 """
 
 from __future__ import annotations
@@ -32,7 +48,23 @@ __all__ = ["STUDIES", "get_study", "Study", "StudyConfig", "read_config", "run_s
 #: study name → the module holding its ``STUDY`` (imported when asked for: each pulls in torch)
 STUDIES = {"threshold": "monoidlab.studies.threshold",
            "random-languages": "monoidlab.studies.random_languages",
-           "exact21": "monoidlab.studies.exact21"}
+           "exact21": "monoidlab.studies.exact21",
+           "refine": "monoidlab.studies.refine",
+           "long": "monoidlab.studies.long",
+           "identity-padding": "monoidlab.studies.identity_padding",
+           "listops": "monoidlab.studies.listops",
+           "ldru21": "monoidlab.studies.ldru21",
+           "ldru21-choices": "monoidlab.studies.ldru21_choices",
+           "offsets": "monoidlab.studies.offsets",
+           "fresh-test": "monoidlab.studies.fresh_test",
+           "strict-evaluation": "monoidlab.studies.strict_evaluation",
+           "bracketing": "monoidlab.studies.bracketing",
+           "blame": "monoidlab.studies.blame",
+           "drift": "monoidlab.studies.drift",
+           "recipe": "monoidlab.studies.recipe",
+           "addition": "monoidlab.studies.addition",
+           "extraction": "monoidlab.studies.extraction",
+           "probing": "monoidlab.studies.probing"}
 
 
 def get_study(name: str) -> Study:

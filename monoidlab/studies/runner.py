@@ -75,10 +75,19 @@ class Study:
 
 
 def read_config(study: Study, path: str | os.PathLike | None = None) -> StudyConfig:
-    """Read a study's config (default: its own under the current repository's ``configs/``)."""
+    """Read a study's config (default: its own under the current repository's ``configs/``; a
+    config the package ships, ``monoidlab/configs/NAME.toml``, is found by ``configs/NAME.toml``
+    or ``NAME`` too, and its repository is the current folder, as for ``monoidlab sweep``)."""
     import tomllib
 
+    from monoidlab.bundled import configs_dir, resolve_config
+
     path = Path(path or Path("configs") / study.default_config)
+    if not path.is_file():  # configs/NAME.toml or NAME of a bundled sweep file
+        try:
+            path = resolve_config(path)
+        except ConfigError:
+            pass  # not bundled either: reported missing below
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -86,7 +95,10 @@ def read_config(study: Study, path: str | os.PathLike | None = None) -> StudyCon
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read the study config ({exc})") from None
     path = path.absolute()  # not resolved: configs/ may be a link, the repository is here
-    root = path.parent.parent if path.parent.name == "configs" else path.parent
+    if path.resolve().parent == configs_dir():  # shipped with the package: no repository's own
+        root = Path.cwd()
+    else:
+        root = path.parent.parent if path.parent.name == "configs" else path.parent
     ledger, out = study.read(path, data)
     return StudyConfig(path=path, root=root, data=data, ledger=root / ledger, out=root / out)
 

@@ -1,58 +1,69 @@
 """Long runs of the five unsolved tasks (configs/ldru-long-cpu.toml), across sessions.
 
-Usage: python bench/bench_long.py --phase pairs [--workers 2] [--config FILE] [--only PAIRS]
-       python bench/bench_long.py --phase long [--workers 2] [--only PAIRS]
-       python bench/bench_long.py --status
-       python bench/bench_long.py --table [--write-docs]
-       python bench/bench_long.py --save-state     # before the machine goes: then commit
+    monoidlab study long --phase pairs [--workers 2] [--only PAIRS] [--pair-step N]
+    monoidlab study long --phase long [--workers 2] [--only PAIRS]
+    monoidlab study long --action status
+    monoidlab study long --table | --write-docs
+    monoidlab study long --action save-state     # before the machine goes: then commit
 
-``--phase pairs`` trains both recipes of every condition (``NAME-ours``, ``NAME-authors``) to
-step 20000; ``--phase long`` continues, per condition, the recipe its step-20000 validation
-favours (the rule in the config's comments: :func:`favoured`) to the end, tests it strictly and
-re-checks the tested weights on two fresh test sets (seeds 1000, 1001; ``fresh.json``). Every
-run pauses at each validation step (``eval_every``) and keeps a copy of its checkpoint there
+The config is a sweep file: every condition has two recipes (``NAME-ours``, ``NAME-authors``).
+``--phase pairs`` trains both recipes of every condition to step 20000 (``--pair-step``);
+``--phase long`` continues, per condition, the recipe its step-20000 validation favours (the
+rule in the config's comments: :func:`favoured`) to the end, tests it strictly and re-checks
+the tested weights on two fresh test sets (seeds 1000, 1001; ``fresh.json``). Every run pauses at
+each validation step (``eval_every``) and keeps a copy of its checkpoint there
 (``snapshots/step-N.pt``: the learning curves are drawn from them) and one line of wall and CPU
 time per segment (``segments.jsonl``; the part trained by a process killed mid-segment, or
 packed before a session ended, gets its own line from the trainer's logged clocks:
-:func:`interrupted_segment`). Everything is resumable: rerun the same command after a
-kill or in a later session (a kill loses at most ``checkpoint_every`` steps). ``--status``
-prints where every run stands. One torch thread per run, ``--workers`` runs side by side.
+:func:`interrupted_segment`). Everything is resumable: rerun the same command after a kill or
+in a later session (a kill loses at most ``checkpoint_every`` steps). ``--action status`` prints
+where every run stands. One torch thread per run, ``--workers`` runs side by side.
 
-A pair whose two run folders are both absent takes its choice from the validations recorded in
-``docs/data/ldru-long-pairs.json`` (the same rule on the recorded minimum accuracies), and its
-favoured recipe starts from step 0. ``--only`` restricts either phase to some pairs.
+The study keeps two ledgers of its own, in the formats they had before the runner (JSON files,
+not the runner's JSON lines: every run's ``run`` returns None, so the runner records nothing):
+``docs/data/ldru-long-pairs.json``, the pairs' validations at step 20000 (a pair whose two run
+folders are both absent takes its choice from there, by the same rule, and its favoured recipe
+starts from step 0), and ``docs/data/ldru-long-finished.json``, the prediction-table rows of the
+finished runs. ``--only`` restricts a phase or an action to some pairs. Paths resolve against
+the study's repository (the folder above ``configs/``).
 
 A session's machine does not outlive it, and the run folders (``runs/``) go with it.
-``--save-state`` records every finished row of the prediction table in
-``docs/data/ldru-long-finished.json`` and packs every started, unfinished run (its checkpoint,
-best weights, metrics, segments and curve points: ``CARRIED``) into
-``docs/data/long-state/RUN.tar.gz``; commit both. Every later command unpacks a pack into an
-absent run folder first, so the next session resumes with the same command; a pair recorded as
-finished is never trained again, and the table reads its row from the ledger.
+``--action save-state`` records every finished row of the prediction table in the finished
+ledger and packs every started, unfinished run (its checkpoint, best weights, metrics, segments
+and curve points: :data:`CARRIED`) into ``docs/data/long-state/RUN.tar.gz``; commit both. Every
+later command unpacks a pack into an absent run folder first, so the next session resumes with
+the same command; a pair recorded as finished is never trained again, and the table reads its
+row from the ledger.
 
-``--table`` draws, for the run each condition continued: its learning curve (the strict test
-errors of every snapshot, per kind and per tree level of the string: ``curve.jsonl`` in the run
-folder, computed once per snapshot) and the prediction table (covered or not at the training
-lengths, by the tool's support length; solved or not, fresh sets included; whether the
-prediction holds; for a covered run that fails, :func:`monoidlab.training.diagnosis.diagnose`
-on its tested weights, cached in ``diagnosis.json``). ``--write-docs`` writes the figure to
-docs/figures/long-curves.png and the section ``long runs`` of docs/results.md.
+The table (``--table``, ``--write-docs``): for the run each condition continued, its learning
+curve (the strict test errors of every snapshot, per kind and per tree level of the string:
+``curve.jsonl`` in the run folder, computed once per snapshot) and the prediction table
+(covered or not at the training lengths, by the tool's support length; solved or not, fresh
+sets included; whether the prediction holds; for a covered run that fails,
+:func:`monoidlab.training.diagnosis.diagnose` on its tested weights, cached in
+``diagnosis.json``). ``--write-docs`` writes the section ``long runs`` of docs/results.md, the
+figure docs/figures/long-curves.png and the finished rows into the finished ledger.
+
+>>> pair_of("dyck-6-identity-ours__mlp-ldru__s0"), pair_of("dyck-12-identity-L64-authors")
+('dyck-6-identity', 'dyck-12-identity-L64')
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import shutil
-import sys
 import time
 from pathlib import Path
+from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-CONFIG = ROOT / "configs" / "ldru-long-cpu.toml"
-PAIRS_LEDGER = ROOT / "docs" / "data" / "ldru-long-pairs.json"
-FINISHED_LEDGER = ROOT / "docs" / "data" / "ldru-long-finished.json"
-STATE_DIR = ROOT / "docs" / "data" / "long-state"
+from monoidlab.errors import ConfigError
+from monoidlab.studies.runner import Study, StudyConfig, fresh_checks, wrong_strings
+
+#: the study's own files, relative to its repository
+PAIRS_LEDGER = "docs/data/ldru-long-pairs.json"
+FINISHED_LEDGER = "docs/data/ldru-long-finished.json"
+STATE_DIR = "docs/data/long-state"
+FIGURE = "docs/figures/long-curves.png"
 # what a started run needs to resume and to draw its curve elsewhere: the snapshots stay
 # behind once their points are in curve.jsonl
 CARRIED = ("checkpoint.pt", "best.pt", "metrics.jsonl", "config.json", "segments.jsonl",
@@ -60,12 +71,14 @@ CARRIED = ("checkpoint.pt", "best.pt", "metrics.jsonl", "config.json", "segments
 # a finished row's fields that the prediction table shows (the rest is recomputed)
 RECORDED = ("recipe", "steps", "own", "fresh", "solved", "wall_h", "cpu_h", "curve",
             "diagnosis", "baselines")
-FIGURE = ROOT / "docs" / "figures" / "long-curves.png"
 PAIR_STEP = 20000
 FRESH_SEEDS = (1000, 1001)
 RECIPES = ("-ours", "-authors")
+#: ``until`` of a run trained to its end
+END = 10**12
 
 
+# ------------------------------------------------------------------------------ names
 def condition_of(run_id: str) -> str:
     """``dyck-6-identity-ours__mlp-ldru__s0`` -> ``dyck-6-identity-ours``."""
     return run_id.split("__")[0]
@@ -80,6 +93,16 @@ def pair_of(run_id: str) -> str:
     return name
 
 
+def pairs_of(runs: list[dict]) -> dict[str, dict[str, dict]]:
+    """{pair: {"ours": run, "authors": run}} (a condition without a recipe suffix: {"": run})."""
+    by_pair: dict[str, dict[str, dict]] = {}
+    for r in runs:
+        pair = pair_of(r["id"])
+        by_pair.setdefault(pair, {})[condition_of(r["id"])[len(pair) + 1:]] = r
+    return by_pair
+
+
+# ------------------------------------------------------------------------------ run folders
 def checkpoint_step(run: Path) -> int:
     """The step of a run's checkpoint (0 without one)."""
     import torch
@@ -98,6 +121,7 @@ def validations(run: Path) -> dict[int, dict]:
             if "val_min_accuracy" in r}
 
 
+# ------------------------------------------------------------------------------ the pair rule
 def selection_key(row: dict | None) -> tuple:
     """The trainer's rule for the best validated weights, on a metrics.jsonl validation row:
     strictly solved, then the minimum accuracy over kinds, then the mean."""
@@ -116,16 +140,17 @@ def favoured(ours: Path, authors: Path, step: int = PAIR_STEP) -> str | None:
     return "authors" if selection_key(b) > selection_key(a) else "ours"
 
 
-def recorded_choice(pair: str, ledger: Path = PAIRS_LEDGER) -> str | None:
-    """The recipe the recorded pair validations favour (higher minimum accuracy; a tie goes to
-    ours); None when the pair is not recorded or one side was never validated there.
+def recorded_choice(pair: str, ledger: Path) -> str | None:
+    """The recipe the recorded pair validations in ``ledger`` favour (higher minimum accuracy;
+    a tie goes to ours); None when the pair is not recorded or one side was never validated.
 
-    >>> recorded_choice("dyck-6-learned"), recorded_choice("dyck-6-identity")
+    >>> import tempfile; p = Path(tempfile.mkdtemp()) / "pairs.json"
+    >>> _ = p.write_text(json.dumps({"pairs": {"a": {"ours": 0.438, "authors": 0.531},
+    ...     "b": {"ours": 0.031, "authors": 0.0}, "c": {"ours": 0.5, "authors": None}}}))
+    >>> recorded_choice("a", p), recorded_choice("b", p)  # b: min 0.031 against 0.000
     ('authors', 'ours')
-    >>> recorded_choice("modular-arithmetic-identity")  # min 0.031 against 0.000
-    'ours'
-    >>> recorded_choice("dyck-5-identity") is None  # not a recorded pair
-    True
+    >>> recorded_choice("c", p) is None, recorded_choice("d", p) is None
+    (True, True)
     """
     if not ledger.is_file():
         return None
@@ -136,7 +161,44 @@ def recorded_choice(pair: str, ledger: Path = PAIRS_LEDGER) -> str | None:
     return "authors" if authors > ours else "ours"
 
 
-def recorded_finished(pair: str, ledger: Path = FINISHED_LEDGER) -> dict | None:
+def recorded_start(members: dict[str, dict], out: Path, ledger: Path) -> str | None:
+    """The recorded choice of a pair whose folders were lost (``--phase long`` starts it from
+    step 0): when neither folder exists, or only that choice's; None otherwise (the pair's
+    own validations decide) or when nothing is recorded."""
+    recorded = recorded_choice(pair_of(members["ours"]["id"]), ledger)
+    started = [name for name in ("ours", "authors") if (out / members[name]["id"]).exists()]
+    return recorded if recorded is not None and started in ([], [recorded]) else None
+
+
+def choice_of(pair: str, members: dict[str, dict], out: Path, ledger: Path,
+              step: int = PAIR_STEP) -> tuple[str | None, str]:
+    """(recipe to continue, where the choice comes from): the pair's own validations at
+    ``step``; when its run folders were lost, the recorded ones in ``ledger`` (recorded_start)."""
+    # a started recorded choice must not make the pair look undecided when it resumes
+    recorded = recorded_start(members, out, ledger)
+    if recorded is not None:
+        return recorded, f"recorded in {ledger.name}; run folders absent"
+    ours, authors = out / members["ours"]["id"], out / members["authors"]["id"]
+    return favoured(ours, authors, step), f"validation at step {step}"
+
+
+def continued_run(members: dict[str, dict], out: Path, pair_step: int,
+                  ledger: Path | None = None) -> dict | None:
+    """The member a pair continued past the pair step (or the only member of a plain
+    condition), or the member its recorded choice in ``ledger`` started from step 0 (the
+    pair's folders lost: that one folder alone); None while none has."""
+    if set(members) != {"ours", "authors"}:
+        return next(iter(members.values()))
+    past = [r for r in members.values() if (out / r["id"] / "results.json").is_file()
+            or checkpoint_step(out / r["id"]) > pair_step]
+    if past:
+        return past[0]
+    started = recorded_start(members, out, ledger) if ledger is not None else None
+    return members[started] if started and (out / members[started]["id"]).exists() else None
+
+
+# ------------------------------------------------------------------------------ the finished ledger
+def recorded_finished(pair: str, ledger: Path) -> dict | None:
     """The recorded prediction-table row of a pair whose continued run finished (its run
     folder may be gone since: a session's machine does not outlive it); None if not recorded.
     """
@@ -145,15 +207,14 @@ def recorded_finished(pair: str, ledger: Path = FINISHED_LEDGER) -> dict | None:
     return json.loads(ledger.read_text())["rows"].get(pair)
 
 
-def record_finished(rows: list[dict], ledger: Path) -> int:
-    """Record every finished row of a prediction table (``solved`` known) in ``ledger``, so
-    that the table outlives the run folders; returns how many rows were new or changed."""
-    from monoidlab._util import atomic_write_text
-
-    data = (json.loads(ledger.read_text()) if ledger.is_file() else
+def finished_text(rows: list[dict], ledger: Path) -> str | None:
+    """The finished ledger with every finished row of a prediction table (``solved`` known)
+    recorded, so that the table outlives the run folders; None when no row is new or changed
+    (the file stays as it is)."""
+    data: dict[str, Any] = (json.loads(ledger.read_text()) if ledger.is_file() else
             {"why": "the prediction-table rows of the finished long runs, written by "
-                    "bench/bench_long.py --table --write-docs or --save-state; the table reads a row from "
-                    "here when the run's folder is gone", "rows": {}})
+                    "monoidlab study long --write-docs or --action save-state; the table reads "
+                    "a row from here when the run's folder is gone", "rows": {}})
     changed = 0
     for r in rows:
         if r["solved"] is None:
@@ -162,12 +223,22 @@ def record_finished(rows: list[dict], ledger: Path) -> int:
         if data["rows"].get(r["condition"]) != rec:
             data["rows"][r["condition"]] = rec
             changed += 1
-    if changed:
-        atomic_write_text(ledger, json.dumps(data, indent=1) + "\n")
-    return changed
+    return json.dumps(data, indent=1) + "\n" if changed else None
 
 
-def save_state(run: Path, state_dir: Path = STATE_DIR) -> Path | None:
+def record_finished(rows: list[dict], ledger: Path) -> bool:
+    """Write :func:`finished_text` when it changed; True when it did."""
+    from monoidlab._util import atomic_write_text
+
+    text = finished_text(rows, ledger)
+    if text is not None:
+        ledger.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(ledger, text)
+    return text is not None
+
+
+# ------------------------------------------------------------------------------ state packs
+def save_state(run: Path, state_dir: Path) -> Path | None:
     """Pack a started, unfinished run into ``state_dir/<run id>.tar.gz`` (the files of CARRIED;
     every snapshot's curve point is computed first, so the snapshots stay behind) for a later
     session on a fresh machine (:func:`restore_state`). A finished run's pack is removed: its
@@ -207,9 +278,10 @@ def save_state(run: Path, state_dir: Path = STATE_DIR) -> Path | None:
     return pack
 
 
-def restore_state(run: Path, state_dir: Path = STATE_DIR) -> bool:
+def restore_state(run: Path, state_dir: Path) -> bool:
     """Unpack ``state_dir/<run id>.tar.gz`` into the run folder when that folder does not
-    exist (an existing folder is never overwritten); True when unpacked."""
+    exist (an existing folder is never overwritten); True when unpacked. A pack holding any
+    other file than those of CARRIED is refused (ConfigError) and nothing is unpacked."""
     import tarfile
 
     pack = state_dir / f"{run.name}.tar.gz"
@@ -220,24 +292,14 @@ def restore_state(run: Path, state_dir: Path = STATE_DIR) -> bool:
     with tarfile.open(pack) as tar:
         odd = [n for n in tar.getnames() if n not in CARRIED]
         if odd:
-            raise SystemExit(f"{pack}: {odd[0]!r} is not a run file ({', '.join(CARRIED)})")
+            raise ConfigError(f"{pack}: {odd[0]!r} is not a run file ({', '.join(CARRIED)})")
         tar.extractall(tmp, filter="data")
     tmp.rename(run)
     return True
 
 
-def prediction_of(covered: bool, solved: bool) -> str:
-    """The prediction's verdict on one finished condition.
-
-    >>> prediction_of(True, False), prediction_of(False, True)
-    ('not confirmed: covered, not solved', 'REFUTED: uncovered, solved')
-    """
-    if covered:
-        return "holds" if solved else "not confirmed: covered, not solved"
-    return "REFUTED: uncovered, solved" if solved else "holds"
-
-
-def train_until(run_id: str, config: dict, out: Path, until: int) -> dict:
+# ------------------------------------------------------------------------------ training
+def train_until(run_id: str, config: Any, out: Path, until: int) -> dict:
     """Train one run up to global step ``until`` (its end when ``until`` >= its steps), pausing
     and snapshotting at every validation step; at the end, the fresh-set re-check."""
     import torch
@@ -254,7 +316,7 @@ def train_until(run_id: str, config: dict, out: Path, until: int) -> dict:
     targets = [t for t in range(every, total + 1, every) if t <= until]
     if until >= total and (not targets or targets[-1] != total):
         targets.append(total)
-    status = {"id": run_id}
+    status: dict[str, Any] = {"id": run_id}
     for target in targets:
         if (run / "results.json").is_file():
             break  # finished (maybe stopped early at a validation)
@@ -281,15 +343,18 @@ def train_until(run_id: str, config: dict, out: Path, until: int) -> dict:
     return status
 
 
-def fresh_check(run: Path) -> dict:
-    """The tested weights on two fresh test sets (bench_fresh_test's scores), in fresh.json."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from bench_fresh_test import fresh_scores
-
+def fresh_check(run: Path, seeds: tuple[int, ...] = FRESH_SEEDS) -> dict:
+    """The tested weights on the own test set and on fresh ones (:func:`fresh_checks`): wrong
+    and scored strings and the verdict per set, by seed (``own``: the run's own), in
+    fresh.json."""
     from monoidlab._util import atomic_write_text
 
-    scores = fresh_scores(run, list(FRESH_SEEDS))
-    data = {str(k): {"wrong": v[0], "scored": v[1], "solved": v[2]} for k, v in scores.items()}
+    results = json.loads((run / "results.json").read_text())
+    wrong, scored = wrong_strings(results)
+    data = {"own": {"wrong": wrong, "scored": scored, "solved": bool(results["solved"])}}
+    for f in fresh_checks(run, list(seeds)):
+        data[str(f["seed"])] = {"wrong": f["wrong"], "scored": f["scored"],
+                                "solved": bool(f["solved"])}
     atomic_write_text(run / "fresh.json", json.dumps(data, indent=2))
     return data
 
@@ -346,6 +411,7 @@ def hours(run: Path) -> tuple[float, float | str]:
 
 
 def status_rows(runs: list[dict], out: Path) -> list[dict]:
+    """Where every run stands: step, last validation, verdict, hours."""
     rows = []
     for r in runs:
         run = out / r["id"]
@@ -362,6 +428,7 @@ def status_rows(runs: list[dict], out: Path) -> list[dict]:
     return rows
 
 
+# ------------------------------------------------------------------------------ curves
 def snapshot_step(path: Path) -> int:
     """``snapshots/step-20000.pt`` -> 20000."""
     return int(path.stem.split("-", 1)[1])
@@ -403,8 +470,9 @@ def curve(run: Path) -> list[dict]:
     return out
 
 
-def errors_of(ev) -> dict:
-    """Wrong strings of an Evaluation per kind (with the scored count) and per tree level.
+def errors_of(ev: Any) -> dict:
+    """Wrong strings of an Evaluation per kind (with the scored count, as
+    :func:`~monoidlab.studies.runner.wrong_strings` counts them) and per tree level.
 
     >>> from monoidlab.evaluation.result import Evaluation
     >>> ev = Evaluation("x", ("near_miss",), 0.99, 4, accuracy={"near_miss": {41: 0.75, 300: 1.0}})
@@ -415,10 +483,12 @@ def errors_of(ev) -> dict:
     from monoidlab.training.diagnosis import depth_of
 
     n = int(ev.n_per_length)
-    wrong, scored, by_level = {}, {}, {}
+    wrong: dict[str, int] = {}
+    scored: dict[str, int] = {}
+    by_level: dict[str, int] = {}
     for kind, per in ev.accuracy.items():
-        wrong[kind] = sum(round((1 - a) * n) for a in per.values())
-        scored[kind] = n * len(per)
+        wrong[kind], scored[kind] = wrong_strings(
+            {"evaluation": {"n_per_length": n, "accuracy": {kind: per}}})
         for L, a in per.items():
             d = str(depth_of(int(L)))
             by_level[d] = by_level.get(d, 0) + round((1 - a) * n)
@@ -427,7 +497,21 @@ def errors_of(ev) -> dict:
             "solved": bool(ev.solved)}
 
 
-def baseline_wrong(ev) -> dict:
+def tested_of(points: list[dict]) -> dict:
+    """The curve's row of the tested weights (the best validated ones, often not the last
+    snapshot), which the prediction table reports.
+
+    >>> tested_of([{"step": 10}, {"step": 20, "tested": True}, {"step": 30}])
+    {'step': 20, 'tested': True}
+    """
+    rows = [c for c in points if c.get("tested")]
+    if len(rows) != 1:
+        raise ValueError(f"a finished run's curve has one tested row, got {len(rows)}")
+    return rows[0]
+
+
+# ------------------------------------------------------------------------------ baselines
+def baseline_wrong(ev: Any) -> dict:
     """Wrong strings per kind of the trivial baselines (majority class, count-only) on the
     lengths an Evaluation scored, counted as :func:`errors_of` counts the model's; a kind is
     None where a baseline does not apply at some length.
@@ -440,7 +524,7 @@ def baseline_wrong(ev) -> dict:
     {'majority': {'near_miss': 3}, 'count_only': {'near_miss': None}}
     """
     n = int(ev.n_per_length)
-    out = {}
+    out: dict[str, dict[str, int | None]] = {}
     for name in ("majority", "count_only"):
         per_kind = ev.baselines.get(name, {})
         out[name] = {}
@@ -452,7 +536,7 @@ def baseline_wrong(ev) -> dict:
     return out
 
 
-def trivial_wrong(cfg, run: Path | None = None) -> dict:
+def trivial_wrong(cfg: Any, run: Path | None = None) -> dict:
     """:func:`baseline_wrong` on a condition's own test set. The strings depend on the
     language, lengths, strings per length, seed and kinds alone, so an untrained model of the
     config draws the same set (only the baselines are read, never its answers); a finished
@@ -464,7 +548,7 @@ def trivial_wrong(cfg, run: Path | None = None) -> dict:
         return baseline_wrong(Evaluation.from_dict(res["evaluation"]))
     cache = run / "baselines.json" if run is not None else None
     if cache is not None and cache.is_file():
-        return json.loads(cache.read_text())
+        return dict(json.loads(cache.read_text()))
     import torch
 
     from monoidlab._util import atomic_write_text, inference
@@ -480,7 +564,7 @@ def trivial_wrong(cfg, run: Path | None = None) -> dict:
         ev = evaluate_kinds(model, problem, cfg.test_lengths, cfg.test_samples, cfg.seed,
                             cfg.eval_kinds, cfg.solved_threshold, progress=False)
     out = baseline_wrong(ev)
-    if cache is not None and run.is_dir():
+    if cache is not None and run is not None and run.is_dir():
         atomic_write_text(cache, json.dumps(out))
     return out
 
@@ -495,40 +579,36 @@ def wrong_text(per_kind: dict) -> str:
     return "-" if not vals or any(v is None for v in vals) else str(sum(vals))
 
 
-def continued_run(members: dict[str, dict], out: Path, pair_step: int,
-                  ledger: Path | None = None) -> dict | None:
-    """The member a pair continued past the pair step (or the only member of a plain
-    condition), or the member its recorded choice in ``ledger`` started from step 0 (the
-    pair's folders lost: that one folder alone); None while none has."""
-    if set(members) != {"ours", "authors"}:
-        return next(iter(members.values()))
-    past = [r for r in members.values() if (out / r["id"] / "results.json").is_file()
-            or checkpoint_step(out / r["id"]) > pair_step]
-    if past:
-        return past[0]
-    started = recorded_start(members, out, ledger) if ledger is not None else None
-    return members[started] if started and (out / members[started]["id"]).exists() else None
+# ------------------------------------------------------------------------------ the prediction
+def prediction_of(covered: bool, solved: bool) -> str:
+    """The prediction's verdict on one finished condition.
+
+    >>> prediction_of(True, False), prediction_of(False, True)
+    ('not confirmed: covered, not solved', 'REFUTED: uncovered, solved')
+    """
+    if covered:
+        return "holds" if solved else "not confirmed: covered, not solved"
+    return "REFUTED: uncovered, solved" if solved else "holds"
 
 
-def recorded_start(members: dict[str, dict], out: Path, ledger: Path) -> str | None:
-    """The recorded choice of a pair whose folders were lost (``--phase long`` starts it from
-    step 0): when neither folder exists, or only that choice's; None otherwise (the pair's
-    own validations decide) or when nothing is recorded."""
-    recorded = recorded_choice(pair_of(members["ours"]["id"]), ledger)
-    started = [name for name in ("ours", "authors") if (out / members[name]["id"]).exists()]
-    return recorded if recorded is not None and started in ([], [recorded]) else None
+_SUPPORT: dict[tuple, int | None] = {}
 
 
-def support_of(cfg) -> tuple[int | None, int]:
+def support_of(cfg: Any) -> tuple[int | None, int]:
     """(the tool's support length of a run's language at its padding for its test lengths,
-    the longest training length): covered when the first is at most the second."""
+    the longest training length): covered when the first is at most the second. The support
+    length is computed once per language, lengths and padding in a process."""
     import monoidlab as ml
     from monoidlab.training.problems import make_problem
 
     train_max = int(max(cfg.train_lengths.values()))
-    r = ml.min_training_length(make_problem(cfg).language, list(cfg.test_lengths.values()),
-                               within="auto", padding=cfg.padding)
-    return r.support_length, train_max
+    lengths = [int(x) for x in cfg.test_lengths.values()]
+    key = (cfg.language, cfg.task, cfg.within, tuple(lengths), str(cfg.padding))
+    if key not in _SUPPORT:
+        r = ml.min_training_length(make_problem(cfg).language, lengths, within="auto",
+                                   padding=cfg.padding)
+        _SUPPORT[key] = r.support_length
+    return _SUPPORT[key], train_max
 
 
 def diagnosis_of(run: Path) -> dict:
@@ -536,7 +616,7 @@ def diagnosis_of(run: Path) -> dict:
     sampled training counts; cached in diagnosis.json."""
     cache = run / "diagnosis.json"
     if cache.is_file():
-        return json.loads(cache.read_text())
+        return dict(json.loads(cache.read_text()))
     from monoidlab._util import atomic_write_text, inference
     from monoidlab.evaluation.result import Evaluation
     from monoidlab.training import load_checkpoint
@@ -560,10 +640,11 @@ def prediction_row(pair: str, run: dict | None, members: dict, out: Path,
     cfg = next(iter(members.values()))["config"]
     support, train_max = support_of(cfg)
     covered = support is not None and support <= train_max
-    row = {"condition": pair, "padding": str(cfg.padding), "train": f"1..{train_max}",
-           "support": support, "covered": covered, "recipe": "-", "steps": 0,
-           "solved": None, "own": "-", "fresh": "-", "wall_h": 0.0, "cpu_h": 0.0,
-           "prediction": "not run yet", "diagnosis": None, "curve": [], "baselines": None}
+    row: dict[str, Any] = {
+        "condition": pair, "padding": str(cfg.padding), "train": f"1..{train_max}",
+        "support": support, "covered": covered, "recipe": "-", "steps": 0, "solved": None,
+        "own": "-", "fresh": "-", "wall_h": 0.0, "cpu_h": 0.0, "prediction": "not run yet",
+        "diagnosis": None, "curve": [], "baselines": None}
     done = recorded_finished(pair, finished) if finished is not None and run is None else None
     if done is not None:
         row.update({k: done.get(k) for k in RECORDED})
@@ -601,19 +682,7 @@ def prediction_row(pair: str, run: dict | None, members: dict, out: Path,
     return row
 
 
-def tested_of(points: list[dict]) -> dict:
-    """The curve's row of the tested weights (the best validated ones, often not the last
-    snapshot), which the prediction table reports.
-
-    >>> tested_of([{"step": 10}, {"step": 20, "tested": True}, {"step": 30}])
-    {'step': 20, 'tested': True}
-    """
-    rows = [c for c in points if c.get("tested")]
-    if len(rows) != 1:
-        raise ValueError(f"a finished run's curve has one tested row, got {len(rows)}")
-    return rows[0]
-
-
+# ------------------------------------------------------------------------------ the tables
 def prediction_table(rows: list[dict]) -> str:
     """The prediction table as markdown (one row per condition)."""
     head = ("| condition | padding | training | support length | covered? | recipe continued | "
@@ -627,8 +696,8 @@ def prediction_table(rows: list[dict]) -> str:
                 f"{wrong_text(r['baselines']['count_only'])}")
         body.append(f"| {r['condition']} | {r['padding']} | {r['train']} | {r['support']} | "
                     f"{'yes' if r['covered'] else '**no**'} | {r['recipe']} | {r['steps']} | "
-                    f"{r['own']} | {base} | {r['fresh']} | {solved} | {r['wall_h']} | {r['cpu_h']} | "
-                    f"{r['prediction']} |")
+                    f"{r['own']} | {base} | {r['fresh']} | {solved} | {r['wall_h']} | "
+                    f"{r['cpu_h']} | {r['prediction']} |")
     return head + "\n".join(body) + "\n"
 
 
@@ -690,185 +759,208 @@ def draw_curves(rows: list[dict], path: Path) -> None:
     plt.close(fig)
 
 
-def write_table(runs: list[dict], out: Path, ledger: Path, pair_step: int,
-                write_docs: bool, finished: Path = FINISHED_LEDGER, record: bool = False) -> int:
-    """``--table``: print the prediction table and the curves' points; with ``write_docs``, the
-    figure and the ``long runs`` section of docs/results.md; with ``write_docs`` or ``record``,
-    its finished rows in ``finished``."""
-    rows = [prediction_row(pair, continued_run(members, out, pair_step, ledger), members, out,
-                           ledger, pair_step, finished)
-            for pair, members in pairs_of(runs).items()]
-    if (write_docs or record) and record_finished(rows, finished):
-        print(f"recorded the finished rows in {finished}")
+def section_text(rows: list[dict], config_name: str, pair_step: int = PAIR_STEP) -> str:
+    """The section ``long runs`` of docs/results.md: the prediction table, the curves' points
+    and the diagnoses of the covered runs that fail."""
     table = prediction_table(rows)
     points = curve_text(rows)
     diagnoses = "\n".join(f"- **{r['condition']}** ({r['recipe']}): "
                           + r["diagnosis"]["text"].replace("\n", " ")
                           for r in rows if r["diagnosis"])
-    print(table)
-    print(points or "(no snapshot yet)")
-    if diagnoses:
-        print(diagnoses)
-    if write_docs:
-        from monoidlab._util import write_section
-
-        curves = any(r["curve"] for r in rows)
-        if curves:
-            draw_curves(rows, FIGURE)
-        solved = sum(1 for r in rows if r["solved"])
-        finished = sum(1 for r in rows if r["solved"] is not None)
-        text = (f"## The five unsolved tasks at 100,000 steps: the prediction table\n\n"
-                f"`python bench/bench_long.py --table --write-docs` (configs/ldru-long-cpu.toml; "
-                f"the recipe each condition continues is the better of its pair at step "
-                f"{pair_step}, by the config's rule). A condition is covered when the tool's "
-                f"support length at its padding is at most its longest training length; the "
-                f"prediction: covered conditions can be solved, uncovered ones cannot. "
-                f"Strictly solved means every kind at every test length, on the own test set "
-                f"and on two fresh ones (seeds {FRESH_SEEDS[0]}, {FRESH_SEEDS[1]}). "
-                f"{finished} of {len(rows)} conditions finished, {solved} strictly solved "
-                f"(a finished row whose run folder is gone comes from "
-                f"docs/data/ldru-long-finished.json). Wall and CPU hours count every part "
-                f"trained, across sessions (`>= x`: a part trained before the trainer logged "
-                f"its CPU time). Beside the own test set, the trivial baselines on the same "
-                f"strings: always the majority class, and the best model that sees only the "
-                f"symbol counts (an upper bound computed on the test strings themselves: where "
-                f"every string has counts of its own, as in modular-arithmetic (64 distinct "
-                f"count vectors among the 64 strings of each kind at lengths 41, 101 and 301), "
-                f"it is vacuous).\n\n"
-                + table
-                + ("\n![learning curves](figures/long-curves.png)\n\n"
-                   "The learning curves (strict test errors of each validation-step snapshot on "
-                   "the run's own test set; the tested weights last):\n\n```text\n" + points
-                   + "\n```\n" if curves else "\nNo run has reached a validation step yet.\n")
-                + (f"\nWhat the errors of the covered runs that fail have in common "
-                   f"(`diagnose` on the tested weights):\n\n{diagnoses}\n" if diagnoses else ""))
-        write_section(ROOT / "docs" / "results.md", "long runs", text)
-        print(f"wrote {FIGURE if curves else 'no figure (no curve yet)'} and docs/results.md "
-              "(section 'long runs')")
-    return 0
+    curves = any(r["curve"] for r in rows)
+    solved = sum(1 for r in rows if r["solved"])
+    finished = sum(1 for r in rows if r["solved"] is not None)
+    return (f"## The five unsolved tasks at 100,000 steps: the prediction table\n\n"
+            f"`monoidlab study long --write-docs` (configs/{config_name}; "
+            f"the recipe each condition continues is the better of its pair at step "
+            f"{pair_step}, by the config's rule). A condition is covered when the tool's "
+            f"support length at its padding is at most its longest training length; the "
+            f"prediction: covered conditions can be solved, uncovered ones cannot. "
+            f"Strictly solved means every kind at every test length, on the own test set "
+            f"and on two fresh ones (seeds {FRESH_SEEDS[0]}, {FRESH_SEEDS[1]}). "
+            f"{finished} of {len(rows)} conditions finished, {solved} strictly solved "
+            f"(a finished row whose run folder is gone comes from "
+            f"{FINISHED_LEDGER}). Wall and CPU hours count every part "
+            f"trained, across sessions (`>= x`: a part trained before the trainer logged "
+            f"its CPU time). Beside the own test set, the trivial baselines on the same "
+            f"strings: always the majority class, and the best model that sees only the "
+            f"symbol counts (an upper bound computed on the test strings themselves: where "
+            f"every string has counts of its own, as in modular-arithmetic (64 distinct "
+            f"count vectors among the 64 strings of each kind at lengths 41, 101 and 301), "
+            f"it is vacuous).\n\n"
+            + table
+            + ("\n![learning curves](figures/long-curves.png)\n\n"
+               "The learning curves (strict test errors of each validation-step snapshot on "
+               "the run's own test set; the tested weights last):\n\n```text\n" + points
+               + "\n```\n" if curves else "\nNo run has reached a validation step yet.\n")
+            + (f"\nWhat the errors of the covered runs that fail have in common "
+               f"(`diagnose` on the tested weights):\n\n{diagnoses}\n" if diagnoses else ""))
 
 
-def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--config", default=str(CONFIG))
-    p.add_argument("--phase", choices=["pairs", "long"], default=None)
-    p.add_argument("--workers", type=int, default=1)
-    p.add_argument("--pair-step", type=int, default=PAIR_STEP,
-                   help="the step at which the two recipes of a condition are compared")
-    p.add_argument("--only", default=None,
-                   help="comma list of pairs (conditions without -ours/-authors) to run")
-    p.add_argument("--pairs-ledger", default=str(PAIRS_LEDGER),
-                   help="recorded pair validations, read when a pair's run folders are absent")
-    p.add_argument("--finished-ledger", default=str(FINISHED_LEDGER),
-                   help="recorded rows of finished runs, read when their run folders are absent")
-    p.add_argument("--state-dir", default=str(STATE_DIR),
-                   help="packed states of unfinished runs (--save-state writes them, every "
-                        "command unpacks them into absent run folders)")
-    p.add_argument("--save-state", action="store_true",
-                   help="record the finished rows and pack every started, unfinished run, to "
-                        "commit before a session's machine goes")
-    p.add_argument("--status", action="store_true")
-    p.add_argument("--table", action="store_true",
-                   help="learning curves and the prediction table of the continued runs")
-    p.add_argument("--write-docs", action="store_true",
-                   help="with --table: docs/figures/long-curves.png and docs/results.md")
-    args = p.parse_args(argv)
+# ------------------------------------------------------------------------------ the study
+def _read(path: Path, data: dict) -> tuple[str, str]:
+    """The config is the sweep file itself; the runner's ledger is never written (the study
+    keeps its own two, see the module docstring), so it names a file in the run folder."""
+    sweep = data.get("sweep")
+    if not isinstance(sweep, dict) or not isinstance(data.get("conditions"), dict):
+        raise ConfigError(f"{path}: the long study's config is a sweep file with [sweep] and "
+                          "[conditions.NAME-ours] / [conditions.NAME-authors] tables")
+    out = sweep.get("out", f"runs/{path.stem}")
+    return f"{out}/ledger.jsonl", out
+
+
+def _paths(config: StudyConfig) -> tuple[Path, Path, Path]:
+    """(pairs ledger, finished ledger, state packs) of the study's repository."""
+    return (config.resolve(PAIRS_LEDGER), config.resolve(FINISHED_LEDGER),
+            config.resolve(STATE_DIR))
+
+
+def _step(pair_step: str | int | None) -> int:
+    try:
+        step = int(pair_step) if pair_step not in (None, "") else PAIR_STEP
+    except ValueError:
+        raise ConfigError(f"--pair-step: a step, got {pair_step!r}") from None
+    if step < 1:
+        raise ConfigError(f"--pair-step: a positive step, got {step}")
+    return step
+
+
+def study_runs(config: StudyConfig, only: str | None = None) -> list[dict]:
+    """The sweep's runs (``only``: a comma list of pairs, each of which must exist)."""
     from monoidlab.training.sweep import load_sweep
 
-    sweep = load_sweep(args.config)
-    out = Path(sweep["out"])
-    out.mkdir(parents=True, exist_ok=True)
-    runs = sweep["runs"]
-    if args.only:
-        wanted = [x.strip() for x in args.only.split(",") if x.strip()]
+    runs = load_sweep(config.path)["runs"]
+    if only:
+        wanted = [x.strip() for x in only.split(",") if x.strip()]
         known = sorted({pair_of(r["id"]) for r in runs})
         unknown = [w for w in wanted if w not in known]
         if unknown:
-            sys.exit(f"--only: no pair {unknown[0]!r} in {args.config}; its pairs: "
-                     f"{', '.join(known)}")
+            raise ConfigError(f"--only: no pair {unknown[0]!r} in {config.path.name}; its "
+                              f"pairs: {', '.join(known)}")
         runs = [r for r in runs if pair_of(r["id"]) in wanted]
-    finished, state_dir = Path(args.finished_ledger), Path(args.state_dir)
-    for r in runs:
-        if restore_state(out / r["id"], state_dir):
-            print(f"{r['id']}: restored from {state_dir / (r['id'] + '.tar.gz')}")
-    if args.table or args.save_state:
-        code = write_table(runs, out, Path(args.pairs_ledger), args.pair_step, args.write_docs,
-                           finished, record=args.save_state)
-        for members in pairs_of(runs).values() if args.save_state else []:
-            kept = continued_run(members, out, args.pair_step, Path(args.pairs_ledger))
-            for r in members.values():
-                if kept is not None and r is not kept:  # the paused side of a decided pair
-                    (state_dir / f"{r['id']}.tar.gz").unlink(missing_ok=True)
-                    continue
-                pack = save_state(out / r["id"], state_dir)
-                if pack is not None:
-                    print(f"{r['id']}: packed at step {checkpoint_step(out / r['id'])} into "
-                          f"{pack} ({pack.stat().st_size // 1024} KiB)")
-        return code
-    if args.status or not args.phase:
-        from monoidlab.cli._common import format_table
+    return runs
 
-        rows = status_rows(runs, out)
-        print(format_table(rows, list(rows[0])))
-        return 0
-    jobs = []
+
+def restore_all(config: StudyConfig, runs: list[dict], say: Any = print) -> None:
+    """Unpack every pack of the state folder into its absent run folder."""
+    state = _paths(config)[2]
+    for r in runs:
+        if restore_state(config.out / r["id"], state):
+            say(f"{r['id']}: restored from {state / (r['id'] + '.tar.gz')}")
+
+
+def _plan(config: StudyConfig, ledger: dict, phase: str = "", only: str = "",
+          pair_step: str = "") -> list[dict]:
+    """The runs of a phase: ``pairs``, both recipes of every condition to the pair step;
+    ``long``, the favoured recipe of each to the end. A pair recorded as finished whose run
+    folders are absent is left out."""
+    if phase not in ("pairs", "long"):
+        raise ConfigError("study long: --phase pairs (both recipes of every condition to the "
+                          "pair step) or --phase long (the favoured recipe of each to the end); "
+                          f"got {phase!r} (--action status: where every run stands)")
+    step = _step(pair_step)
+    runs = study_runs(config, only)
+    out = config.out
+    out.mkdir(parents=True, exist_ok=True)
+    restore_all(config, runs)
+    pairs_ledger, finished, _ = _paths(config)
+    jobs: list[dict] = []
+
+    def job(r: dict, until: int) -> dict:
+        return {"id": r["id"], "config": r["config"], "until": until}
+
     for pair, members in pairs_of(runs).items():
         if (recorded_finished(pair, finished) is not None
                 and not any((out / r["id"]).exists() for r in members.values())):
             print(f"{pair}: finished (recorded in {finished.name}; run folders absent)")
             continue
-        if args.phase == "pairs":
-            jobs += [(r["id"], r["config"], args.pair_step) for r in members.values()]
+        if phase == "pairs":
+            jobs += [job(r, step) for r in members.values()]
         elif set(members) != {"ours", "authors"}:
-            jobs += [(r["id"], r["config"], 10**12) for r in members.values()]
+            jobs += [job(r, END) for r in members.values()]
         else:
-            choice, source = choice_of(pair, members, out, Path(args.pairs_ledger),
-                                       args.pair_step)
+            choice, source = choice_of(pair, members, out, pairs_ledger, step)
             if choice is None:
-                print(f"{pair}: not both validated at step {args.pair_step} yet (run --phase "
-                      "pairs)")
+                print(f"{pair}: not both validated at step {step} yet (run --phase pairs)")
                 continue
             print(f"{pair}: continuing {choice} ({source})")
-            jobs.append((members[choice]["id"], members[choice]["config"], 10**12))
-    t0 = time.time()
-    if args.workers == 1:
-        done = [train_until(i, c, out, u) for i, c, u in jobs]
-    else:
-        from concurrent.futures import ProcessPoolExecutor
-
-        with ProcessPoolExecutor(args.workers) as pool:
-            done = list(pool.map(_job, jobs, [out] * len(jobs)))
-    for d in done:
-        print(json.dumps(d))
-    print(f"{len(jobs)} runs, {time.time() - t0:.0f} s wall")
-    return 0
+            jobs.append(job(members[choice], END))
+    return jobs
 
 
-def pairs_of(runs: list[dict]) -> dict[str, dict[str, dict]]:
-    """{pair: {"ours": run, "authors": run}} (a condition without a recipe suffix: {"": run})."""
-    by_pair: dict[str, dict[str, dict]] = {}
-    for r in runs:
-        pair = pair_of(r["id"])
-        by_pair.setdefault(pair, {})[condition_of(r["id"])[len(pair) + 1:]] = r
-    return by_pair
+def run_one(run: dict, config: StudyConfig) -> None:
+    """Train one run to its phase's step (the runner records nothing: the study's ledgers are
+    written by --write-docs and --action save-state)."""
+    print(json.dumps(train_until(run["id"], run["config"], config.out, run["until"])))
+    return None
 
 
-def choice_of(pair: str, members: dict[str, dict], out: Path, ledger: Path,
-              step: int = PAIR_STEP) -> tuple[str | None, str]:
-    """(recipe to continue, where the choice comes from): the pair's own validations at
-    ``step``; when its run folders were lost, the recorded ones in ``ledger`` (recorded_start)."""
-    # a started recorded choice must not make the pair look undecided when it resumes
-    recorded = recorded_start(members, out, ledger)
-    if recorded is not None:
-        return recorded, f"recorded in {ledger.name}; run folders absent"
-    ours, authors = out / members["ours"]["id"], out / members["authors"]["id"]
-    return favoured(ours, authors, step), f"validation at step {step}"
+def table_rows(config: StudyConfig, runs: list[dict] | None = None,
+               pair_step: int = PAIR_STEP) -> list[dict]:
+    """One prediction-table row per condition (the state packs unpacked first)."""
+    runs = study_runs(config) if runs is None else runs
+    restore_all(config, runs)
+    pairs_ledger, finished, _ = _paths(config)
+    return [prediction_row(pair, continued_run(members, config.out, pair_step, pairs_ledger),
+                           members, config.out, pairs_ledger, pair_step, finished)
+            for pair, members in pairs_of(runs).items()]
 
 
-def _job(job: tuple, out: Path) -> dict:
-    run_id, config, until = job
-    return train_until(run_id, config, out, until)
+def _sections(config: StudyConfig, ledger: dict) -> dict[str, str]:
+    return {"long runs": section_text(table_rows(config), config.path.name)}
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def _files(config: StudyConfig, ledger: dict) -> dict[Path, str]:
+    """With --write-docs: the finished rows into the finished ledger (when any changed) and
+    the figure (a PNG, drawn here: the runner writes text files only)."""
+    rows = table_rows(config)
+    if any(r["curve"] for r in rows):
+        draw_curves(rows, config.resolve(FIGURE))
+    finished = _paths(config)[1]
+    text = finished_text(rows, finished)
+    return {} if text is None else {finished: text}
+
+
+def status(config: StudyConfig, phase: str = "", only: str = "", pair_step: str = "") -> str:
+    """The action ``status``: where every run stands (step, last validation, verdict, hours)."""
+    from monoidlab._util import format_table
+
+    runs = study_runs(config, only)
+    lines: list[str] = []
+    restore_all(config, runs, lines.append)
+    rows = status_rows(runs, config.out)
+    return "\n".join([*lines, format_table(rows, list(rows[0])) if rows else "(no runs)"])
+
+
+def save_state_action(config: StudyConfig, phase: str = "", only: str = "",
+                      pair_step: str = "") -> str:
+    """The action ``save-state``: record the finished rows in the finished ledger and pack every
+    started, unfinished run (the paused side of a decided pair is dropped), to commit before a
+    session's machine goes."""
+    step = _step(pair_step)
+    runs = study_runs(config, only)
+    lines: list[str] = []
+    restore_all(config, runs, lines.append)
+    pairs_ledger, finished, state = _paths(config)
+    rows = table_rows(config, runs, step)
+    if record_finished(rows, finished):
+        lines.append(f"recorded the finished rows in {finished}")
+    for members in pairs_of(runs).values():
+        kept = continued_run(members, config.out, step, pairs_ledger)
+        for r in members.values():
+            if kept is not None and r is not kept:  # the paused side of a decided pair
+                (state / f"{r['id']}.tar.gz").unlink(missing_ok=True)
+                continue
+            pack = save_state(config.out / r["id"], state)
+            if pack is not None:
+                lines.append(f"{r['id']}: packed at step {checkpoint_step(config.out / r['id'])} "
+                             f"into {pack} ({pack.stat().st_size // 1024} KiB)")
+    lines.append(prediction_table(rows))
+    return "\n".join(lines)
+
+
+STUDY = Study(name="long", plan=_plan, run=run_one, sections=_sections, read=_read,
+              files=_files, default_config="ldru-long-cpu.toml",
+              options=("phase", "only", "pair_step"),
+              actions={"status": status, "save-state": save_state_action},
+              summary="the five unsolved tasks at 100,000 steps: pairs, long runs, predictions")

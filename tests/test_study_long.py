@@ -1,16 +1,20 @@
-"""The bench study drivers on tiny budgets: bench/bench_long.py (pauses, snapshots, the pair
-rule, the fresh-set re-check) and bench/bench_listops.py (the cells, the baselines, the ledger and
-the table). The studies ported into the package have their own files (tests/test_study_*.py)."""
+"""The long-run study (monoidlab study long) on tiny budgets: pauses, snapshots, the pair rule,
+the fresh-set re-check, the state packs that outlive a machine, and the committed section
+"long runs" regenerated from the study's ledgers."""
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
 import pytest
 
-from monoidlab.studies.runner import wrong_strings
+from monoidlab.cli import main
+from monoidlab.errors import ConfigError
+from monoidlab.studies import long as mod
+from monoidlab.studies.runner import read_config, run_study, study_sections, wrong_strings
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -19,7 +23,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def _tiny_long_config(tmp_path: Path, schedule: str) -> Path:
     """A pair (p-ours, p-authors) of tiny parity runs; ``schedule``: the [base] lines of steps
-    and validation."""
+    and validation. The study's repository is ``tmp_path`` (the config's own folder): its
+    ledgers and state packs live under ``tmp_path/docs/data``."""
     cfg = tmp_path / "long.toml"
     cfg.write_text(f"""[sweep]
 conditions = ["p-ours", "p-authors"]
@@ -44,12 +49,14 @@ model_options = {{ d = 8 }}
     return cfg
 
 
-def test_long_runs_pause_snapshot_and_continue_the_favoured_recipe(bench_script, tmp_path,
-                                                                     capsys):
-    mod = bench_script("bench_long")
+def _study(cfg: Path, *args: str) -> int:
+    return main(["study", "long", "--config", str(cfg), *args])
+
+
+def test_long_runs_pause_snapshot_and_continue_the_favoured_recipe(tmp_path, capsys):
     cfg = _tiny_long_config(tmp_path, 'steps = 12\neval_every = 4\nval_lengths = "9:10"\n'
                             'val_samples = 4\nearly_stop = 3\ncheckpoint_every = 2')
-    assert mod.main(["--config", str(cfg), "--phase", "pairs", "--pair-step", "8"]) == 0
+    assert _study(cfg, "--phase", "pairs", "--pair-step", "8") == 0
     runs = tmp_path / "runs"
     for name in ("p-ours", "p-authors"):
         run = runs / f"{name}__mlp-ldru__s0"
@@ -59,7 +66,7 @@ def test_long_runs_pause_snapshot_and_continue_the_favoured_recipe(bench_script,
         assert set(mod.validations(run)) == {4, 8}
     choice = mod.favoured(runs / "p-ours__mlp-ldru__s0", runs / "p-authors__mlp-ldru__s0", 8)
     assert choice in ("ours", "authors")
-    assert mod.main(["--config", str(cfg), "--phase", "long", "--pair-step", "8"]) == 0
+    assert _study(cfg, "--phase", "long", "--pair-step", "8") == 0
     won = runs / f"p-{choice}__mlp-ldru__s0"
     lost = runs / f"p-{'authors' if choice == 'ours' else 'ours'}__mlp-ldru__s0"
     assert (won / "results.json").is_file() and (won / "fresh.json").is_file()
@@ -77,7 +84,8 @@ def test_long_runs_pause_snapshot_and_continue_the_favoured_recipe(bench_script,
     assert sum(rows[-1]["wrong"].values()) == wrong_strings({"evaluation": tested})[0]
     for r in rows:  # errors per level add up to errors per kind
         assert sum(r["wrong_by_level"].values()) == sum(r["wrong"].values())
-    assert mod.main(["--config", str(cfg), "--table", "--pair-step", "8"]) == 0
+    capsys.readouterr()
+    assert _study(cfg, "--table") == 0
     table = capsys.readouterr().out
     assert "| p |" in table and f"| {choice} |" in table  # the continued recipe, one row
     from monoidlab.training.sweep import load_sweep
@@ -110,16 +118,22 @@ def test_long_runs_pause_snapshot_and_continue_the_favoured_recipe(bench_script,
     assert f"| {mod.wrong_text(row['baselines']['majority'])} / " in table
     mod.draw_curves([row], tmp_path / "curves.png")
     assert (tmp_path / "curves.png").stat().st_size > 1000
+    # --write-docs: the section, the figure and the finished row, in the study's repository
+    (tmp_path / "docs").mkdir(exist_ok=True)
+    assert _study(cfg, "--write-docs") == 0
+    assert "<!-- begin long runs -->" in (tmp_path / "docs" / "results.md").read_text()
+    assert (tmp_path / "docs" / "figures" / "long-curves.png").stat().st_size > 1000
+    finished = json.loads((tmp_path / "docs" / "data" / "ldru-long-finished.json").read_text())
+    assert finished["rows"]["p"]["recipe"] == choice and finished["rows"]["p"]["steps"] == 12
 
 
-def test_long_phase_takes_a_recorded_choice_when_the_pair_folders_are_gone(bench_script,
-                                                                            tmp_path, capsys):
-    mod = bench_script("bench_long")
+def test_long_phase_takes_a_recorded_choice_when_the_pair_folders_are_gone(tmp_path, capsys):
     cfg = _tiny_long_config(tmp_path, "steps = 4\neval_every = 0")
-    ledger = tmp_path / "pairs.json"
+    ledger = tmp_path / "docs" / "data" / "ldru-long-pairs.json"
+    ledger.parent.mkdir(parents=True)
     ledger.write_text(json.dumps({"pairs": {"p": {"ours": 0.5, "authors": 0.75}}}))
-    assert mod.main(["--config", str(cfg), "--phase", "long", "--pairs-ledger", str(ledger)]) == 0
-    assert "p: continuing authors (recorded in pairs.json" in capsys.readouterr().out
+    assert _study(cfg, "--phase", "long") == 0
+    assert "p: continuing authors (recorded in ldru-long-pairs.json" in capsys.readouterr().out
     runs = tmp_path / "runs"
     assert (runs / "p-authors__mlp-ldru__s0" / "results.json").is_file()
     assert not (runs / "p-ours__mlp-ldru__s0").exists()
@@ -131,69 +145,73 @@ def test_long_phase_takes_a_recorded_choice_when_the_pair_folders_are_gone(bench
     assert mod.continued_run(members, runs, 20000, ledger)["id"] == "p-authors__mlp-ldru__s0"
     # a pair whose one side has started in --phase pairs (no recorded choice): not continued
     assert mod.continued_run(members, runs, 20000, tmp_path / "none.json") is None
-    assert mod.main(["--config", str(cfg), "--phase", "long", "--pairs-ledger", str(ledger)]) == 0
-    assert "p: continuing authors (recorded in pairs.json" in capsys.readouterr().out
+    assert _study(cfg, "--phase", "long") == 0
+    assert "p: continuing authors (recorded in ldru-long-pairs.json" in capsys.readouterr().out
     assert (runs / "p-authors__mlp-ldru__s0" / "results.json").is_file()
     # a side never validated: no choice, nothing runs
     ledger.write_text(json.dumps({"pairs": {"p": {"ours": 0.5, "authors": None}}}))
     assert mod.recorded_choice("p", ledger) is None
-    with pytest.raises(SystemExit, match="--only: no pair 'q'"):
-        mod.main(["--config", str(cfg), "--phase", "long", "--only", "q"])
+    with pytest.raises(ConfigError, match="--only: no pair 'q'"):
+        run_study(mod.STUDY, read_config(mod.STUDY, cfg), echo=None, phase="long", only="q")
+    with pytest.raises(ConfigError, match="--phase pairs .* or --phase long"):
+        run_study(mod.STUDY, read_config(mod.STUDY, cfg), echo=None)
 
 
-def test_long_runs_outlive_their_machine_packed_and_recorded(bench_script, tmp_path, capsys):
-    """A run packed mid-way (--save-state) and unpacked on a fresh machine ends exactly where
+def test_long_runs_outlive_their_machine_packed_and_recorded(tmp_path, capsys):
+    """A run packed mid-way (save-state) and unpacked on a fresh machine ends exactly where
     the same run left alone ends; a finished row is recorded and the table, and --phase long,
     read it once the folders are gone."""
-    mod = bench_script("bench_long")
     schedule = ('steps = 12\neval_every = 4\nval_lengths = "9:10"\nval_samples = 4\n'
                 'early_stop = 3\ncheckpoint_every = 2')
     results = {}
     for name in ("alone", "moved"):
         (tmp_path / name).mkdir()
         cfg = _tiny_long_config(tmp_path / name, schedule)
-        state, finished = tmp_path / name / "state", tmp_path / name / "finished.json"
-        common = ["--config", str(cfg), "--pair-step", "8", "--state-dir", str(state),
-                  "--finished-ledger", str(finished), "--pairs-ledger", str(tmp_path / "none")]
-        assert mod.main([*common, "--phase", "pairs"]) == 0
+        data = tmp_path / name / "docs" / "data"
+        state, finished = data / "long-state", data / "ldru-long-finished.json"
+        common = ["--pair-step", "8"]
+        assert _study(cfg, "--phase", "pairs", *common) == 0
         runs = tmp_path / name / "runs"
         if name == "moved":
-            assert mod.main([*common, "--save-state"]) == 0
+            assert _study(cfg, "--action", "save-state", *common) == 0
             packs = sorted(p.name for p in state.iterdir())
             assert packs == ["p-authors__mlp-ldru__s0.tar.gz", "p-ours__mlp-ldru__s0.tar.gz"]
             curves = {p.name: mod.curve(p) for p in runs.iterdir()}
             shutil.rmtree(runs)  # the machine goes
-            assert mod.main([*common, "--status"]) == 0
+            capsys.readouterr()
+            assert _study(cfg, "--action", "status") == 0
             assert "p-ours__mlp-ldru__s0: restored from" in capsys.readouterr().out
             for p in runs.iterdir():
                 assert mod.checkpoint_step(p) == 8 and not (p / "snapshots").exists()
                 assert mod.curve(p) == curves[p.name]  # the snapshots' points came along
             assert mod.restore_state(runs / "p-ours__mlp-ldru__s0", state) is False  # kept
-        assert mod.main([*common, "--phase", "long"]) == 0
+        assert _study(cfg, "--phase", "long", *common) == 0
         done = [p for p in runs.iterdir() if (p / "results.json").is_file()]
         assert len(done) == 1
         results[name] = (done[0].name, json.loads((done[0] / "results.json").read_text()))
         if name == "moved":
-            assert mod.main([*common, "--save-state"]) == 0
+            capsys.readouterr()
+            assert _study(cfg, "--action", "save-state", *common) == 0
             assert "recorded the finished rows" in capsys.readouterr().out
+            assert finished.is_file()
             assert not (state / (done[0].name + ".tar.gz")).exists()  # its row instead
             assert not any(state.iterdir())  # nor the paused side of the decided pair
-            assert mod.main([*common, "--table"]) == 0
+            assert _study(cfg, "--table") == 0
             before = capsys.readouterr().out
             shutil.rmtree(runs)
             shutil.rmtree(state)
-            assert mod.main([*common, "--table"]) == 0
+            assert _study(cfg, "--table") == 0
             after = capsys.readouterr().out
-            row = before.splitlines()[2]
-            assert row.startswith("| p |") and "| 12 |" in row and row in after.splitlines()
-            assert mod.main([*common, "--phase", "long"]) == 0
-            assert "p: finished (recorded in finished.json" in capsys.readouterr().out
+            row = next(x for x in before.splitlines() if x.startswith("| p |"))
+            assert "| 12 |" in row and row in after.splitlines()
+            assert _study(cfg, "--phase", "long", *common) == 0
+            assert "p: finished (recorded in ldru-long-finished.json" in capsys.readouterr().out
             assert not runs.exists() or not any(runs.iterdir())  # nothing trained again
     (a_id, a), (b_id, b) = results["alone"], results["moved"]
     assert a_id == b_id and a["evaluation"] == b["evaluation"]
 
 
-def test_a_pack_made_mid_segment_counts_the_time_of_the_part_trained(bench_script, tmp_path):
+def test_a_pack_made_mid_segment_counts_the_time_of_the_part_trained(tmp_path):
     """The time of the steps trained since the last segment record, up to the checkpoint, goes
     into the pack as one more record (the sum of each process's last clock reading; lines past
     the checkpoint are work a resumed run redoes); the live run's own file is left alone."""
@@ -201,7 +219,6 @@ def test_a_pack_made_mid_segment_counts_the_time_of_the_part_trained(bench_scrip
 
     import torch
 
-    mod = bench_script("bench_long")
     run = tmp_path / "runs" / "r"
     run.mkdir(parents=True)
     torch.save({"step": 8}, run / "checkpoint.pt")
@@ -236,13 +253,12 @@ def test_a_pack_made_mid_segment_counts_the_time_of_the_part_trained(bench_scrip
     assert mod.hours(run) == (1.35, ">= 0.9")
 
 
-def test_a_segment_resumed_after_a_kill_keeps_the_killed_part_s_time(bench_script, tmp_path):
+def test_a_segment_resumed_after_a_kill_keeps_the_killed_part_s_time(tmp_path):
     """A process killed mid-segment leaves its time only in the log's clocks; the next segment
     records it before training on, so the run's hours count both processes."""
     from monoidlab.training import train
     from monoidlab.training.config import RunConfig
 
-    mod = bench_script("bench_long")
     cfg = RunConfig(language="parity", model="mlp-ldru", steps=12, eval_every=4,
                     val_lengths="9:10", val_samples=4, test_lengths="9:10", test_samples=4,
                     train_lengths="1:6", batch_size=8, checkpoint_every=2, log_every=1,
@@ -263,84 +279,70 @@ def test_a_segment_resumed_after_a_kill_keeps_the_killed_part_s_time(bench_scrip
     assert mod.interrupted_segment(run) is None
 
 
-def test_a_packed_run_with_a_foreign_file_is_refused(bench_script, tmp_path):
+def test_a_packed_run_with_a_foreign_file_is_refused(tmp_path):
     import io
     import tarfile
 
-    mod = bench_script("bench_long")
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz") as tar:
         info = tarfile.TarInfo("../escape.txt")
         tar.addfile(info, io.BytesIO(b""))
     (tmp_path / "state").mkdir()
     (tmp_path / "state" / "r.tar.gz").write_bytes(buf.getvalue())
-    with pytest.raises(SystemExit, match=r"r.tar.gz: '../escape.txt' is not a run file"):
+    with pytest.raises(ConfigError, match=r"r.tar.gz: '../escape.txt' is not a run file"):
         mod.restore_state(tmp_path / "runs" / "r", tmp_path / "state")
     assert not (tmp_path / "runs" / "r").exists()
 
 
-def _tiny_listops_config(tmp_path: Path) -> Path:
-    text = (ROOT / "configs" / "listops-table.toml").read_text()
-    for a, b in (("steps = 3000", "steps = 3"), ("per_length = 16", "per_length = 3"),
-                 ("baseline_strings = 20000", "baseline_strings = 300"),
-                 ('ledger = "docs/data/listops-table.jsonl"',
-                  f'ledger = "{(tmp_path / "ledger.jsonl").as_posix()}"'),
-                 ('out = "runs/listops-table"', f'out = "{(tmp_path / "runs").as_posix()}"')):
-        assert a in text, a
-        text = text.replace(a, b)
-    path = tmp_path / "listops.toml"
-    path.write_text(text)
-    return path
-
-
-def test_listops_table_scores_fixed_cells_resumes_and_tabulates(bench_script, tmp_path, capsys):
-    import numpy as np
-
-    from monoidlab.tasks import ListOps, listops_depth
-
-    mod = bench_script("bench_listops")
-    cfg = _tiny_listops_config(tmp_path)
-    import tomllib
-
-    table = tomllib.loads(cfg.read_text())["table"]
-    cells = mod.test_cells(table)
-    again = mod.test_cells(table)  # the same strings every time (every model sees them)
-    assert [c["name"] for c in cells] == [c["name"] for c in again]
-    for c, d in zip(cells, again):
-        lo, hi = c["depth"]
-        for b, b2 in zip(c["batches"], d["batches"]):
-            assert np.array_equal(b.inputs, b2.inputs)
-            n = b.inputs.shape[1]
-            assert c["bucket"][0] <= n <= c["bucket"][1]
-            assert all(lo <= listops_depth(row) <= hi for row in b.inputs)
-    # depth <= 3 with <= 5 arguments cannot reach 201 tokens: those cells are left out
-    assert "L 201-300, depth 1-3" not in [c["name"] for c in cells]
-    assert not ListOps(min_depth=1, max_depth=3).feasible_depths(201)
-    counts = mod.token_counts(np.array([[0, 1, 1], [2, 2, 2]]), 4)
-    assert counts.tolist() == [[1, 2, 0, 0], [0, 0, 3, 0]]
-    assert mod.main(["--config", str(cfg), "--only", "lstm,rir-grc"]) == 0
-    ledger = mod.read_ledger(tmp_path / "ledger.jsonl")
-    assert sorted(ledger) == ["_baselines", "lstm", "rir-grc"]
-    for name in ("lstm", "rir-grc"):
-        assert set(ledger[name]["accuracy"]) == {c["name"] for c in cells}
-        assert all(0 <= v <= 1 for v in ledger[name]["accuracy"].values())
-    for c in cells:  # the best constant on a cell's own strings
-        labels = np.concatenate([b.targets[:, 0] for b in c["batches"]])
-        assert ledger["_baselines"]["cells"][c["name"]]["constant"] == pytest.approx(
-            np.bincount(labels).max() / len(labels))
-    before = (tmp_path / "runs" / "lstm" / "results.json").stat().st_mtime_ns
-    assert mod.main(["--config", str(cfg), "--only", "lstm"]) == 0  # in the ledger: skipped
-    assert (tmp_path / "runs" / "lstm" / "results.json").stat().st_mtime_ns == before
-    capsys.readouterr()
-    assert mod.main(["--config", str(cfg), "--table"]) == 0
-    out = capsys.readouterr().out
-    assert "| lstm |" in out and "| rir-grc |" in out and "best constant" in out
-    assert "| mlp-ldru |" not in out  # not trained: no row
-    with pytest.raises(SystemExit):
-        mod.main(["--config", str(cfg), "--only", "no-such-model"])
-
-
-def test_the_long_scripts_doctests(bench_script, function_doctests):
-    mod = bench_script("bench_long")
+def test_the_long_study_s_doctests(function_doctests):
     assert function_doctests(mod, mod.recorded_choice, mod.errors_of, mod.tested_of,
-                            mod.prediction_of) == (0, 9)
+                            mod.prediction_of) == (0, 10)
+
+
+def test_the_recorded_pair_validations_choose_as_the_config_s_rule():
+    ledger = ROOT / mod.PAIRS_LEDGER
+    assert mod.recorded_choice("dyck-6-learned", ledger) == "authors"
+    assert mod.recorded_choice("dyck-6-identity", ledger) == "ours"
+    assert mod.recorded_choice("modular-arithmetic-identity", ledger) == "ours"  # 0.031 vs 0
+    assert mod.recorded_choice("dyck-5-identity", ledger) is None  # not a recorded pair
+
+
+# ------------------------------------------------------------------------------ the committed table
+def _committed(name: str) -> str:
+    doc = (ROOT / "docs" / "results.md").read_text(encoding="utf-8")
+    m = re.search(re.escape(f"<!-- begin {name} -->") + r"\n(.*?)\n"
+                  + re.escape(f"<!-- end {name} -->"), doc, re.S)
+    assert m, f"docs/results.md has no section {name!r}"
+    return m.group(1)
+
+
+@pytest.fixture(scope="module")
+def committed_config():
+    return read_config(mod.STUDY, ROOT / "configs" / "ldru-long-cpu.toml")
+
+
+def test_the_committed_long_runs_table_regenerates_identically_from_its_ledgers(
+        committed_config):
+    """Every row of the committed table comes from docs/data/ldru-long-finished.json (no run
+    folder here), the supports are computed again."""
+    made = study_sections(mod.STUDY, committed_config)
+    assert list(made) == ["long runs"]
+    assert made["long runs"].rstrip() == _committed("long runs"), (
+        "docs/results.md section 'long runs' is not what the study's ledgers give: run "
+        "`monoidlab study long --write-docs`")
+
+
+def test_a_changed_finished_row_changes_the_long_runs_table(tmp_path, committed_config,
+                                                             monkeypatch):
+    """The comparison above can fail: one recorded row changed, the table moves."""
+    data = json.loads((ROOT / mod.FINISHED_LEDGER).read_text())
+    data["rows"]["dyck-4-identity"]["own"] = "1 of 2"
+    changed = tmp_path / mod.FINISHED_LEDGER
+    changed.parent.mkdir(parents=True)
+    changed.write_text(json.dumps(data, indent=1) + "\n")
+    shutil.copy(ROOT / mod.PAIRS_LEDGER, tmp_path / mod.PAIRS_LEDGER)
+    from dataclasses import replace
+
+    moved = replace(committed_config, root=tmp_path, out=tmp_path / "runs")
+    text = study_sections(mod.STUDY, moved)["long runs"]
+    assert text.rstrip() != _committed("long runs") and "| 1 of 2 |" in text

@@ -1,39 +1,43 @@
 """The ListOps table (configs/listops-table.toml): every ListOps model of the MLP-LDRU paper at
 CPU scale, accuracy by length bucket and depth beside a constant and a count-only baseline.
 
-Usage:
-    python bench/bench_listops.py [--only NAME,...]      # train + score each model (resumable)
-    python bench/bench_listops.py --table [--write-docs]  # the table, from the ledger only
+    monoidlab study listops [--only NAME,...] [--workers 2]   # train + score each model
+    monoidlab study listops --table [--write-docs]            # the table, from the ledger only
 
 Each model of the config is trained with the config's ``[base]`` recipe plus its own entry (a
 killed run resumes from its checkpoint), then scored on the same fixed strings as every other
 model: for each length bucket x depth group, ``per_length`` strings at each of ``lengths`` evenly
 spaced lengths of the bucket that admit the depth group. One ledger line per finished model
-(``docs/data/listops-table.jsonl``, atomic), so a rerun skips what is done. The baselines are
-the best constant answer per cell (measured on the cell's own strings: no constant model does
-better) and a bag-of-tokens logistic regression fitted on training-split strings.
+(``docs/data/listops-table.jsonl``, sorted), so a rerun skips what is done. The baselines (the
+ledger's row ``_baselines``, the first run of the plan) are the best constant answer per cell
+(measured on the cell's own strings: no constant model does better) and a bag-of-tokens
+logistic regression fitted on training-split strings.
+
+>>> cell_name((101, 200), (4, 6))
+'L 101-200, depth 4-6'
 """
 
 from __future__ import annotations
 
-import argparse
-import json
-import sys
 import time
-import tomllib
 import zlib
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from monoidlab.studies.ledger import read_ledger, write_ledger
+from monoidlab.errors import ConfigError
+from monoidlab.studies.runner import Study, StudyConfig
 
-ROOT = Path(__file__).resolve().parents[1]
-CONFIG = ROOT / "configs" / "listops-table.toml"
+BASELINES = "_baselines"  # the ledger row of the two baselines (not a model of the config)
 
 
 # ------------------------------------------------------------------------------ the cells
+def cell_name(bucket: tuple[int, int] | list[int], depth: tuple[int, int] | list[int]) -> str:
+    """A cell's name: its length bucket and depth group."""
+    return f"L {bucket[0]}-{bucket[1]}, depth {depth[0]}-{depth[1]}"
+
+
 def cell_lengths(task: Any, bucket: tuple[int, int], k: int) -> list[int]:
     """``k`` evenly spaced lengths of ``bucket`` that ``task`` (a depth group) admits."""
     lo, hi = bucket
@@ -44,7 +48,7 @@ def cell_lengths(task: Any, bucket: tuple[int, int], k: int) -> list[int]:
     return [ok[i] for i in idx]
 
 
-def test_cells(table: dict) -> list[dict]:
+def cells_of(table: dict) -> list[dict]:
     """The fixed test strings: one dict per cell with its batches (inputs, targets, task)."""
     from monoidlab.tasks import ListOps
 
@@ -52,7 +56,7 @@ def test_cells(table: dict) -> list[dict]:
     for dlo, dhi in table["depths"]:
         task = ListOps(min_depth=dlo, max_depth=dhi)
         for bucket in table["buckets"]:
-            name = f"L {bucket[0]}-{bucket[1]}, depth {dlo}-{dhi}"
+            name = cell_name(bucket, (dlo, dhi))
             rng = np.random.default_rng([table["eval_seed"], zlib.crc32(name.encode())])
             batches = [task.sample(rng, table["per_length"], n)
                        for n in cell_lengths(task, tuple(bucket), table["lengths"])]
@@ -64,7 +68,11 @@ def test_cells(table: dict) -> list[dict]:
 
 
 def token_counts(inputs: np.ndarray, vocab: int) -> np.ndarray:
-    """(B, vocab) counts of each token per row (vectorised: one bincount over offset ids)."""
+    """(B, vocab) counts of each token per row (vectorised: one bincount over offset ids).
+
+    >>> token_counts(np.array([[0, 1, 1], [2, 2, 2]]), 4).tolist()
+    [[1.0, 2.0, 0.0, 0.0], [0.0, 0.0, 3.0, 0.0]]
+    """
     b = inputs.shape[0]
     flat = (inputs + vocab * np.arange(b)[:, None]).ravel()
     return np.bincount(flat, minlength=b * vocab).reshape(b, vocab).astype(np.float64)
@@ -76,15 +84,21 @@ def baselines(cells: list[dict], n_train: int, seed: int) -> dict[str, dict]:
 
     from monoidlab.tasks import LISTOPS_VOCAB, ListOps
 
-    task, rng, xs, ys = ListOps(), np.random.default_rng([seed, 4242]), [], []
+    task, rng = ListOps(), np.random.default_rng([seed, 4242])
+    xs: list[np.ndarray] = []
+    ys: list[np.ndarray] = []
     lengths = [n for n in range(4, 101) if task.feasible_depths(n)]
     while sum(len(y) for y in ys) < n_train:
         tb = task.sample(rng, 32, int(rng.choice(lengths)))
         xs.append(token_counts(tb.inputs, len(LISTOPS_VOCAB)))
         ys.append(tb.targets[:, 0])
     x, y = np.concatenate(xs), np.concatenate(ys)
-    # counts scaled by the length, plus the length itself: a bag-of-tokens model at any length
-    feats = lambda c: np.c_[c / c.sum(1, keepdims=True), np.log(c.sum(1, keepdims=True))]  # noqa: E731
+
+    def feats(c: np.ndarray) -> np.ndarray:
+        # counts scaled by the length, plus the length itself: a bag-of-tokens model at any
+        # length
+        return np.c_[c / c.sum(1, keepdims=True), np.log(c.sum(1, keepdims=True))]
+
     clf = LogisticRegression(max_iter=2000).fit(feats(x), y)
     out = {}
     for cell in cells:
@@ -115,22 +129,32 @@ def score(model: Any, problem: Any, cells: list[dict]) -> dict[str, float]:
     return out
 
 
-def run_one(name: str, entry: dict, base: dict, table: dict, cells: list[dict]) -> dict:
-    """Train (or resume) one model, then score it on the cells: its ledger row."""
-    import torch
-
-    from monoidlab.training import load_checkpoint, train
+def config_of(name: str, data: dict) -> Any:
+    """The run config of the model entry ``name``: ``[base]``, its entry, the table's seed."""
     from monoidlab.training.parse import config_from_dict
 
+    return config_from_dict({**data["base"], **data["models"][name],
+                             "seed": data["table"]["seed"]}, name)
+
+
+def run_one(run: dict, config: StudyConfig) -> dict:
+    """Train (or resume) one model, then score it on the cells: its ledger row (the baselines'
+    row for the run ``_baselines``)."""
+    import torch
+
+    from monoidlab.studies.runner import train_or_resume
+    from monoidlab.training import load_checkpoint
+
     torch.set_num_threads(1)
-    folder = ROOT / table["out"] / name  # an absolute out replaces ROOT (pathlib's join)
-    keys = {**base, **entry, "seed": table["seed"]}
-    cfg = config_from_dict(keys, name)
-    if (folder / "results.json").is_file():
-        res = json.loads((folder / "results.json").read_text())
-    else:
-        has = (folder / "checkpoint.pt").is_file()
-        res = train(cfg, folder, resume=has, overwrite=not has, progress=False)
+    table, name = config.data["table"], run["id"]
+    cells = cells_of(table)
+    if name == BASELINES:
+        return {"id": BASELINES,
+                "cells": baselines(cells, table["baseline_strings"], table["seed"])}
+    entry, base = config.data["models"][name], config.data["base"]
+    cfg = config_of(name, config.data)
+    folder = Path(run["folder"])
+    res = train_or_resume(cfg, folder)
     model, _, problem, _ = load_checkpoint(folder)
     t0 = time.time()
     acc = score(model, problem, cells)
@@ -144,8 +168,7 @@ def run_one(name: str, entry: dict, base: dict, table: dict, cells: list[dict]) 
 # ------------------------------------------------------------------------------ the table
 def results_table(ledger: dict[str, dict], base_row: dict | None, cfg: dict) -> str:
     """Rows: models (and the two baselines); columns: cells, then the wall times."""
-    names = [f"L {b[0]}-{b[1]}, depth {d[0]}-{d[1]}" for d in cfg["table"]["depths"]
-             for b in cfg["table"]["buckets"]]
+    names = [cell_name(b, d) for d in cfg["table"]["depths"] for b in cfg["table"]["buckets"]]
     short = [n.replace("L ", "").replace(", depth ", " / d") for n in names]
     lines = ["| model | " + " | ".join(short) + " | params | train s | eval s |",
              "|---|" + "---|" * (len(names) + 3)]
@@ -162,55 +185,43 @@ def results_table(ledger: dict[str, dict], base_row: dict | None, cfg: dict) -> 
             lines.append(f"| {label} | " + " | ".join(f"{base_row[n][kind]:.3f}" if n in base_row
                                                       else "–" for n in names)
                          + " | | | |")
-        lines.append(f"\nStrings per cell: {', '.join(str(base_row[n]['n']) if n in base_row else '0' for n in names)} "
-                     "(in the columns' order; – : no string of the bucket has that depth). Lengths 4-100 at depth 1-6 are the training "
+        counts = ", ".join(str(base_row[n]["n"]) if n in base_row else "0" for n in names)
+        lines.append(f"\nStrings per cell: {counts} (in the columns' order; – : no string of the "
+                     "bucket has that depth). Lengths 4-100 at depth 1-6 are the training "
                      "distribution; every other cell is outside it.")
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--config", default=str(CONFIG))
-    p.add_argument("--only", default=None, help="comma list of the config's model entries")
-    p.add_argument("--table", action="store_true")
-    p.add_argument("--write-docs", action="store_true")
-    args = p.parse_args(argv)
-    cfg = tomllib.loads(Path(args.config).read_text())
-    table, base = cfg["table"], cfg["base"]
-    ledger_path = ROOT / table["ledger"]  # relative to the repository, or absolute
-    ledger = read_ledger(ledger_path)
-    if args.table:
-        from monoidlab._util import write_section
+# ------------------------------------------------------------------------------ the study
+def _read(path: Path, data: dict) -> tuple[str, str]:
+    missing = [t for t in ("table", "base", "models") if not isinstance(data.get(t), dict)]
+    if missing:
+        raise ConfigError(f"{path}: the ListOps table needs the tables {missing}")
+    table = data["table"]
+    gone = [k for k in ("ledger", "out", "seed", "eval_seed", "buckets", "depths", "lengths",
+                        "per_length", "baseline_strings") if k not in table]
+    if gone:
+        raise ConfigError(f"{path}: [table] is missing {', '.join(gone)}")
+    return table["ledger"], table["out"]
 
-        text = results_table(ledger, ledger.get("_baselines", {}).get("cells"), cfg)
-        print(text)
-        if args.write_docs:
-            write_section(ROOT / "docs" / "results.md", "listops table",
-                          "## ListOps at CPU scale\n\n" + text, title="Results")
-        return 0
-    names = list(cfg["models"]) if args.only is None else args.only.split(",")
-    unknown = [n for n in names if n not in cfg["models"]]
+
+def _plan(config: StudyConfig, ledger: dict, only: str | None = None) -> list[dict]:
+    """The baselines first, then each model entry in the config's order (``only``: a comma
+    list of entries)."""
+    models = config.data["models"]
+    names = list(models) if only is None else [n for n in only.split(",") if n]
+    unknown = [n for n in names if n not in models]
     if unknown:
-        p.error(f"unknown model entries {unknown}; the config has {list(cfg['models'])}")
-    t0 = time.time()
-    cells = test_cells(table)
-    print(f"{len(cells)} cells, {sum(len(b) for c in cells for b in c['batches'])} strings "
-          f"({time.time() - t0:.0f} s to draw)", flush=True)
-    if "_baselines" not in ledger:
-        ledger["_baselines"] = {"id": "_baselines",
-                                "cells": baselines(cells, table["baseline_strings"], table["seed"])}
-        write_ledger(ledger_path, ledger)
-    for n in names:
-        if n in ledger:
-            continue
-        row = run_one(n, cfg["models"][n], base, table, cells)
-        # re-read first: two processes may train different entries into one ledger (--only)
-        ledger = {**read_ledger(ledger_path), n: row}
-        write_ledger(ledger_path, ledger)
-        print(json.dumps({k: row[k] for k in ("id", "train_seconds", "eval_seconds")}), flush=True)
-    print(results_table(ledger, ledger["_baselines"]["cells"], cfg))
-    return 0
+        raise ConfigError(f"{config.path}: unknown model entries {unknown}; the config has "
+                          f"{list(models)}")
+    return [{"id": BASELINES}] + [{"id": n, "folder": str(config.out / n)} for n in names]
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def _sections(config: StudyConfig, ledger: dict) -> dict[str, str]:
+    text = results_table(ledger, ledger.get(BASELINES, {}).get("cells"), config.data)
+    return {"listops table": "## ListOps at CPU scale\n\n" + text}
+
+
+STUDY = Study(name="listops", plan=_plan, run=run_one, sections=_sections, read=_read,
+              layout="sorted", default_config="listops-table.toml", options=("only",),
+              summary="the MLP-LDRU paper's ListOps models at CPU scale, by length and depth")

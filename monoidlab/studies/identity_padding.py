@@ -1,10 +1,8 @@
 """Issue 18: does a trained MLP-LDRU follow the coverage prediction? Identity padding and random
-offsets against the Dyck support lengths, under strict evaluation, in one command.
+offsets against the Dyck support lengths, under strict evaluation (configs/identity-padding.toml).
 
-Usage::
-
-    python bench/bench_identity_padding.py [--steps N] [--workers 2] [--seeds 3]
-        [--tasks dyck-4,dyck-6,dyck-8,dyck-12] [--write-docs]
+    monoidlab study identity-padding [--workers 2] [--tasks dyck-6,dyck-8] [--conditions ...]
+    monoidlab study identity-padding --table [--write-docs]   # section "identity padding"
 
 Tasks dyck-4 (the control: every condition covers), dyck-6, dyck-8, dyck-12; five conditions:
 
@@ -15,35 +13,34 @@ Tasks dyck-4 (the control: every condition covers), dyck-6, dyck-8, dyck-12; fiv
 * ``both``: 1..40, identity padding and random offsets;
 * ``support``: no trick, training lengths 1..S with S the task's predicted support length.
 
-Per run: the predicted support length of the condition
-(:func:`monoidlab.coverage.min_length.min_training_length`, test lengths 41..500), whether training
-lengths 1..L of the condition cover the test compositions, the strict outcome
-(:func:`monoidlab.evaluation.evaluate_kinds`: accuracy >= 0.99 at every scored length
-of every kind), the minimum accuracy per kind, and for failing runs the failing lengths next
-to the lengths that need compositions training never shows (exact supports of
-:mod:`monoidlab.coverage.exact`; per length, the exact list is in ``RUNS/coverage.json`` or from
-``monoidlab coverage TASK --train 1:40 --test L:L --exact --padding ... --json``). Failing
-runs of uncovered conditions also get a per-string check at up to ``--string-lengths`` failing
-lengths: how many wrong strings contain an uncovered composition.
+Per run (one ledger row, docs/data/identity-padding.jsonl): the predicted support length of the
+condition (:func:`monoidlab.coverage.min_length.min_training_length`, test lengths 41..500),
+whether training lengths 1..L of the condition cover the test compositions, the strict outcome
+(:func:`monoidlab.evaluation.evaluate_kinds`: accuracy >= 0.99 at every scored length of every
+kind), the minimum accuracy per kind, and for failing runs the failing lengths next to the
+lengths that need compositions training never shows (exact supports of
+:mod:`monoidlab.coverage.exact`; the lists per group of lengths are in the row, and in full in
+``RUNS/coverage.json``, or from ``monoidlab coverage TASK --train 1:40 --test L:L --exact
+--padding ... --json``). Failing runs of uncovered conditions also get a per-string check at up
+to ``string_lengths`` failing lengths: how many wrong strings contain an uncovered composition.
 
-Every run has the same step budget (``--steps``; early stopping on the strict validation may
-end it sooner), one torch thread, ``--workers`` runs side by side. Finished runs in ``--runs``
-are reused when their settings match (rerun the command to resume). Prints the table and the
-wall time; ``--write-docs`` writes the section "identity padding" of docs/results.md.
+Every run has the same step budget (``steps``; early stopping on the strict validation may end
+it sooner), one torch thread, ``--workers`` runs side by side. A run folder whose finished row
+(``row.json``) has the same settings is reused when its ledger row is missing.
+
+>>> spans([42, 44, 46, 74, 78])
+'42–46, 74, 78'
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
-import sys
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+from monoidlab.errors import ConfigError
+from monoidlab.studies.runner import Study, StudyConfig
 
 TASKS = ("dyck-4", "dyck-6", "dyck-8", "dyck-12")
 TRAIN_MAX = 40
@@ -64,6 +61,11 @@ LABELS = {"standard": "standard", "offsets": "random offsets", "identity": "iden
 DEFAULT_STEPS = 1200
 DOC_LIST_LIMIT = 100  # uncovered compositions listed in full in the docs up to this many
 JSON_LIST_LIMIT = 5000  # ... and in coverage.json
+SESSION = "_session"  # a ledger row of one session's facts (not a run of the plan)
+COMMAND = "`monoidlab study identity-padding --workers 2`, then `--write-docs`"
+#: the [study] keys that go to :func:`run_config`
+SETTINGS = ("recipe", "test_lengths", "test_samples", "eval_every", "val_lengths",
+            "val_samples", "early_stop", "device")
 
 
 # ------------------------------------------------------------------------------ settings
@@ -81,7 +83,7 @@ def train_settings(recipe: str) -> dict[str, Any]:
                 "batch_size": 64, "model_options": {"d": 32, "dropout": 0.0}}
     if recipe == "authors":
         return {"recipe": "authors", "model_options": {}}
-    raise ValueError(f"unknown recipe {recipe!r}: cpu or authors")
+    raise ConfigError(f"unknown recipe {recipe!r}: cpu or authors")
 
 
 def run_config(task: str, condition: str, seed: int, steps: int, train_max: int,
@@ -156,6 +158,13 @@ def coverage_analysis(lang: Any, condition: str, train_max: int,
             "groups": list(groups.values())}
 
 
+def doc_groups(groups: list[dict]) -> list[dict]:
+    """The groups as a ledger row keeps them: the pairs the docs list (all of a complete group
+    of at most ``DOC_LIST_LIMIT``, else the first four)."""
+    return [{**g, "pairs": g["pairs"] if g["complete"] and g["count"] <= DOC_LIST_LIMIT
+             else g["pairs"][:4]} for g in groups]
+
+
 # ------------------------------------------------------------------------------ one run
 def _evaluated_model(out: Path, cfg: Any) -> Any:
     """The weights the final evaluation used (the best validated ones under early stopping)."""
@@ -181,6 +190,7 @@ def string_check(out: Path, cfg: Any, lengths: list[int], missing: Any) -> dict:
     model, problem = _evaluated_model(out, cfg)
     monoid = problem.language.monoid()
     bad = np.zeros((monoid.size, monoid.size), bool)
+    missing = np.asarray(missing, dtype=np.int64).reshape(-1, 2)
     if len(missing):
         bad[missing[:, 0], missing[:, 1]] = True
     identity = cfg.padding == "identity"
@@ -208,21 +218,31 @@ def string_check(out: Path, cfg: Any, lengths: list[int], missing: Any) -> dict:
     return {**n, "lengths": lengths, "accuracy": acc}
 
 
-def run_one(job: dict) -> dict:
-    """Train one run (or reuse a finished one with the same settings) and analyse it."""
+def string_lengths_of(failing: list[int], most: int) -> list[int]:
+    """Up to about ``most`` failing lengths, spread over them, for the per-string check.
+
+    >>> string_lengths_of(list(range(42, 52, 2)), 2)
+    [42, 48]
+    """
+    return sorted(set(failing[:: max(1, -(-len(failing) // most))]))
+
+
+def run_one(run: dict, config: StudyConfig) -> dict:
+    """Train one run (or reuse its finished folder with the same settings) and analyse it: its
+    ledger row."""
     import torch
 
-    torch.set_num_threads(1)
     from monoidlab.training.parse import config_from_dict
     from monoidlab.training.trainer import train
 
-    out = Path(job["out"])
+    torch.set_num_threads(1)
+    out = config.out / run["id"]
     done = out / "row.json"
     if done.is_file():
         row = json.loads(done.read_text())
-        if row.get("config") == job["config"]:
-            return {**row, "hypothesis": hypothesis(row), "reused": True}
-    cfg = config_from_dict(job["config"], f"{job['task']} {job['condition']}")
+        if row.get("config") == run["config"]:
+            return {**row, "id": run["id"], "hypothesis": hypothesis(row), "reused": True}
+    cfg = config_from_dict(run["config"], f"{run['task']} {run['condition']}")
     c0, t0 = time.process_time(), time.time()
     res = train(cfg, out_dir=out, progress=False)
     ev = res["evaluation"]
@@ -231,23 +251,27 @@ def run_one(job: dict) -> dict:
     failing = {k: sorted(int(L) for L, a in ev["accuracy"][k].items() if a < thr) for k in kinds}
     fail = sorted(set().union(*failing.values())) if failing else []
     scored = sorted({int(L) for k in kinds for L in ev["accuracy"][k]})
-    cov = job["coverage"]
-    needing = sorted(int(L) for L in cov["needing"] if int(L) in set(scored))
-    row = {k: job[k] for k in ("task", "condition", "seed", "train_max", "support", "covered")}
-    row.update({"config": job["config"], "solved": res["solved"], "verdict": res["verdict"],
+    needing = sorted(int(L) for L in run["needing"] if int(L) in set(scored))
+    row = {"id": run["id"],
+           **{k: run[k] for k in ("task", "condition", "seed", "train_max", "support",
+                                  "covered", "groups")}}
+    row.update({"config": run["config"], "solved": res["solved"], "verdict": res["verdict"],
                 "min_accuracy": res["min_accuracy"], "paper_score": res["paper_score"],
                 "failing": failing, "failing_lengths": fail, "scored_lengths": scored,
                 "needing_lengths": needing, "steps": res["steps"],
                 "first_solved_step": res.get("first_solved_step"),
                 "train_s": res["train_seconds"]})
-    if fail and not job["covered"] and job["string_lengths"]:
-        pick = sorted(set(fail[:: max(1, -(-len(fail) // job["string_lengths"]))]))
-        st = row["strings"] = string_check(out, cfg, pick, cov["missing"])
+    if fail and not run["covered"] and run["string_lengths"]:
+        pick = string_lengths_of(fail, run["string_lengths"])
+        st = row["strings"] = string_check(out, cfg, pick, run["missing"])
         st["matches_evaluation"] = all(
-            abs(a - ev["accuracy"][k][L]) < 1e-6 for k, per in st["accuracy"].items() for L, a in per.items())
+            abs(a - ev["accuracy"][k][L]) < 1e-6 for k, per in st["accuracy"].items()
+            for L, a in per.items())
     row["wall_s"] = round(time.time() - t0, 1)
     row["cpu_s"] = round(time.process_time() - c0, 1)
     row["hypothesis"] = hypothesis(row)
+    # a JSON round trip: the row as the ledger will read it back (int keys become text)
+    row = json.loads(json.dumps(row))
     done.write_text(json.dumps(row, indent=1))
     return row
 
@@ -277,26 +301,42 @@ def hypothesis(row: dict) -> str:
 VACUOUS = "yes, vacuously (every scored length needs one)"
 
 
-# ------------------------------------------------------------------------------ the table
-def plan(tasks: list[str], seeds: list[int], steps: int, runs: Path,
-         conditions: list[str] | None = None, string_lengths: int = 20,
-         **settings: Any) -> tuple[list[dict], dict]:
-    """The jobs (one per task, condition and seed) and the coverage of each (task, condition).
+# ------------------------------------------------------------------------------ the plan
+def _names(text: str | None, default: list[str], known: Any, what: str) -> list[str]:
+    names = [x.strip() for x in text.split(",") if x.strip()] if text else list(default)
+    unknown = [x for x in names if x not in known]
+    if unknown:
+        raise ConfigError(f"--{what}: unknown {unknown[0]!r}; the config's: {', '.join(known)}")
+    return names
 
-    ``settings`` go to :func:`run_config` (recipe, test_lengths, test_samples, ...)."""
+
+def plan(config: StudyConfig, ledger: dict, tasks: str | None = None,
+         conditions: str | None = None) -> list[dict]:
+    """The runs (one per task, condition and seed) that the ledger lacks, each with the coverage
+    of its (task, condition), computed here once (and written in full to ``out/coverage.json``).
+    ``tasks``, ``conditions``: comma lists restricting the config's."""
     import monoidlab as ml
     from monoidlab.geometry import Lengths
 
-    conditions = list(conditions or CONDITIONS)
-    jobs, coverage = [], {}
-    for task in tasks:
+    study = config.data["study"]
+    tasks_ = _names(tasks, study["tasks"], study["tasks"], "tasks")
+    conds = _names(conditions, study["conditions"], study["conditions"], "conditions")
+    seeds, steps = study["seeds"], study["steps"]
+    settings = {k: study[k] for k in SETTINGS if k in study}
+    runs: list[dict] = []
+    coverage: dict[tuple[str, str], dict] = {}
+    for task in tasks_:
+        if all(run_id(task, c, s) in ledger for c in conds for s in seeds):
+            continue  # every run recorded: no coverage analysis needed
         lang = ml.load_language(task)
-        support = {c: predicted_support(lang, c) for c in conditions if c != "support"}
+        support = {c: predicted_support(lang, c) for c in conds if c != "support"}
         plain = support.get("standard", predicted_support(lang, "standard"))
-        for c in conditions:
+        for c in conds:
             if c == "support" and plain is None:
                 continue  # no training length up to 500 covers: nothing to train at
-            train_max = plain if c == "support" else TRAIN_MAX
+            if all(run_id(task, c, s) in ledger for s in seeds):
+                continue
+            train_max: int = plain if c == "support" and plain is not None else TRAIN_MAX
             sup = plain if c == "support" else support[c]
             cfg0 = run_config(task, c, 0, steps, train_max, **settings)
             lens = Lengths.parse(cfg0["test_lengths"], "test_lengths").values()
@@ -306,63 +346,60 @@ def plan(tasks: list[str], seeds: list[int], steps: int, runs: Path,
             coverage[(task, c)] = {"task": task, "condition": c, "train_max": train_max,
                                    "support": sup, "covered": covered, **cov}
             for seed in seeds:
-                jobs.append({"task": task, "condition": c, "seed": seed, "train_max": train_max,
-                             "support": sup, "covered": covered,
+                runs.append({"id": run_id(task, c, seed), "task": task, "condition": c,
+                             "seed": seed, "train_max": train_max, "support": sup,
+                             "covered": covered,
                              "config": run_config(task, c, seed, steps, train_max, **settings),
-                             "out": str(runs / f"{task}__{c}__s{seed}"),
-                             "coverage": {"missing": cov["missing"], "needing": cov["needing"]},
-                             "string_lengths": string_lengths})
-    return jobs, coverage
+                             "missing": cov["missing"].tolist(),
+                             "needing": sorted(cov["needing"]),
+                             "groups": doc_groups(cov["groups"]),
+                             "string_lengths": study.get("string_lengths", 20)})
+    if coverage:
+        _write_coverage(config.out / "coverage.json", coverage)
+    return runs
 
 
-def run_table(tasks: list[str], seeds: list[int], steps: int, runs: str | Path,
-              workers: int = 2, conditions: list[str] | None = None, string_lengths: int = 20,
-              log: Any = None, **settings: Any) -> dict[str, Any]:
-    """Plan, run (``workers`` processes) and collect every run: the script's core."""
-    runs = Path(runs)
-    runs.mkdir(parents=True, exist_ok=True)
-    t0 = time.time()
-    jobs, coverage = plan(tasks, seeds, steps, runs, conditions, string_lengths, **settings)
-    t_cov = time.time() - t0
-    order = {(j["task"], j["condition"], j["seed"]): i for i, j in enumerate(jobs)}
-    rows: list[dict] = []
-    t1 = time.time()
-    if workers <= 1:
-        for j in jobs:
-            rows.append(run_one(j))
-            _log(log, rows[-1])
-    else:
-        with ProcessPoolExecutor(workers) as pool:
-            for fut in as_completed([pool.submit(run_one, j) for j in jobs]):
-                rows.append(fut.result())
-                _log(log, rows[-1])
-    rows.sort(key=lambda r: order[(r["task"], r["condition"], r["seed"])])
-    result = {"rows": rows, "coverage": list(coverage.values()), "steps": steps,
-              "seeds": seeds, "workers": workers, "coverage_s": round(t_cov, 1),
-              "wall_s": round(time.time() - t0, 1), "runs_wall_s": round(time.time() - t1, 1),
-              "settings": jobs[0]["config"] if jobs else {}}
-    (runs / "coverage.json").write_text(json.dumps([_coverage_json(c) for c in coverage.values()]))
-    (runs / "rows.json").write_text(json.dumps(rows, indent=1))
-    return result
+def run_id(task: str, condition: str, seed: int) -> str:
+    """A run's ledger id and folder name: ``dyck-6__standard__s0``."""
+    return f"{task}__{condition}__s{seed}"
 
 
-def _coverage_json(c: dict) -> dict:
+def _write_coverage(path: Path, coverage: dict[tuple[str, str], dict]) -> None:
     """coverage.json: per condition, the lengths that need the same uncovered compositions and
-    those compositions as (left word, right word) pairs (all of them when ``complete``)."""
-    return {"task": c["task"], "condition": c["condition"], "train_max": c["train_max"],
-            "support": c["support"], "covered": c["covered"], "uncovered": len(c["missing"]),
-            "needing": {str(L): n for L, n in c["needing"].items()}, "groups": c["groups"]}
+    those compositions as (left word, right word) pairs (all of them when ``complete``); the
+    conditions of earlier calls are kept."""
+    from monoidlab._util import atomic_write_text
+
+    old = json.loads(path.read_text()) if path.is_file() else []
+    new = {(c["task"], c["condition"]): {
+        "task": c["task"], "condition": c["condition"], "train_max": c["train_max"],
+        "support": c["support"], "covered": c["covered"], "uncovered": len(c["missing"]),
+        "needing": {str(L): n for L, n in c["needing"].items()}, "groups": c["groups"]}
+        for c in coverage.values()}
+    kept = [c for c in old if (c["task"], c["condition"]) not in new]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, json.dumps(kept + list(new.values())))
 
 
-def _log(log: Any, row: dict) -> None:
-    if log is None:
-        return
-    mins = " ".join(f"{k} {v:.3f}" for k, v in row["min_accuracy"].items())
-    print(f"{row['task']} {row['condition']} seed {row['seed']}: "
-          f"{'solved' if row['solved'] else 'not solved'} ({mins}); steps {row['steps']}, "
-          f"{row['wall_s']} s wall, {row['cpu_s']} s CPU"
-          f"{' (reused)' if row.get('reused') else ''}; hypothesis: {row['hypothesis']}",
-          file=log, flush=True)
+# ------------------------------------------------------------------------------ the table
+def rows_of(config: StudyConfig, ledger: dict[str, dict]) -> list[dict]:
+    """The ledger's runs of the config's tasks and conditions, in its order (task, condition,
+    seed)."""
+    study = config.data["study"]
+    tasks, conds = list(study["tasks"]), list(study["conditions"])
+    rows = [r for k, r in ledger.items() if k != SESSION and r["task"] in tasks
+            and r["condition"] in conds]
+    return sorted(rows, key=lambda r: (tasks.index(r["task"]), conds.index(r["condition"]),
+                                       r["seed"]))
+
+
+def coverage_of(rows: list[dict]) -> list[dict]:
+    """Per (task, condition) of the rows, in their order: lengths, support, coverage, groups."""
+    out: dict[tuple[str, str], dict] = {}
+    for r in rows:
+        out.setdefault((r["task"], r["condition"]), {
+            k: r[k] for k in ("task", "condition", "train_max", "support", "covered", "groups")})
+    return list(out.values())
 
 
 def spans(lengths: list[int], step: int = 2) -> str:
@@ -388,21 +425,33 @@ def _acc(v: float | None) -> str:
     return "n/a" if v is None or v != v else f"{v:.3f}"
 
 
-def markdown(result: dict, command: str) -> str:
-    """The docs section: settings, per-condition summary, every run, uncovered compositions."""
-    rows, cov = result["rows"], result["coverage"]
-    s = result["settings"]
+def _header(rows: list[dict], session: dict | None, command: str) -> str:
+    """The first line: the command (markdown), the runs and their time (one session's as it
+    recorded them, or summed over the ledger's runs)."""
+    reused = sum(1 for r in rows if r.get("reused"))
+    note = f", {reused} runs reused from an earlier call" if reused else ""
+    if session is not None:
+        return (f"{command}: {len(rows)} runs, **{session['wall_min']:.1f} min wall** with "
+                f"{session['workers']} worker processes (coverage analysis "
+                f"{session['coverage_s']:.0f} s; {session['cpu_min']:.1f} min CPU in the runs"
+                f"{note}).")
+    wall = sum(r.get("wall_s") or 0 for r in rows) / 60
+    cpu = sum(r.get("cpu_s") or 0 for r in rows) / 60
+    return (f"{command}: {len(rows)} runs, **{wall:.1f} min wall** summed over the runs "
+            f"({cpu:.1f} min CPU{note}).")
+
+
+def markdown(rows: list[dict], command: str = COMMAND, session: dict | None = None) -> str:
+    """The docs section: settings, per-condition summary, every run, uncovered compositions
+    (``command``: the line that made it, in markdown; ``session``: the ledger's session row)."""
+    cov = coverage_of(rows)
+    s = rows[0]["config"] if rows else {}
+    steps = s.get("steps", DEFAULT_STEPS)
     kinds = ("paper", "near_miss", "ec_stratified")
-    cpu = sum(r["cpu_s"] for r in rows)
-    fresh = [r for r in rows if not r.get("reused")]
-    lines = ["## Identity padding and random offsets against the Dyck support lengths", "",
-             f"`{command}`: {len(rows)} runs, **{result['wall_s'] / 60:.1f} min wall** with "
-             f"{result['workers']} worker processes (coverage analysis {result['coverage_s']:.0f} s"
-             f"; {cpu / 60:.1f} min CPU in the runs"
-             + (f", {len(rows) - len(fresh)} runs reused from an earlier call" if
-                len(fresh) < len(rows) else "") + ").", "",
+    lines = ["## Identity padding and random offsets against the Dyck support lengths "
+             "(issue 18)", "", _header(rows, session, command), "",
              f"Every run: MLP-LDRU (d {s.get('model_options', {}).get('d', 'recipe')}), at most "
-             f"{result['steps']} steps of batch {s.get('batch_size', 'recipe')}, "
+             f"{steps} steps of batch {s.get('batch_size', 'recipe')}, "
              f"{_recipe_text(s)}, the `near_miss` sampler, one length per batch, one torch "
              f"thread; {_validation_text(s)}. Strict evaluation on the even lengths "
              f"{s.get('test_lengths')} "
@@ -433,9 +482,7 @@ def markdown(result: dict, command: str) -> str:
     for r in rows:
         by.setdefault((r["task"], r["condition"]), []).append(r)
     for c in cov:
-        rs = by.get((c["task"], c["condition"]), [])
-        if not rs:
-            continue
+        rs = by[(c["task"], c["condition"])]
         need = rs[0]["needing_lengths"]
         holds = sum(r["hypothesis"].startswith("yes") for r in rs)
         lines.append(f"| {c['task']} | {LABELS[c['condition']]} | 1..{c['train_max']} | "
@@ -555,48 +602,27 @@ def _closing(rows: list[dict], cov: list[dict]) -> str:
     return " ".join(parts[:1]) + "\n\n" + "\n".join(f"- {p}" for p in parts[1:])
 
 
-# ------------------------------------------------------------------------------ command line
-def _seeds(text: str) -> list[int]:
-    """``3`` = seeds 0, 1, 2; ``0,2`` = those seeds."""
-    return list(range(int(text))) if "," not in text else [int(x) for x in text.split(",")]
-
-
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--steps", type=int, default=DEFAULT_STEPS,
-                   help=f"step budget of every run (default {DEFAULT_STEPS})")
-    p.add_argument("--workers", type=int, default=2)
-    p.add_argument("--seeds", default="3", help="N (seeds 0..N-1) or a list 0,1,2 (default 3)")
-    p.add_argument("--tasks", default=",".join(TASKS))
-    p.add_argument("--conditions", default=",".join(CONDITIONS))
-    p.add_argument("--recipe", default="cpu", choices=("cpu", "authors"))
-    p.add_argument("--test-samples", type=int, default=32)
-    p.add_argument("--string-lengths", type=int, default=20,
-                   help="failing lengths of the per-string check of an uncovered run")
-    p.add_argument("--device", default="cpu")
-    p.add_argument("--runs", default=str(ROOT / "runs" / "identity-padding"))
-    p.add_argument("--write-docs", action="store_true")
-    args = p.parse_args(argv)
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
-    tasks = [t for t in args.tasks.split(",") if t]
-    conditions = [c for c in args.conditions.split(",") if c]
-    unknown = sorted(set(conditions) - set(CONDITIONS))
+# ------------------------------------------------------------------------------ the study
+def _read(path: Path, data: dict) -> tuple[str, str]:
+    study = data.get("study")
+    if not isinstance(study, dict):
+        raise ConfigError(f"{path}: the identity-padding study needs a [study] table")
+    missing = [k for k in ("tasks", "conditions", "seeds", "steps", "ledger", "out")
+               if k not in study]
+    if missing:
+        raise ConfigError(f"{path}: [study] is missing {', '.join(missing)}")
+    unknown = sorted(set(study["conditions"]) - set(CONDITIONS))
     if unknown:
-        p.error(f"unknown condition(s) {unknown}; known: {', '.join(CONDITIONS)}")
-    result = run_table(tasks, _seeds(args.seeds), args.steps, args.runs, args.workers,
-                       conditions, args.string_lengths, log=sys.stderr, recipe=args.recipe,
-                       test_samples=args.test_samples, device=args.device)
-    command = "python bench/bench_identity_padding.py " + " ".join(
-        a for a in (argv if argv is not None else sys.argv[1:]))
-    text = markdown(result, command.strip())
-    print(text)
-    if args.write_docs:
-        from monoidlab._util import write_section
-
-        write_section(ROOT / "docs" / "results.md", "identity padding", text, title="Results")
-        print("wrote docs/results.md", file=sys.stderr)
-    return 0
+        raise ConfigError(f"{path}: unknown condition(s) {unknown}; known: "
+                          f"{', '.join(CONDITIONS)}")
+    return study["ledger"], study["out"]
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def _sections(config: StudyConfig, ledger: dict) -> dict[str, str]:
+    return {config.data["study"].get("section", "identity padding"):
+            markdown(rows_of(config, ledger), COMMAND, ledger.get(SESSION))}
+
+
+STUDY = Study(name="identity-padding", plan=plan, run=run_one, sections=_sections, read=_read,
+              default_config="identity-padding.toml", options=("tasks", "conditions"),
+              summary="identity padding and random offsets against the Dyck support lengths")

@@ -168,9 +168,8 @@ def _mined(model: Any, problem: Any, lengths: np.ndarray, n: int, seed: int
     from monoidlab._util import eval_mode
     from monoidlab.strings.sampling import sample
 
-    sampler = problem.sampler if problem.sampler != "covering" else "near_miss"
-    b = sample(problem.language, lengths, n, sampler=sampler, seed=seed, within=problem.within,
-               mix=problem.mix)
+    b = sample(problem.language, lengths, n, sampler=problem.plain_sampler, seed=seed,
+               within=problem.within, mix=problem.mix)
     with eval_mode(model):
         got = model.finite_table().fold(b.tokens, b.lengths)
     wrong = np.flatnonzero(got != b.labels)

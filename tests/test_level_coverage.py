@@ -175,7 +175,7 @@ def test_the_trainer_trains_on_covering_strings_and_refuses_too_short_runs():
 
     cfg = RunConfig(**COVERING_RUN)
     problem = make_problem(cfg)
-    plan, share = problem.covering
+    plan = problem.plan.plan
     lens = problem.lengths(cfg.train_lengths)
     _, b0 = training_batch(cfg, problem, lens, 0)
     _, b1 = training_batch(cfg, problem, lens, 1)
@@ -212,7 +212,7 @@ def test_a_covering_runs_sampled_coverage_counts_its_plan_over_all_its_steps():
 
     cfg = RunConfig(**COVERING_RUN)
     problem = make_problem(cfg)
-    plan, _ = problem.covering
+    plan = problem.plan.plan
     m = problem.language.monoid()
     lens = problem.lengths(cfg.train_lengths)
     every = np.zeros((8, m.size, m.size), np.int64)  # every batch of the run, brute force
@@ -272,4 +272,4 @@ def test_below_the_support_the_covering_sampler_shows_what_it_can_when_asked():
     with pytest.raises(Exception, match="cannot occur in training strings"):
         make_problem(cfg)
     problem = make_problem(cfg.replace(covering={"uncovered": "skip"}))
-    assert problem.covering[0].uncovered > 0
+    assert problem.plan.plan.uncovered > 0

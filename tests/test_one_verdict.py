@@ -158,6 +158,6 @@ def test_a_covering_plan_too_large_falls_back_to_near_misses_when_asked(tmp_path
     cfg = config_from_dict({**keys, "covering": {"uncovered": "skip",
                                                  "too_large": "near_miss"}}, "t")
     problem = make_problem(cfg)
-    assert problem.sampler == "near_miss" and problem.covering is None
+    assert problem.sampler.name == "near_miss" and problem.plan is None
     res = train(cfg, tmp_path / "r", progress=False)
     assert "trained on near-miss strings instead" in res["covering_fallback"]

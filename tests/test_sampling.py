@@ -281,6 +281,37 @@ def test_argument_errors(dyck2):
     assert len(sample(dyck2, [4], 0, seed=0)) == 0
 
 
+def test_a_sampler_laid_out_along_a_tree_is_refused_by_sample_and_named(dyck2):
+    """``covering`` is a run's sampler: ``sample`` says so instead of calling it unknown."""
+    with pytest.raises(ml.errors.UnknownName, match=r"sampler 'covering' lays strings out along "
+                                                    r"a model's tree: only a run draws it"):
+        sample(dyck2, [4], 10, sampler="covering")
+    with pytest.raises(ml.errors.UnknownName, match=r"did you mean 'near_miss'"):
+        sample(dyck2, [4], 10, sampler="nearmiss")
+
+
+def test_a_run_resolves_its_sampler_once(monkeypatch):
+    """The config resolves ``sampler`` to its spec; the problem and every training batch pass
+    the spec on, so no training step looks the name up again."""
+    from monoidlab.strings import sampling
+    from monoidlab.training import RunConfig
+    from monoidlab.training.loop import training_batch
+    from monoidlab.training.problems import make_problem
+
+    cfg = RunConfig(language="dyck-2", model="rnn", sampler="balanced")
+    problem = make_problem(cfg)
+    assert problem.sampler is cfg.sampler_spec
+    names = []
+    real = sampling.sampler_spec
+    monkeypatch.setattr(sampling, "sampler_spec",
+                        lambda s, tree=False: (names.append(s) if isinstance(s, str) else None)
+                        or real(s, tree))
+    lens = problem.lengths(cfg.train_lengths)
+    for step in range(3):
+        training_batch(cfg, problem, lens, step)
+    assert names == []
+
+
 def test_path_counts_are_string_counts(dyck2):
     # unscaled check at small r: C[r, start, g] / C[r, start].sum() = class shares
     delta = np.asarray(dyck2.delta)

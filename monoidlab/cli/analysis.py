@@ -19,7 +19,8 @@ from monoidlab.cli._common import (
 from monoidlab.coverage.exact import EXACT_SAMPLERS
 from monoidlab.errors import InputError
 from monoidlab.geometry import Offsets, Padding
-from monoidlab.strings.sampling import DEFAULT_SAMPLER, TRAINING_SAMPLERS
+from monoidlab.strings.samplers import sampler_names
+from monoidlab.strings.sampling import DEFAULT_SAMPLER
 
 __all__ = ["COMMANDS"]
 
@@ -147,8 +148,7 @@ cmd_coverage.configure = lambda p: (
     p.add_argument("--train", default="1:40", help="training lengths A:B (inclusive)"),
     p.add_argument("--test", default="41:500", help="test lengths A:B (inclusive)"),
     p.add_argument("--schedule", default="balanced", choices=["balanced", "scan", "chain"]),
-    p.add_argument("--sampler", default=None,
-                   choices=["uniform", "balanced", "ec_stratified", "ldru"],
+    p.add_argument("--sampler", default=None, choices=list(sampler_names()),
                    help="the string law, exact or sampled (default: monoidlab's, training's "
                         f"too: {DEFAULT_SAMPLER}; --exact computes uniform and balanced)"),
     p.add_argument("--exact", action="store_true", help="exact coverage (no sampling)"),
@@ -302,7 +302,7 @@ cmd_min_length.configure = lambda p: (
                         "--sample-lengths)"),
     p.add_argument("--sample-lengths", dest="sample_lengths", default=None,
                    help="training lengths A:B of the sample-size estimate (with --delta)"),
-    p.add_argument("--sampler", default=None, choices=list(TRAINING_SAMPLERS),
+    p.add_argument("--sampler", default=None, choices=list(sampler_names(tree=True)),
                    help=f"the training strings (default: the sampler of the recipe `monoidlab "
                         f"train --language` uses): of the recommended length, and of the "
                         f"sample-size estimate (that one for {' or '.join(EXACT_SAMPLERS)} "

@@ -76,6 +76,7 @@ def _emit_report(args: argparse.Namespace, path: Path, checkpoint: str | None) -
 
 def key_figures_text(key: dict[str, Any]) -> str:
     """The report's key figures as terminal lines (what ``monoidlab demo`` ends with)."""
+    from monoidlab.evaluation.scores import SCORES
     from monoidlab.report.summary import probing_headline, sample_text
 
     out = [f"{key['language']}: syntactic monoid of {key['monoid_size']} elements"]
@@ -95,8 +96,8 @@ def key_figures_text(key: dict[str, Any]) -> str:
         if m.get("sample_size"):
             out.append(f"sample   {sample_text(m['sample_size'])}")
         out.append(f"verdict  {m['verdict']}")
-        out.append(f"         ({m['evaluation_source']}; papers' score "
-                   f"{m['paper_score']:.3f})")
+        out.append(f"         ({m['evaluation_source']}; "
+                   + "; ".join(f"{s.label} {m[s.name]:.3f}" for s in SCORES) + ")")
         out.append("         kind            lengths  min    mean   majority  count-only")
         for r in m["kinds"]:
             out.append(f"         {r['kind']:<15} {r['scored_lengths']:>7}  {_f(r['min'])}  "

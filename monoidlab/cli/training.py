@@ -17,6 +17,7 @@ from monoidlab.cli._common import (
     positive,
 )
 from monoidlab.errors import InputError
+from monoidlab.evaluation.kinds import KINDS
 
 if TYPE_CHECKING:
     import torch
@@ -204,7 +205,7 @@ def cmd_evaluate(args: argparse.Namespace) -> None:
         return _evaluate_splits(args, model, cfg, problem, device)
     lengths = asked or cfg.test_lengths
     kinds = args.kinds.split(",") if args.kinds else cfg.eval_kinds
-    n_kinds = 3 if kinds == "all" else len(kinds)
+    n_kinds = len(KINDS) if kinds == "all" else len(kinds)
     check_work(lengths, (args.samples or cfg.test_samples) * n_kinds, "--lengths/--samples")
     threshold = cfg.solved_threshold if args.threshold is None else args.threshold
     seed = cfg.seed if args.test_seed is None else args.test_seed
@@ -307,8 +308,8 @@ cmd_evaluate.configure = lambda p: (
     p.add_argument("--samples", type=int, default=None,
                    help="strings per length and kind (default: the config's test_samples)"),
     p.add_argument("--kinds", default=None,
-                   help="comma list of test kinds: paper, near_miss, ec_stratified (default: "
-                        "the config's eval_kinds, all of them)"),
+                   help=f"comma list of test kinds: {', '.join(KINDS)} (default: the config's "
+                        "eval_kinds, all of them)"),
     p.add_argument("--threshold", type=float, default=None,
                    help="solved = accuracy >= THRESHOLD, in (0, 1], at every scored length of "
                         "every kind (default: the config's solved_threshold, 0.99)"),

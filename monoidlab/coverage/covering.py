@@ -31,6 +31,7 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -50,7 +51,8 @@ from monoidlab.sublanguage import Within, class_mask, resolve_within
 if TYPE_CHECKING:
     from monoidlab.algebra.automaton import Automaton
 
-__all__ = ["CoveringPlan", "CoveringBatch", "covering_sample", "MAX_TABLE"]
+__all__ = ["CoveringPlan", "CoveringBatch", "covering_sample", "MAX_TABLE", "CoveringRun",
+           "covering_run", "covering_settings", "covering_per_step"]
 
 #: Largest path-count table (lengths × ECs × ECs) the sampler holds (float32: 1 GiB).
 MAX_TABLE = 2**28
@@ -331,3 +333,140 @@ def covering_sample(lang: Automaton | str, train_lengths: LengthsLike, n: int, *
     plan = CoveringPlan(lang, train_lengths, test_lengths, schedule=schedule, padding=padding,
                         offsets=offsets, within=within, seed=seed, limits=limits)
     return plan.sample(n, seed=seed, start=start)
+
+
+# ------------------------------------------------------------------ the sampler of a run
+def covering_settings(value: Mapping | None) -> dict[str, Any]:
+    """The covering sampler's settings (the run config's ``covering`` table) with their
+    defaults: ``share`` in (0, 1], ``k`` >= 1, ``uncovered``: ``refuse`` (a needed composition
+    the training lengths cannot show is an error) or ``skip`` (show what they can: a range
+    below the support length, on purpose); ``too_large``: ``refuse`` (a plan the run's steps
+    cannot show k times is an error) or ``near_miss`` (the run trains on near-miss strings
+    instead, and says so).
+
+    >>> covering_settings(None), covering_settings({"k": 3})["k"]
+    ({'share': 0.5, 'k': 1, 'uncovered': 'refuse', 'too_large': 'refuse'}, 3)
+    """
+    out = {"share": 0.5, "k": 1, "uncovered": "refuse", "too_large": "refuse",
+           **dict(value or {})}
+    bad = sorted(set(out) - {"share", "k", "uncovered", "too_large"})
+    if bad:
+        raise InputError(f"unknown part {bad[0]!r}; parts: share, k, uncovered, too_large")
+    if out["uncovered"] not in ("refuse", "skip"):
+        raise InputError(f"uncovered must be refuse or skip, got {out['uncovered']!r}")
+    if out["too_large"] not in ("refuse", "near_miss"):
+        raise InputError(f"too_large must be refuse or near_miss, got {out['too_large']!r}")
+    share, k = out["share"], out["k"]
+    if isinstance(share, bool) or not isinstance(share, int | float) or not 0 < share <= 1:
+        raise InputError(f"share must lie in (0, 1], got {share!r}")
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise InputError(f"k must be an integer >= 1, got {k!r}")
+    return {"share": float(share), "k": k, "uncovered": out["uncovered"],
+            "too_large": out["too_large"]}
+
+
+def covering_per_step(share: float, batch_size: int) -> int:
+    """Covering strings in each training batch: ``share`` of it, at least one.
+
+    >>> covering_per_step(0.5, 64), covering_per_step(0.001, 64), covering_per_step(1.0, 8)
+    (32, 1, 8)
+    """
+    return min(batch_size, max(1, int(round(share * batch_size))))
+
+
+class CoveringRun:
+    """The covering sampler of one run (a :class:`~monoidlab.strings.samplers.RunPlan`):
+    its ``plan`` and the ``share`` of each batch it fills, or, when the run's steps cannot show
+    the plan and its config says ``too_large = "near_miss"``, the ``fallback`` that says why
+    the run trains on near-miss strings instead."""
+
+    def __init__(self, plan: CoveringPlan | None, share: float, fallback: str | None = None
+                 ) -> None:
+        self.plan, self.share, self.fallback = plan, float(share), fallback
+
+    def batch(self, problem: Any, rng: np.random.Generator, length: int, batch_size: int,
+              step: int) -> dict:
+        """Covering strings i = step·n .. step·n + n − 1 of the plan's cycle (n = share ×
+        batch), each at the offset that shows its target, then near-miss strings of
+        ``length`` (at random offsets when the run has them): the cycle advances with the
+        step, so a run shows every target once per cycle, whatever its batches' lengths."""
+        from monoidlab.strings.sampling import sample
+
+        assert self.plan is not None, "a fallen-back run draws its stand-in sampler"
+        n = covering_per_step(self.share, batch_size)
+        c = self.plan.draw(rng, step * n + np.arange(n))
+        rest = sample(problem.language, [length], batch_size - n, sampler="near_miss", seed=rng,
+                      within=problem.within, mix=problem.mix)
+        T = max(c.tokens.shape[1], rest.tokens.shape[1])
+        tokens = np.concatenate([np.pad(c.tokens, ((0, 0), (0, T - c.tokens.shape[1]))),
+                                 np.pad(rest.tokens, ((0, 0), (0, T - rest.tokens.shape[1])))])
+        out = {"tokens": tokens, "lengths": np.concatenate([c.lengths, rest.lengths]),
+               "targets": np.concatenate([c.labels, rest.labels])}
+        if not problem.offsets.none:
+            more = rng.choice(problem.offsets.for_length(length), size=len(rest))
+            out["offsets"] = np.concatenate([c.offsets, more])
+        elif c.offsets.any():  # a layout without offsets places every string at 0
+            raise AssertionError("covering strings off offset 0 in a run without offsets")
+        return out
+
+    def floor(self, counts: np.ndarray, steps: int, batch_size: int) -> np.ndarray:
+        """``counts`` (levels, |M|, |M|) raised to what the plan shows over ALL ``steps``:
+        covering string i shows target i mod T at its level, ``share`` of each batch, so
+        target t is shown at least ⌊N/T⌋ (+1 when t < N mod T) times in N = steps × n strings.
+        The first batches show only the first targets of the cycle: counting those alone
+        would call targets unseen that the run's later steps show."""
+        assert self.plan is not None
+        targets = np.asarray(self.plan.targets, np.int64).reshape(-1, 3)
+        if not len(targets):
+            return counts
+        n_total = steps * covering_per_step(self.share, batch_size)
+        T = len(targets)
+        times = n_total // T + (np.arange(T) < n_total % T)
+        levels = int(targets[:, 0].max()) + 1
+        if levels > counts.shape[0]:
+            counts = np.concatenate([counts, np.zeros((levels - counts.shape[0],
+                                                       *counts.shape[1:]), counts.dtype)])
+        floor = np.zeros_like(counts)
+        np.maximum.at(floor, (targets[:, 0], targets[:, 1], targets[:, 2]), times)
+        return np.maximum(counts, floor)
+
+    def note(self, steps: int, whose: str) -> str:
+        """The line under a run's sampled coverage: the targets were counted over every step."""
+        assert self.plan is not None
+        return (f"\n  (the covering plan's {len(self.plan.targets)} targets: counted over all "
+                f"{steps} steps {whose}, the rest over the strings above)")
+
+
+def covering_run(cfg: Any, problem: Any, schedule: str) -> CoveringRun:
+    """The covering sampler of the run ``cfg`` (the sampler's function in the registry): the
+    plan of its training and test lengths, the model's ``schedule`` and padding, its offsets
+    and seed; refused (:class:`~monoidlab.errors.ConfigError`) when the run is too short to
+    show every target ``k`` times, unless its ``covering.too_large`` falls back to near misses.
+    ``problem``: the run's language problem (its language and the lengths that have strings).
+    """
+    from monoidlab.errors import ConfigError
+
+    settings = covering_settings(cfg.covering)
+    try:
+        plan = CoveringPlan(problem.language, problem.lengths(cfg.train_lengths),
+                            problem.lengths(cfg.test_lengths), schedule=schedule,
+                            padding=cfg.padding, offsets=cfg.offsets, within=cfg.within,
+                            seed=cfg.seed, allow_uncovered=settings["uncovered"] == "skip")
+    except InputError as exc:
+        raise ConfigError(f"key 'sampler': covering: {exc}") from None
+    per_step = covering_per_step(settings["share"], cfg.batch_size)
+    need = settings["k"] * len(plan.targets)
+    if per_step * cfg.steps < need and settings["too_large"] == "near_miss":
+        # a fallback chosen in the config: the run trains, on near misses, and says why
+        return CoveringRun(None, settings["share"], (
+            f"the covering plan's {len(plan.targets)} targets shown k = {settings['k']} times "
+            f"need {need} covering strings, more than the {per_step * cfg.steps} the run draws "
+            "(covering.too_large = \"near_miss\"): trained on near-miss strings instead"))
+    if per_step * cfg.steps < need:
+        raise ConfigError(f"key 'covering': {len(plan.targets)} targets shown k = "
+                          f"{settings['k']} times need {need} covering strings; the run draws "
+                          f"{per_step} a step for {cfg.steps} steps ({per_step * cfg.steps}): "
+                          f"raise steps, batch_size or share{', or lower k' if settings['k'] > 1 else ''}"
+                          ", or train without the plan (sampler = \"near_miss\", the base "
+                          "recipe's sampler)")
+    return CoveringRun(plan, settings["share"])

@@ -45,6 +45,8 @@ from monoidlab.algebra.languages import as_language, as_monoid
 from monoidlab.errors import InputError
 from monoidlab.geometry import LengthsLike, Offsets, OffsetsLike, Padding, length_array, range_text
 from monoidlab.laws import backward_laws, forward_laws
+from monoidlab.strings.samplers import REGISTRY as SAMPLER_REGISTRY
+from monoidlab.strings.samplers import SamplerSpec
 from monoidlab.strings.sampling import DEFAULT_SAMPLER, Batch, check_batch_language
 from monoidlab.strings.schedules import check_schedule
 from monoidlab.strings.schedules import schedule as get_schedule
@@ -61,7 +63,8 @@ __all__ = ["Coverage", "CoverageGap", "exact_coverage", "sampled_coverage", "cov
            "check_exact_layouts", "exact_work", "MAX_LAYOUTS", "MAX_NODE_ROWS", "MAX_LAW_CELLS",
            "MAX_EXACT_WORK"]
 
-EXACT_SAMPLERS = ("uniform", "balanced")  # the string laws exact coverage computes
+#: the samplers whose string law exact coverage computes (their specs' ``exact``)
+EXACT_SAMPLERS = tuple(n for n, s in SAMPLER_REGISTRY.items() if s.exact)
 
 # Work limits of the exact recursions (docs/reliability.md), checked before any work;
 # ``limits=False`` lifts them. The cost of exact coverage is not the longest length itself but
@@ -373,21 +376,30 @@ def ec_laws(monoid: SyntacticMonoid, max_len: int, indicator: bool = False) -> n
     return forward_laws(monoid.right, 0, max_len, indicator)
 
 
-def _class_targets(lang: Automaton, sampler: str, within: Within) -> list[np.ndarray]:
+def _exact_spec(sampler: str | SamplerSpec) -> SamplerSpec:
+    """The spec of a sampler whose law exact coverage computes (its ``exact``)."""
+    spec = sampler if isinstance(sampler, SamplerSpec) else (
+        SAMPLER_REGISTRY.get(sampler) if isinstance(sampler, str) else None)
+    if spec is None or spec.exact is None:
+        raise InputError(f"sampler: exact coverage computes the samplers "
+                         f"{', '.join(EXACT_SAMPLERS)}, not "
+                         f"{sampler!r} (sample it instead: sampled_coverage(ml.sample(...)))")
+    return spec
+
+
+def _class_targets(lang: Automaton, spec: SamplerSpec, within: Within) -> list[np.ndarray]:
+    """The class groups of the law: the kept classes together (``exact = "strings"``: uniform
+    over the strings) or each kept class apart (``"classes"``: an equal share of each)."""
     keep = class_mask(lang, within)
-    if sampler == "uniform":
+    if spec.exact == "strings":
         return [keep]
-    if sampler == "balanced":
-        return [np.eye(lang.n_classes, dtype=bool)[c] for c in np.flatnonzero(keep)]
-    raise InputError(f"sampler: exact coverage computes the samplers "
-                     f"{', '.join(EXACT_SAMPLERS)}, not "
-                     f"{sampler!r} (sample it instead: sampled_coverage(ml.sample(...)))")
+    return [np.eye(lang.n_classes, dtype=bool)[c] for c in np.flatnonzero(keep)]
 
 
 # ---------------------------------------------------------------------- exact coverage
 @removed_keywords(offset_buffer=OFFSETS_NOW, distribution="sampler=")
 def exact_coverage(lang: Automaton | str, lengths: LengthsLike, *, schedule: str = "balanced",
-                   sampler: str = DEFAULT_SAMPLER, within: Within = None,
+                   sampler: str | SamplerSpec = DEFAULT_SAMPLER, within: Within = None,
                    offsets: OffsetsLike = None,
                    padding: Padding | str = Padding.LEARNED,
                    per_level: bool = False, limits: bool = True) -> Coverage:
@@ -420,7 +432,9 @@ def exact_coverage(lang: Automaton | str, lengths: LengthsLike, *, schedule: str
     """
     lang = as_language(lang)
     check_schedule(schedule)
-    targets = _class_targets(lang, sampler, within)
+    spec = _exact_spec(sampler)
+    sampler = spec.name
+    targets = _class_targets(lang, spec, within)
     padding = Padding.parse(padding)
     offsets = Offsets.parse(offsets)
     longest_length(lengths)  # validates lengths without expanding a range
@@ -437,7 +451,7 @@ def exact_coverage(lang: Automaton | str, lengths: LengthsLike, *, schedule: str
         check_exact_layouts(schedule, lens, offsets, M + lang.n_states, "lengths", limits)
     rows = node_table(schedule, lens, offsets, padding)
     n_levels = int(rows[:, 1].max(initial=0)) + 1 if len(rows) else 1
-    plain = sampler == "uniform" and bool(targets[0].all())
+    plain = spec.exact == "strings" and bool(targets[0].all())
     if plain:
         n_groups = sum(len(np.unique(rows[rows[:, 1] == lev][:, 2:4], axis=0))
                        for lev in range(1, n_levels))
@@ -474,7 +488,7 @@ def exact_coverage(lang: Automaton | str, lengths: LengthsLike, *, schedule: str
                           for t in targets])
         has = np.any(avail, axis=0)
         # balanced: the classes available at a length share it equally
-        share = (1.0 / np.maximum(avail.sum(axis=0), 1) if sampler == "balanced"
+        share = (1.0 / np.maximum(avail.sum(axis=0), 1) if spec.exact == "classes"
                  else np.ones(max_len + 1))
         tl = lens[lens >= 1]
         rescale = len(tl) / max(int(has[tl].sum()), 1)

@@ -53,7 +53,8 @@ from monoidlab.geometry import (
     length_array,
     range_text,
 )
-from monoidlab.strings.sampling import DEFAULT_SAMPLER, TRAINING_SAMPLERS, check_sampler
+from monoidlab.strings.samplers import sampler_spec
+from monoidlab.strings.sampling import DEFAULT_SAMPLER
 from monoidlab.strings.schedules import check_schedule
 from monoidlab.sublanguage import Within, resolve_within
 
@@ -187,8 +188,7 @@ def min_training_length(lang: Automaton | str, test_lengths: LengthsLike, *,
         max_search = check_count(max_search, "max_search")
     train_min = check_count(train_min, "train_min", minimum=0)
     check_schedule(schedule)
-    if sampler not in TRAINING_SAMPLERS:
-        check_sampler(sampler)  # names the samplers
+    sampler = sampler_spec(sampler, tree=True).name  # an unknown one: named, with the closest
     if sample_ranges and sampler not in EXACT_SAMPLERS:
         raise InputError(f"sampler {sampler!r}: sample-size estimates need an exact string law "
                          f"({', '.join(EXACT_SAMPLERS)}); the recommendation alone takes any "

@@ -1,6 +1,12 @@
 """Test kinds: the strings an evaluation scores, three kinds per length of a language, all drawn
 exactly from the automaton (tasks without one have a single kind, ``task``).
 
+Each kind is a :class:`KindSpec` of :data:`REGISTRY`: its name, the function that draws its
+strings (``draw(lang, L, n, rng, within) -> Batch``), what its strings are and what they catch
+(docs/evaluation.md's table is generated from these), and whether a regular task draws it too
+(relabelled by the task). The order of the registry is the order of the test-set seeds: a new
+kind goes last.
+
 ``paper``
     The papers' protocol, kept for comparison: for a recogniser half uniform members and half
     uniform strings (labels recomputed), for other languages an equal share of every class.
@@ -31,6 +37,8 @@ Example
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -42,10 +50,25 @@ from monoidlab.strings.near_miss import NearMissTooLarge, near_miss_classes, nea
 from monoidlab.strings.sampling import Batch, path_counts, sample
 from monoidlab.sublanguage import Within, class_mask
 
-__all__ = ["KINDS", "kind_batch", "classes_at", "check_kinds", "TaskKinds"]
+__all__ = ["KINDS", "kind_batch", "classes_at", "check_kinds", "TaskKinds", "KindSpec",
+           "REGISTRY", "kind_table_markdown"]
 
-KINDS = ("paper", "near_miss", "ec_stratified")
 _WARNED: set = set()  # languages whose near misses were refused (warned once per process)
+
+
+@dataclass(frozen=True)
+class KindSpec:
+    """A test kind: ``draw(lang, L, n, rng, within)``, ``n`` strings of length ``L`` (an empty
+    batch where the kind has none), ``strings`` and ``catches`` (its row of
+    docs/evaluation.md), ``short`` (a few words, for the report) and ``tasks`` (a regular
+    task whose strings a suite automaton labels draws it too)."""
+
+    name: str
+    draw: Callable[[Any, int, int, np.random.Generator, Within], Batch]
+    strings: str
+    catches: str
+    short: str
+    tasks: bool = True
 
 
 def check_kinds(kinds: Any) -> tuple[str, ...]:
@@ -81,24 +104,38 @@ def kind_batch(lang: Any, kind: str, L: int, n: int, rng: np.random.Generator,
     A kind that has no string at ``L`` (no near miss exists) returns an empty batch.
     """
     check_kinds(kind)
-    L, n = int(L), int(n)
-    if kind == "ec_stratified":
-        return sample(lang, [L], n, sampler="ec_stratified", seed=rng, within=within)
-    if kind == "near_miss":
-        keep = class_mask(lang, within)
-        empty = Batch(np.zeros((0, L), np.int64), np.zeros(0, np.int64),
-                      np.zeros(0, np.int64), lang)
-        try:
-            if not len(near_miss_classes(lang, L, keep)):
-                return empty
-            nm = near_misses(rng, lang, L, n, keep)
-        except NearMissTooLarge as exc:  # the kind is unavailable here, said once, not fatal
-            if lang.name not in _WARNED:
-                _WARNED.add(lang.name)
-                warnings.warn(f"near_miss test kind unavailable: {exc}", stacklevel=2)
+    return REGISTRY[kind].draw(lang, int(L), int(n), rng, within)
+
+
+# ------------------------------------------------------------------------ the kinds' draws
+def draw_ec_stratified(lang: Any, L: int, n: int, rng: np.random.Generator,
+                       within: Within) -> Batch:
+    """Uniform over the ECs reachable at ``L``, then uniform inside the EC."""
+    return sample(lang, [L], n, sampler="ec_stratified", seed=rng, within=within)
+
+
+def draw_near_miss(lang: Any, L: int, n: int, rng: np.random.Generator,
+                   within: Within) -> Batch:
+    """One edit from a string of another class; empty where none exists (or, once said,
+    where the language is too large for them)."""
+    keep = class_mask(lang, within)
+    empty = Batch(np.zeros((0, L), np.int64), np.zeros(0, np.int64),
+                  np.zeros(0, np.int64), lang)
+    try:
+        if not len(near_miss_classes(lang, L, keep)):
             return empty
-        return Batch(nm.tokens, np.full(n, L, np.int64), nm.labels, lang)
-    # paper: the papers' protocol
+        nm = near_misses(rng, lang, L, n, keep)
+    except NearMissTooLarge as exc:  # the kind is unavailable here, said once, not fatal
+        if lang.name not in _WARNED:
+            _WARNED.add(lang.name)
+            warnings.warn(f"near_miss test kind unavailable: {exc}", stacklevel=3)
+        return empty
+    return Batch(nm.tokens, np.full(n, L, np.int64), nm.labels, lang)
+
+
+def draw_paper(lang: Any, L: int, n: int, rng: np.random.Generator, within: Within) -> Batch:
+    """The papers' protocol: half uniform members and half uniform strings of a recogniser,
+    an equal share of every class otherwise."""
     present = classes_at(lang, L, within)
     if lang.is_recogniser and 1 in present:
         members = sample(lang, [L], n - n // 2, sampler="balanced", seed=rng, within=within,
@@ -109,6 +146,54 @@ def kind_batch(lang: Any, kind: str, L: int, n: int, rng: np.random.Generator,
         return both[order]
     sampler = "uniform" if lang.is_recogniser else "balanced"
     return sample(lang, [L], n, sampler=sampler, seed=rng, within=within)
+
+
+# --------------------------------------------------------------------------- the registry
+REGISTRY: dict[str, KindSpec] = {s.name: s for s in (
+    KindSpec("paper", draw_paper,
+             "the papers' protocol: for a recogniser half uniform members and half uniform "
+             "strings; for other languages an equal share of every class",
+             "kept for comparison with the papers (0.1.0 called this kind `balanced`, the name "
+             "of a sampler, which keeps it)", "the papers' protocol",
+             tasks=False),  # a task's own sampler (the kind `task`) is its papers' protocol
+    KindSpec("near_miss", draw_near_miss,
+             "one substitution or adjacent swap away from a string of another class: an equal "
+             "share of every class that has them and, inside a class, of each edit type that "
+             "reaches it; uniform over the (string, edit) pairs of a (class, edit type)",
+             "models that accept \"almost\" members: shortcuts on a few positions; a swap keeps "
+             "the symbol counts, so counting alone cannot pass", "one edit away from another class"),
+    KindSpec("ec_stratified", draw_ec_stratified,
+             "uniform over the equivalence classes (monoid elements) reachable at that length, "
+             "then uniform inside the class",
+             "rare ECs and rare compositions that uniform strings almost never show",
+             "every reachable equivalence class equally"),
+)}
+#: The test kinds of a language, in the order of their test-set seeds (the registry's).
+KINDS = tuple(REGISTRY)
+
+
+def kinds_sentence() -> str:
+    """The test kinds of a language in a few words (the report's note).
+
+    >>> kinds_sentence()
+    "three kinds of strings drawn exactly from the automaton (paper = the papers' protocol, near_miss = one edit away from another class, ec_stratified = every reachable equivalence class equally)"
+    """
+    words = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+    n = len(REGISTRY)
+    return (f"{words[n] if n < len(words) else n} kinds of strings drawn exactly from the "
+            "automaton (" + ", ".join(f"{k.name} = {k.short}" for k in REGISTRY.values()) + ")")
+
+
+def kind_table_markdown() -> str:
+    """docs/evaluation.md's table of test kinds, generated from the registry (a test keeps the
+    page fresh).
+
+    >>> kind_table_markdown().splitlines()[2].startswith("| `paper` |")
+    True
+    """
+    lines = ["| kind | strings | what it catches |", "|---|---|---|"]
+    lines += [f"| `{k.name}` | {k.strings} | {k.catches} |" for k in REGISTRY.values()]
+    return "\n".join(lines)
 
 
 class TaskKinds:

@@ -3,7 +3,8 @@ strict verdict.
 
 *Solved* is strict: accuracy >= ``threshold`` (0.99 by default) at every scored length for
 every kind. The papers' number, the mean accuracy over lengths of the first kind (``paper`` for
-a language, ``task`` for a task), stays as :attr:`Evaluation.paper_score` for comparison.
+a language, ``task`` for a task), stays as :attr:`Evaluation.paper_score` for comparison; it
+is one of the run-level scores of :mod:`monoidlab.evaluation.scores` (:meth:`Evaluation.scores`).
 
 Example
 -------
@@ -24,9 +25,11 @@ from typing import Any
 import numpy as np
 
 from monoidlab._checks import check_record, scalar_args
+from monoidlab.evaluation import scores as run_scores
 from monoidlab.evaluation.baselines import BASELINES
 
-__all__ = ["Evaluation", "min_beside_baselines", "upgrade_results", "DEFAULT_THRESHOLD"]
+__all__ = ["Evaluation", "min_beside_baselines", "upgrade_results", "scores_of_results",
+           "DEFAULT_THRESHOLD"]
 
 DEFAULT_THRESHOLD = 0.99  # "solved": the papers call 100% solved; this leaves sampling noise
 #: test kinds that monoidlab 0.1.0 named otherwise (results.json files it wrote)
@@ -135,7 +138,11 @@ class Evaluation:
     @property
     def paper_score(self) -> float:
         """The papers' score: mean accuracy over the scored lengths of the first kind."""
-        return self.mean_accuracy(self.kinds[0]) if self.kinds else float("nan")
+        return run_scores.paper_score_of(self)
+
+    def scores(self) -> dict[str, float]:
+        """Every run-level score (:data:`~monoidlab.evaluation.scores.SCORES`) by name."""
+        return {s.name: s.of(self) for s in run_scores.SCORES}
 
     def __repr__(self) -> str:
         """One line, the verdict first (never the per-length dicts; ``evaluation_text(ev)``
@@ -156,8 +163,9 @@ class Evaluation:
         cols = ["kind", "scored_lengths", "single_class_lengths", "min", "mean",
                 *[b.name for b in self.shown_baselines()]]
         return html_view(self.verdict(), html_table(rows, cols),
-                         f"<p>{self.n_per_length} strings per length and kind; papers' score "
-                         f"{self.paper_score:.3f}</p>",
+                         f"<p>{self.n_per_length} strings per length and kind; "
+                         + "; ".join(f"{s.label} {s.of(self):.3f}" for s in run_scores.SCORES)
+                         + "</p>",
                          colour="#1a7f37" if self.solved else "#b3261e")
 
     def verdict(self) -> str:
@@ -223,7 +231,7 @@ class Evaluation:
         return {"problem": self.problem, "kinds": list(self.kinds), "threshold": self.threshold,
                 "n_per_length": self.n_per_length, "solved": self.solved,
                 "solved_kinds": self.scored_kinds, "verdict": self.verdict(),
-                "paper_score": self.paper_score,
+                **self.scores(),
                 "min_accuracy": {k: self.min_accuracy(k) for k in self.kinds},
                 "summary": self.summary_rows(), "accuracy": self.accuracy,
                 "single_class": self.single_class, "unavailable": self.unavailable,
@@ -269,6 +277,26 @@ def upgrade_results(res: dict[str, Any]) -> dict[str, Any]:
         if isinstance(ev.get("kinds"), list) and any(k in _OLD_KINDS for k in ev["kinds"]):
             res["evaluation"] = Evaluation.from_dict(ev).as_dict()
     return res
+
+
+def scores_of_results(res: dict[str, Any]) -> dict[str, float]:
+    """The run-level scores of a run's ``results.json`` (read by :func:`upgrade_results`): each
+    as saved, or, for a score added after the run was written, computed from its saved
+    evaluation (NaN without one).
+
+    >>> scores_of_results({"paper_score": 0.5})
+    {'paper_score': 0.5}
+    """
+    out: dict[str, float] = {}
+    ev = None
+    for s in run_scores.SCORES:
+        if isinstance(res.get(s.name), int | float):
+            out[s.name] = res[s.name]
+            continue
+        if ev is None and isinstance(res.get("evaluation"), dict):
+            ev = Evaluation.from_dict(res["evaluation"])
+        out[s.name] = s.of(ev) if ev is not None else float("nan")
+    return out
 
 
 @scalar_args

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from monoidlab._checks import scalar_args
 from monoidlab._util import format_table
+from monoidlab.evaluation import scores as run_scores
 from monoidlab.evaluation.result import Evaluation
 from monoidlab.geometry import range_text
 
@@ -59,7 +60,6 @@ def evaluation_text(ev: Evaluation, lengths: bool = True, max_rows: int = 24,
     missing = {k: v for k, v in ev.unavailable.items() if v}
     for k, v in missing.items():
         parts.append(f"no {k} strings exist at lengths {range_text(v)}")
-    parts.append(f"paper_score (the papers' mean over lengths of the {ev.kinds[0]} kind) "
-                 f"{ev.paper_score:.4f}")
+    parts += [s.text(ev) for s in run_scores.SCORES]
     parts.append(ev.verdict() if verdict is None else verdict)
     return "\n".join(parts)

@@ -253,7 +253,8 @@ def model_section(rep: Report) -> list[str]:
     else:
         source = "the run's own final evaluation (results.json), every test length"
     rep.evaluation = ev
-    from monoidlab.evaluation.kinds import check_kinds
+    from monoidlab.evaluation.kinds import check_kinds, kinds_sentence
+    from monoidlab.evaluation.scores import SCORES
     from monoidlab.training.run_state import partial_reason, verdict_line, weights_of
 
     weights = weights_of(rep.checkpoint, ckpt, cfg)
@@ -263,18 +264,17 @@ def model_section(rep: Report) -> list[str]:
     verdict = verdict_line(ev, partial)
     # a partial check is never 'solved' (None in JSON): the strict verdict is the whole set's
     key.update(solved=None if partial else ev.solved, partial=partial, verdict=verdict,
-               paper_score=ev.paper_score, threshold=ev.threshold, kinds=_kind_rows(ev),
+               **ev.scores(), threshold=ev.threshold, kinds=_kind_rows(ev),
                evaluation_source=source, weights=weights)
     parts += [f"<p>{html.escape(weights['text'])}</p>",
               f"<p><b>{html.escape(verdict)}</b></p>",
               f"<p class=note>Source: {html.escape(source)}, {ev.n_per_length} strings per "
               "length and kind.</p>",
-              "<p class=note>Strict evaluation: per test length, three kinds of strings drawn "
-              "exactly from the automaton (paper = the papers' protocol, near_miss = one edit "
-              "away from another class, ec_stratified = every reachable equivalence class "
-              "equally), each beside what a trivial model gets on the same strings. Lengths with "
-              "a single class are shown but never scored. The papers' score (mean over lengths "
-              f"of the {ev.kinds[0]} kind): {ev.paper_score:.3f}.</p>",
+              f"<p class=note>Strict evaluation: per test length, {kinds_sentence()}, each "
+              "beside what a trivial model gets on the same strings. Lengths with a single class "
+              "are shown but never scored. "
+              + " ".join(f"The {s.label} ({s.describe(ev.kinds[0])}): {s.of(ev):.3f}."
+                         for s in SCORES) + "</p>",
               table(ev.summary_rows(), ["kind", "scored_lengths", "single_class_lengths", "min",
                                         "mean", *[b.name for b in ev.shown_baselines()]])]
     from monoidlab.evaluation.model_certificate import certify_finite_model, is_finite_model
@@ -322,14 +322,13 @@ def _run_estimates(rep: Report) -> tuple[int | None, dict[str, Any]]:
     """The support length for the run's padding, offsets and the report's test lengths, and
     the sample size for the run's training lengths and sampler (exact coverage computes the
     uniform and balanced laws: another sampler's estimate is for the default, and says so)."""
-    from monoidlab.coverage.exact import EXACT_SAMPLERS
     from monoidlab.coverage.min_length import min_training_length
     from monoidlab.errors import InputError
     from monoidlab.strings.sampling import DEFAULT_SAMPLER
 
     assert rep.loaded is not None
     cfg, lang = rep.loaded[1], rep.loaded[2].language  # the model's (other_language: its own)
-    sampler = cfg.sampler if cfg.sampler in EXACT_SAMPLERS else DEFAULT_SAMPLER
+    sampler = cfg.sampler if cfg.sampler_spec.exact else DEFAULT_SAMPLER
     kw = dict(within=rep.within, padding=cfg.padding, offsets=cfg.offsets)
     sample = {"sampler": sampler, "run_sampler": cfg.sampler,
               "train_lengths": str(cfg.train_lengths), "delta": DELTA, "n": None}

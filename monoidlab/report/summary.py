@@ -21,6 +21,9 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from monoidlab.coverage.exact import EXACT_SAMPLERS
+from monoidlab.evaluation import scores as run_scores
+
 __all__ = ["summary_box", "probing_headline", "sample_text", "SUMMARY_CSS"]
 
 SUMMARY_CSS = """.summary{display:flex;flex-wrap:wrap;gap:1em;border:2px solid #888;
@@ -104,8 +107,9 @@ def sample_text(s: dict[str, Any] | None) -> str:
             f"lengths {s['train_lengths']}, {s['sampler']} sampler")
     run = s.get("run_sampler")
     if run and run != s["sampler"]:
-        text += (f" (the run drew {run} strings; the estimate computes uniform and balanced "
-                 f"strings only, so it is for {s['sampler']} instead)")
+        text += (f" (the run drew {run} strings; the estimate computes "
+                 f"{' and '.join(EXACT_SAMPLERS)} strings only, so it is for {s['sampler']} "
+                 "instead)")
     return text
 
 
@@ -151,8 +155,9 @@ def _verdict_html(m: dict[str, Any] | None) -> str:
            for r in m["kinds"] for n in names):
         out.append('<p><span class="beats">shaded</span>: a trivial baseline scores at least '
                    "the model's mean on these strings</p>")
-    out.append(f"<p>papers' score (mean over lengths of the paper kind) "
-               f"{_f(m['paper_score'])}; {e(m['evaluation_source'])}</p>")
+    first = m["kinds"][0]["kind"] if m["kinds"] else "first"
+    out.append("<p>" + "".join(f"{html.escape(s.label, quote=False)} ({e(s.describe(first))}) {_f(m.get(s.name))}; "
+                               for s in run_scores.SCORES) + f"{e(m['evaluation_source'])}</p>")
     return "".join(out)
 
 

@@ -2,21 +2,10 @@
 
 Samplers
 --------
-``uniform``        uniform over Σ^L (or over the strings of a sub-language, see
-                   :mod:`monoidlab.sublanguage`).
-``balanced``       an equal share of every class at each length, exactly uniform inside a class:
-                   letters are drawn from path counts of the automaton, no rejection loop.
-``ec_stratified``  uniform over the ECs reachable at that length, then uniform among the strings
-                   of that EC (path counts on the monoid's right Cayley graph).
-``ldru``           the MLP-LDRU authors' scheme: half "positives" by a random walk that avoids dead
-                   states (for recognisers: states that cannot reach acceptance), half uniform
-                   strings; labels recomputed from the automaton.
-``near_miss``      hard negatives: a mix (``mix``, default half ``members``, a quarter
-                   ``near_miss``, a quarter ``uniform``) of members (accepted strings for a
-                   recogniser, class-balanced strings otherwise), near misses (one edit away
-                   from a string of another class, :mod:`monoidlab.strings.near_miss`) and uniform
-                   strings. Where a length has no near miss (or no member), those strings are
-                   drawn class-balanced instead.
+``uniform``, ``balanced`` (:data:`DEFAULT_SAMPLER`), ``ec_stratified``, ``ldru`` and
+``near_miss``: each one a :class:`~monoidlab.strings.samplers.SamplerSpec` of the registry
+(:mod:`monoidlab.strings.samplers`, whose laws docs/coverage.md tabulates), its draw a function
+of this module (``draw_<name>``). ``sample`` resolves the name once and calls the draw.
 
 Lengths are drawn uniformly from ``lengths`` (an int, a range or a list) per string, giving a
 right-padded mixed-length batch; :func:`length_batches` yields one-length batches (the Delétang
@@ -43,7 +32,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from monoidlab._checks import check_count, check_seed, is_int, read_only, removed_keywords
-from monoidlab._suggest import did_you_mean
 from monoidlab._util import (
     check_batch_workload,
     check_cells,
@@ -56,6 +44,7 @@ from monoidlab.algebra.languages import as_language
 from monoidlab.errors import InputError, UnknownName
 from monoidlab.geometry import LengthsLike, length_array
 from monoidlab.laws import backward_laws, draw_walks, forward_laws
+from monoidlab.strings.samplers import SamplerSpec, sampler_names, sampler_spec
 from monoidlab.sublanguage import Within, class_mask
 
 if TYPE_CHECKING:
@@ -64,9 +53,11 @@ if TYPE_CHECKING:
 __all__ = ["Batch", "sample", "length_batches", "path_counts", "SAMPLERS", "DEFAULT_SAMPLER",
            "check_sampler", "check_mix", "DEFAULT_MIX", "check_batch_language"]
 
-SAMPLERS = ("uniform", "balanced", "ec_stratified", "ldru", "near_miss")
-#: What the trainer draws: every sampler above, and the covering sampler (monoidlab.coverage.covering).
-TRAINING_SAMPLERS = (*SAMPLERS, "covering")
+#: The samplers :func:`sample` draws (the registry's, :mod:`monoidlab.strings.samplers`).
+SAMPLERS = sampler_names()
+#: What the trainer draws: every sampler above, and those laid out along the model's tree
+#: (``covering``, :mod:`monoidlab.coverage.covering`).
+TRAINING_SAMPLERS = sampler_names(tree=True)
 #: The one default sampler of monoidlab: :func:`sample`, exact and sampled coverage, the
 #: minimum training length, the trainer and the command line (every class equally often:
 #: uniform strings of a Dyck language are nearly all rejected).
@@ -215,14 +206,10 @@ def check_batch_language(batch: Any, lang: Automaton | None, what: str = "batch"
     return batch
 
 
-def check_sampler(sampler: str) -> str:
-    """``sampler`` itself, or :class:`~monoidlab.errors.UnknownName` listing the samplers."""
-    if not isinstance(sampler, str):
-        raise UnknownName(f"sampler: one of {', '.join(SAMPLERS)}, got {type(sampler).__name__}")
-    if sampler not in SAMPLERS:
-        raise UnknownName(f"unknown sampler {sampler!r}{did_you_mean(sampler, SAMPLERS)}; "
-                          f"choose from {', '.join(SAMPLERS)}")
-    return sampler
+def check_sampler(sampler: str | SamplerSpec) -> str:
+    """The name of a sampler :func:`sample` draws, or :class:`~monoidlab.errors.UnknownName`
+    listing them (:func:`~monoidlab.strings.samplers.sampler_spec` gives its spec)."""
+    return sampler_spec(sampler).name
 
 
 def path_counts(delta: np.ndarray, groups: np.ndarray, n_groups: int, max_len: int) -> np.ndarray:
@@ -273,9 +260,10 @@ def _draw_lengths(rng: np.random.Generator, lengths: LengthsLike, n: int) -> np.
 
 @removed_keywords(method="sampler=")
 def sample(lang: Automaton | str, lengths: LengthsLike, n: int, *,
-           sampler: str = DEFAULT_SAMPLER, seed: int | np.random.Generator | None = None,
-           within: Within = None, classes: Sequence[str] | None = None,
-           mix: dict | None = None, limits: bool = True) -> Batch:
+           sampler: str | SamplerSpec = DEFAULT_SAMPLER,
+           seed: int | np.random.Generator | None = None, within: Within = None,
+           classes: Sequence[str] | None = None, mix: dict | None = None,
+           limits: bool = True) -> Batch:
     """Draw ``n`` strings with lengths uniform over ``lengths``.
 
     Parameters
@@ -283,7 +271,9 @@ def sample(lang: Automaton | str, lengths: LengthsLike, n: int, *,
     lang : an :class:`~monoidlab.algebra.automaton.Automaton` or a suite name / spec path.
     n : a non-negative integer.
     sampler : one of ``uniform``, ``balanced`` (the default, :data:`DEFAULT_SAMPLER`),
-        ``ec_stratified``, ``ldru``, ``near_miss``.
+        ``ec_stratified``, ``ldru``, ``near_miss`` (:data:`SAMPLERS`), or the spec of one
+        (:func:`~monoidlab.strings.samplers.sampler_spec`: a caller that draws often resolves
+        the name once).
     seed : int or ``numpy.random.Generator``.
     within : a sub-language (:mod:`monoidlab.sublanguage`): keep only strings whose class is
         among these, e.g. ``"auto"`` for well-formed ``modular-arithmetic`` expressions.
@@ -300,86 +290,99 @@ def sample(lang: Automaton | str, lengths: LengthsLike, n: int, *,
     ['0000', '0111']
     """
     lang = as_language(lang)
-    check_sampler(sampler)
+    spec = sampler_spec(sampler)
     if not is_int(n) or n < 0:
         raise InputError(f"n must be a non-negative integer, got {n!r}"[:200])
     seed = check_seed(seed)
     check_batch_workload(lengths, n, "lengths", limits)
-    if sampler == "near_miss":
-        mix = check_mix(mix)
-    _check_tables(lang, longest_length(lengths), sampler, within, limits)
+    mix = spec.check_settings(mix)
+    keep = _check_tables(lang, longest_length(lengths), spec, within, limits)
     rng = np.random.default_rng(seed)
     lens = _draw_lengths(rng, lengths, n)
-    if sampler == "near_miss":
-        return _near_miss_mix(rng, lang, lens, within, check_mix(mix), limits)
-    delta = np.asarray(lang.delta, np.int64)
-    keep = class_mask(lang, within)
-    out = np.asarray(lang.output)
-    if sampler == "uniform" and keep.all():
+    tokens = spec.function()(rng, lang, lens, keep, within=within, classes=classes, mix=mix,
+                             limits=limits)
+    return Batch(tokens, lens, lang.classify(tokens, lens), lang)
+
+
+# ------------------------------------------------------------------ the samplers' draws
+# Each is a Draw of the registry (monoidlab.strings.samplers): (rng, lang, lens, keep, *,
+# within, classes, mix, limits) -> tokens; `sample` checks the arguments and labels.
+def draw_uniform(rng: np.random.Generator, lang: Automaton, lens: np.ndarray, keep: np.ndarray,
+                 *, within: Within, classes: Sequence[str] | None, mix: Any,
+                 limits: bool) -> np.ndarray:
+    """Uniform strings: i.i.d. letters, or uniform over the sub-language (one group)."""
+    if keep.all():
         T = int(lens.max(initial=0))
-        tokens = rng.integers(0, lang.n_symbols, size=(n, T))
+        tokens = rng.integers(0, lang.n_symbols, size=(len(lens), T))
         tokens[~length_mask(lens, T)] = 0
-    elif sampler in ("uniform", "balanced"):
-        groups = np.where(keep[out], out, -1) if sampler == "balanced" else np.where(keep[out], 0, -1)
-        n_groups = lang.n_classes if sampler == "balanced" else 1
-        C = path_counts(delta, groups, n_groups, int(lens.max(initial=0)))
-        avail = C[lens, lang.start, :] > 0  # (n, G): which groups have strings at that length
-        if classes is not None:
-            want = np.zeros(n_groups, bool)
-            for c in classes:
-                if c not in lang.classes:
-                    raise InputError(f"{lang.name}: unknown class {c!r}; classes: {list(lang.classes)}")
-                want[lang.classes.index(c)] = True
-            missing = want[None, :] & ~avail
-            if missing.any():
-                i, g = np.argwhere(missing)[0]
-                raise InputError(f"{lang.name}: class {lang.classes[g]!r} has no string of "
-                                 f"length {lens[i]}")
-            avail &= want[None, :]
-        empty = ~avail.any(axis=1)
-        if empty.any():
-            raise InputError(f"{lang.name}: no string of length {lens[np.argmax(empty)]} "
-                             f"{'in the requested classes' if not keep.all() or classes else ''}".strip())
-        # Equal share per available class at each length: round-robin, then shuffled.
-        targets = np.empty(n, np.int64)
-        for L in np.unique(lens):
-            idx = np.flatnonzero(lens == L)
-            groups_here = np.flatnonzero(avail[idx[0]])
-            # the remainder goes to randomly chosen classes, not always to the first ones
-            first = rng.integers(len(groups_here))
-            targets[idx] = rng.permutation(
-                groups_here[(first + np.arange(len(idx))) % len(groups_here)])
-        tokens = draw_walks(rng, delta, C, lang.start, lens, targets)
-    elif sampler == "ec_stratified":
-        tokens = _ec_stratified(rng, lang, lens, keep)
-    else:  # ldru
-        tokens = _ldru(rng, lang, lens)
-    labels = lang.classify(tokens, lens)
-    return Batch(tokens, lens, labels, lang)
+        return tokens
+    return _walks(rng, lang, lens, keep, classes, by_class=False)
 
 
-def _check_tables(lang: Automaton, longest: int, sampler: str, within: Within,
-                  limits: bool) -> None:
-    """Refuse the sampler's length tables when they would exceed ``MAX_TABLE_CELLS``."""
-    if not check_limits_flag(limits):
-        return
+def draw_balanced(rng: np.random.Generator, lang: Automaton, lens: np.ndarray, keep: np.ndarray,
+                  *, within: Within, classes: Sequence[str] | None, mix: Any,
+                  limits: bool) -> np.ndarray:
+    """An equal share of every class (of ``classes``) at each length, uniform inside it."""
+    return _walks(rng, lang, lens, keep, classes, by_class=True)
+
+
+def _walks(rng: np.random.Generator, lang: Automaton, lens: np.ndarray, keep: np.ndarray,
+           classes: Sequence[str] | None, by_class: bool) -> np.ndarray:
+    """Walks by path counts into one group per class (``by_class``) or one group in all."""
+    n = len(lens)
+    delta = np.asarray(lang.delta, np.int64)
+    out = np.asarray(lang.output)
+    groups = np.where(keep[out], out, -1) if by_class else np.where(keep[out], 0, -1)
+    n_groups = lang.n_classes if by_class else 1
+    C = path_counts(delta, groups, n_groups, int(lens.max(initial=0)))
+    avail = C[lens, lang.start, :] > 0  # (n, G): which groups have strings at that length
+    if classes is not None:
+        want = np.zeros(n_groups, bool)
+        for c in classes:
+            if c not in lang.classes:
+                raise InputError(f"{lang.name}: unknown class {c!r}; classes: {list(lang.classes)}")
+            want[lang.classes.index(c)] = True
+        missing = want[None, :] & ~avail
+        if missing.any():
+            i, g = np.argwhere(missing)[0]
+            raise InputError(f"{lang.name}: class {lang.classes[g]!r} has no string of "
+                             f"length {lens[i]}")
+        avail &= want[None, :]
+    empty = ~avail.any(axis=1)
+    if empty.any():
+        raise InputError(f"{lang.name}: no string of length {lens[np.argmax(empty)]} "
+                         f"{'in the requested classes' if not keep.all() or classes else ''}".strip())
+    # Equal share per available class at each length: round-robin, then shuffled.
+    targets = np.empty(n, np.int64)
+    for L in np.unique(lens):
+        idx = np.flatnonzero(lens == L)
+        groups_here = np.flatnonzero(avail[idx[0]])
+        # the remainder goes to randomly chosen classes, not always to the first ones
+        first = rng.integers(len(groups_here))
+        targets[idx] = rng.permutation(
+            groups_here[(first + np.arange(len(idx))) % len(groups_here)])
+    return draw_walks(rng, delta, C, lang.start, lens, targets)
+
+
+def _check_tables(lang: Automaton, longest: int, spec: SamplerSpec, within: Within,
+                  limits: bool) -> np.ndarray:
+    """The class mask of ``within``, after refusing the sampler's length tables (its spec's
+    ``tables``) when they would exceed ``MAX_TABLE_CELLS``."""
     keep = class_mask(lang, within)
-    rows = max(longest, 64) + 1  # path counts are built up to 64 at least
-    if sampler == "ec_stratified":
-        check_cells(2 * rows * lang.monoid().size, "the EC-stratified sampler's tables "
-                    "(lengths x ECs)", limits)
-    elif sampler in ("balanced", "near_miss") or (sampler == "uniform" and not keep.all()):
-        groups = lang.n_classes if sampler != "uniform" else 1
-        check_cells(rows * lang.n_states * groups, f"the {sampler} sampler's path counts "
-                    "(lengths x states x classes)", limits)
+    if check_limits_flag(limits) and spec.tables is not None:
+        need = spec.tables(lang, max(longest, 64) + 1, keep)  # path counts: up to 64 at least
+        if need is not None:
+            check_cells(*need, limits)
+    return keep
 
 
-def _near_miss_mix(rng: np.random.Generator, lang: Automaton, lens: np.ndarray, within: Within,
-                   mix: dict[str, float], limits: bool = True) -> Batch:
-    """The ``near_miss`` sampler: per length, the mix's parts drawn by their own samplers."""
+def draw_near_miss(rng: np.random.Generator, lang: Automaton, lens: np.ndarray,
+                   keep: np.ndarray, *, within: Within, classes: Sequence[str] | None,
+                   mix: dict[str, float], limits: bool) -> np.ndarray:
+    """The ``near_miss`` sampler: per length, the mix's parts drawn by their own samplers
+    (``mix`` as :func:`check_mix` normalised it)."""
     from monoidlab.strings.near_miss import near_miss_classes, near_misses
 
-    keep = class_mask(lang, within)
     part = rng.choice(len(MIX_PARTS), size=len(lens), p=[mix[p] for p in MIX_PARTS])
     T = int(lens.max(initial=0))
     tokens = np.zeros((len(lens), T), np.int64)
@@ -395,15 +398,15 @@ def _near_miss_mix(rng: np.random.Generator, lang: Automaton, lens: np.ndarray, 
                                                              limits=limits)):
                 t = near_misses(rng, lang, int(L), len(idx), keep, limits=limits).tokens
             else:
-                classes = None
+                wanted = None
                 if name in ("uniform", "ec_stratified"):
                     fallback = name
                 elif name == "members" and accept and keep[1] and _has_class(lang, int(L), 1, keep):
-                    classes = ["accept"]
+                    wanted = ["accept"]
                 t = sample(lang, [int(L)], len(idx), sampler=fallback, seed=rng, within=within,
-                           classes=classes, limits=limits).tokens
+                           classes=wanted, limits=limits).tokens
             tokens[idx, : t.shape[1]] = t
-    return Batch(tokens, lens, lang.classify(tokens, lens), lang)
+    return tokens
 
 
 def _has_class(lang: Automaton, L: int, c: int, keep: np.ndarray) -> bool:
@@ -413,8 +416,10 @@ def _has_class(lang: Automaton, L: int, c: int, keep: np.ndarray) -> bool:
     return bool(C[L, lang.start, c] > 0)
 
 
-def _ec_stratified(rng: np.random.Generator, lang: Automaton, lens: np.ndarray,
-                   keep: np.ndarray) -> np.ndarray:
+def draw_ec_stratified(rng: np.random.Generator, lang: Automaton, lens: np.ndarray,
+                       keep: np.ndarray, *, within: Within, classes: Sequence[str] | None,
+                       mix: Any, limits: bool) -> np.ndarray:
+    """Uniform over the ECs reachable at each length, then uniform inside the EC."""
     monoid = lang.monoid()
     right = monoid.right
     R = forward_laws(right, 0, int(lens.max(initial=0)), indicator=True) > 0
@@ -441,7 +446,9 @@ def _ec_stratified(rng: np.random.Generator, lang: Automaton, lens: np.ndarray,
     return tokens
 
 
-def _ldru(rng: np.random.Generator, lang: Automaton, lens: np.ndarray) -> np.ndarray:
+def draw_ldru(rng: np.random.Generator, lang: Automaton, lens: np.ndarray, keep: np.ndarray,
+              *, within: Within, classes: Sequence[str] | None, mix: Any,
+              limits: bool) -> np.ndarray:
     """Half random walks avoiding dead states, half uniform strings (authors' D_n / Tomita data)."""
     delta = np.asarray(lang.delta, np.int64)
     n = len(lens)
@@ -468,9 +475,9 @@ def _ldru(rng: np.random.Generator, lang: Automaton, lens: np.ndarray) -> np.nda
 
 
 def length_batches(lang: Automaton | str, lengths: LengthsLike, batch_size: int, *,
-                   sampler: str = "uniform", seed: int | np.random.Generator | None = None,
-                   within: Within = None, mix: dict | None = None,
-                   limits: bool = True) -> Iterator[Batch]:
+                   sampler: str | SamplerSpec = "uniform",
+                   seed: int | np.random.Generator | None = None, within: Within = None,
+                   mix: dict | None = None, limits: bool = True) -> Iterator[Batch]:
     """Endless one-length batches (a length drawn uniformly per batch), the Delétang protocol.
 
     >>> import monoidlab as ml
@@ -482,18 +489,17 @@ def length_batches(lang: Automaton | str, lengths: LengthsLike, batch_size: int,
     of :func:`sample` (``limits=False`` lifts them).
     """
     lang = as_language(lang)
-    check_sampler(sampler)
+    spec = sampler_spec(sampler)
     batch_size = check_count(batch_size, "batch_size")
     seed = check_seed(seed)
     check_batch_workload(lengths, batch_size, "lengths", limits)
-    if sampler == "near_miss":
-        mix = check_mix(mix)
-    _check_tables(lang, longest_length(lengths), sampler, within, limits)
-    return _length_batches(lang, length_array(lengths), batch_size, sampler, seed, within, mix,
+    mix = spec.check_settings(mix)
+    _check_tables(lang, longest_length(lengths), spec, within, limits)
+    return _length_batches(lang, length_array(lengths), batch_size, spec, seed, within, mix,
                            limits)
 
 
-def _length_batches(lang: Automaton, lens: np.ndarray, batch_size: int, sampler: str,
+def _length_batches(lang: Automaton, lens: np.ndarray, batch_size: int, sampler: SamplerSpec,
                     seed: int | np.random.Generator | None, within: Within, mix: dict | None,
                     limits: bool) -> Iterator[Batch]:
     rng = np.random.default_rng(seed)

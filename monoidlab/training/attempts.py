@@ -90,7 +90,7 @@ def validation_metrics(ev: Evaluation) -> dict[str, Any]:
     means = [ev.mean_accuracy(k) for k in ev.scored_kinds]
     return {"val_min_accuracy": float(min(mins)) if mins else float("nan"),
             "val_mean_accuracy": float(np.mean(means)) if means else float("nan"),
-            "val_solved": ev.solved, "val_paper_score": ev.paper_score,
+            "val_solved": ev.solved, **{f"val_{k}": v for k, v in ev.scores().items()},
             **{f"val_min_{k}": ev.min_accuracy(k) for k in ev.kinds}}
 
 

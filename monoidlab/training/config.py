@@ -32,13 +32,13 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import InitVar, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from monoidlab._suggest import known_choices
 from monoidlab.errors import ConfigError, InputError
 from monoidlab.geometry import Lengths, Offsets, Padding
 from monoidlab.strings.sampling import DEFAULT_SAMPLER, TRAINING_SAMPLERS
-from monoidlab.training.config_checks import _CHECKS, Checker, covering_settings, run_padding
+from monoidlab.training.config_checks import _CHECKS, Checker, run_padding
 from monoidlab.training.keys import (
     LR_SCHEDULES,
     MAX_STEP_SYMBOLS,
@@ -50,9 +50,12 @@ from monoidlab.training.keys import (
     _key,
 )
 
+if TYPE_CHECKING:
+    from monoidlab.strings.samplers import SamplerSpec
+
 __all__ = ["RunConfig", "language_recipe", "fill_recipe", "FrozenDict", "OPTIMIZERS", "RECIPES",
            "PROTOCOLS", "SECTIONS", "LR_SCHEDULES", "MAX_STEP_SYMBOLS", "run_padding",
-           "TRAINING_SAMPLERS", "DEFAULT_SAMPLER", "covering_settings"]
+           "TRAINING_SAMPLERS", "DEFAULT_SAMPLER"]
 
 def fill_recipe(data: dict[str, Any], explicit: set[str], source: str) -> dict[str, Any]:
     """``data`` with the recipe's value of every key (and model option) not explicitly set."""
@@ -168,11 +171,9 @@ class RunConfig(metaclass=_FillsRecipe):
                                   "data")
     batch_size: int = _key(128, "strings per training batch (PR-LSTM's authors: 128, MLP-LDRU's: "
                                 "256)", "data")
-    sampler: str = _key(DEFAULT_SAMPLER, "training strings: `uniform`, `balanced` (every "
-                                         "class equally often; monoidlab's default sampler), "
-                                         "`ec_stratified`, `ldru` (the MLP-LDRU authors' "
-                                         "half-positive random walks), `near_miss` (members, "
-                                         "near misses and uniform strings), `covering` (see "
+    sampler: str = _key(DEFAULT_SAMPLER, "training strings: {samplers} (their laws: "
+                                         "docs/coverage.md; `balanced`, every class equally "
+                                         "often, is monoidlab's default sampler; `covering`: see "
                                          "`covering`)", "data")
     near_miss_mix: Mapping | None = _key(None, "the `near_miss` sampler's shares of `members`, "
                                                "`near_miss`, `uniform` and `ec_stratified` "
@@ -242,10 +243,9 @@ class RunConfig(metaclass=_FillsRecipe):
                                  "evaluation")
     test_samples: int = _key(64, "strings per test length and test kind (the papers: 512)",
                              "evaluation")
-    eval_kinds: Any = _key("all", "test kinds of a language: `paper` (the papers' protocol: "
-                                  "half members, half uniform strings), `near_miss`, "
-                                  "`ec_stratified`, or `all`; a task has its own kinds "
-                                  "(`task` first)", "evaluation")
+    eval_kinds: Any = _key("all", "test kinds of a language: {kinds} (docs/evaluation.md), "
+                                  "or `all`; a task has its own kinds (`task` first)",
+                           "evaluation")
     eval_every: int = _key(0, "steps between validations (0: only the final evaluation)",
                            "evaluation")
     early_stop: int = _key(0, "stop after this many strictly solved validations in a row (0: "
@@ -271,6 +271,12 @@ class RunConfig(metaclass=_FillsRecipe):
     #: the keys the user set (a recipe fills the others); not part of the config's identity
     explicit: frozenset | None = field(default=None, compare=False, repr=False,
                                        metadata={"internal": True})
+    #: ``sampler`` and ``test_sampler`` resolved once, when the config is built (the registry's
+    #: :class:`~monoidlab.strings.samplers.SamplerSpec`; test_sampler None: not set)
+    sampler_spec: SamplerSpec = field(default=None, init=False, compare=False,  # type: ignore[assignment]
+                                      repr=False, metadata={"internal": True})
+    test_sampler_spec: SamplerSpec | None = field(default=None, init=False, compare=False,
+                                                  repr=False, metadata={"internal": True})
     #: the buffer of random offsets, as files write it beside ``offsets`` (one value in memory)
     offset_buffer: InitVar[int | None] = None
     source: InitVar[str] = "config"
@@ -361,7 +367,7 @@ class RunConfig(metaclass=_FillsRecipe):
 
 _FIELDS = {f.name: f for f in dataclasses.fields(RunConfig) if not f.metadata.get("internal")}
 #: every keyword the constructor takes (the internal ``explicit`` and the init-only ones too)
-_INIT_KEYS = frozenset([*(f.name for f in dataclasses.fields(RunConfig)), "offset_buffer",
-                        "source"])
+_INIT_KEYS = frozenset([*(f.name for f in dataclasses.fields(RunConfig) if f.init),
+                        "offset_buffer", "source"])
 _LENGTH_KEYS = [k for k, f in _FIELDS.items() if "Lengths" in str(f.type)]
 assert set(_CHECKS) | set(_LENGTH_KEYS) | {"offsets"} == set(_FIELDS), "a key without a check"

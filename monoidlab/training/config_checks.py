@@ -1,11 +1,11 @@
 """Every check of a run config, run once when a :class:`~monoidlab.training.config.RunConfig`
-is built (:class:`Checker`): types (converting plain forms), ranges, the problem's test kinds,
-what the model can do, and how much work the lengths ask for; beside them the covering
-sampler's settings and the run's padding. It reads the config it is given (its dataclass
-fields), so the schema imports it and not the other way round.
+is built (:class:`Checker`): types (converting plain forms), ranges, the samplers (resolved to
+their specs once, here) and their settings, the problem's test kinds, what the model can do,
+and how much work the lengths ask for; beside them the run's padding. It reads the config it
+is given (its dataclass fields), so the schema imports it and not the other way round.
 
->>> run_padding.__name__, covering_settings({"k": 2})["k"]
-('run_padding', 2)
+>>> run_padding.__name__
+'run_padding'
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from monoidlab._suggest import did_you_mean, known_choices
 from monoidlab._util import check_workload
 from monoidlab.errors import ConfigError, InputError
 from monoidlab.geometry import Lengths, Offsets, Padding
-from monoidlab.strings.sampling import TRAINING_SAMPLERS
 from monoidlab.training.keys import (
     LR_SCHEDULES,
     MAX_SEED,
@@ -31,7 +30,7 @@ from monoidlab.training.keys import (
     FrozenDict,
 )
 
-__all__ = ["Checker", "covering_settings", "run_padding", "config_fields", "length_keys"]
+__all__ = ["Checker", "run_padding", "config_fields", "length_keys"]
 
 
 def config_fields(cfg: Any) -> dict[str, dataclasses.Field]:
@@ -165,14 +164,8 @@ class Checker:
                 raise self.fail(key, f"{msg} (got {getattr(cfg, key)!r})")
 
     def problem(self) -> None:
-        from monoidlab.strings.sampling import SAMPLERS, check_mix
-
         cfg = self.cfg
-        for key, allowed in (("sampler", TRAINING_SAMPLERS), ("test_sampler", SAMPLERS)):
-            value = getattr(cfg, key)
-            if value is not None and value not in allowed:
-                raise self.fail(key, f"unknown sampler {value!r}"
-                                     + known_choices(value, allowed, "choose from"))
+        self.samplers()
         if cfg.task is not None:
             from monoidlab.tasks import TASKS
 
@@ -180,25 +173,6 @@ class Checker:
                 raise self.fail("task", f"unknown task {cfg.task!r}"
                                         + known_choices(cfg.task, TASKS, "known tasks",
                                                         where="docs/tasks.md"))
-        if cfg.covering is not None:
-            try:
-                covering_settings(cfg.covering)
-            except InputError as exc:
-                raise self.fail("covering", str(exc)) from None
-        if cfg.sampler == "covering":
-            from monoidlab.models import model_spec
-
-            if cfg.language is None:
-                raise self.fail("sampler", "the covering sampler builds strings of a language "
-                                           "(a task has its own sampler)")
-            if model_spec(cfg.model).schedule is None:
-                raise self.fail("sampler", f"the covering sampler lays strings out along the "
-                                           f"model's tree; model {cfg.model!r} has none")
-        if cfg.near_miss_mix is not None:
-            try:
-                check_mix(dict(cfg.near_miss_mix))
-            except InputError as exc:
-                raise self.fail("near_miss_mix", str(exc)) from None
         if cfg.protocol == "paper" and _readout(cfg) != "tape":
             raise self.fail("protocol", "'paper' applies to the tape tasks (Delétang's "
                                         "benchmark, ListOps)")
@@ -210,6 +184,37 @@ class Checker:
             except InputError as exc:  # its message carries the closest kind
                 raise self.fail("eval_kinds", f"{exc} (\"all\" or a list of kinds; got "
                                               f"{cfg.eval_kinds!r})") from None
+
+    def samplers(self) -> None:
+        """Resolve ``sampler`` and ``test_sampler`` to their specs (once: the problem and every
+        batch receive the specs), check each sampler's settings key (``near_miss_mix``,
+        ``covering``) and what a sampler laid out along the model's tree needs."""
+        from monoidlab.strings.samplers import REGISTRY, sampler_names
+
+        cfg = self.cfg
+        for key, tree in (("sampler", True), ("test_sampler", False)):
+            value = getattr(cfg, key)
+            spec = REGISTRY.get(value) if value is not None else None
+            if value is not None and (spec is None or (spec.tree and not tree)):
+                raise self.fail(key, f"unknown sampler {value!r}"
+                                     + known_choices(value, sampler_names(tree), "choose from"))
+            self.set(f"{key}_spec", spec)
+        for spec in REGISTRY.values():  # a sampler's settings, checked whichever one trains
+            if spec.config_key is not None and getattr(cfg, spec.config_key) is not None:
+                try:
+                    spec.check_settings(dict(getattr(cfg, spec.config_key)))
+                except InputError as exc:
+                    raise self.fail(spec.config_key, str(exc)) from None
+        spec = cfg.sampler_spec
+        if spec.tree:
+            from monoidlab.models import model_spec
+
+            if cfg.language is None:
+                raise self.fail("sampler", f"the {spec.name} sampler builds strings of a "
+                                           "language (a task has its own sampler)")
+            if model_spec(cfg.model).schedule is None:
+                raise self.fail("sampler", f"the {spec.name} sampler lays strings out along "
+                                           f"the model's tree; model {cfg.model!r} has none")
 
     def capabilities(self) -> None:
         """What the problem and the keys need of the model, before any work."""
@@ -270,43 +275,18 @@ class Checker:
                                      "so it is not the same string)")
 
     def workload(self) -> None:
+        from monoidlab.evaluation.kinds import KINDS
+
         cfg = self.cfg
+        kinds = len(KINDS)  # at most every kind of a language
         val = ("val_lengths" if cfg.val_lengths is not None else "val_samples",
-               cfg.val_lengths or cfg.test_lengths, 3 * cfg.val_samples)
-        for key, lengths, n in (("train_lengths", cfg.train_lengths, 1),  # up to 3 kinds
-                                ("test_lengths", cfg.test_lengths, 3 * cfg.test_samples), val):
+               cfg.val_lengths or cfg.test_lengths, kinds * cfg.val_samples)
+        for key, lengths, n in (("train_lengths", cfg.train_lengths, 1),
+                                ("test_lengths", cfg.test_lengths, kinds * cfg.test_samples), val):
             try:
                 check_workload(lengths, n, key)
             except InputError as exc:
                 raise ConfigError(f"{self.source}: key {exc}") from None
-
-
-def covering_settings(value: Mapping | None) -> dict[str, Any]:
-    """The covering sampler's settings with their defaults: ``share`` in (0, 1], ``k`` >= 1,
-    ``uncovered``: ``refuse`` (a needed composition the training lengths cannot show is an
-    error) or ``skip`` (show what they can: a range below the support length, on purpose);
-    ``too_large``: ``refuse`` (a plan the run's steps cannot show k times is an error) or
-    ``near_miss`` (the run trains on near-miss strings instead, and says so).
-
-    >>> covering_settings(None), covering_settings({"k": 3})["k"]
-    ({'share': 0.5, 'k': 1, 'uncovered': 'refuse', 'too_large': 'refuse'}, 3)
-    """
-    out = {"share": 0.5, "k": 1, "uncovered": "refuse", "too_large": "refuse",
-           **dict(value or {})}
-    bad = sorted(set(out) - {"share", "k", "uncovered", "too_large"})
-    if bad:
-        raise InputError(f"unknown part {bad[0]!r}; parts: share, k, uncovered, too_large")
-    if out["uncovered"] not in ("refuse", "skip"):
-        raise InputError(f"uncovered must be refuse or skip, got {out['uncovered']!r}")
-    if out["too_large"] not in ("refuse", "near_miss"):
-        raise InputError(f"too_large must be refuse or near_miss, got {out['too_large']!r}")
-    share, k = out["share"], out["k"]
-    if isinstance(share, bool) or not isinstance(share, int | float) or not 0 < share <= 1:
-        raise InputError(f"share must lie in (0, 1], got {share!r}")
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise InputError(f"k must be an integer >= 1, got {k!r}")
-    return {"share": float(share), "k": k, "uncovered": out["uncovered"],
-            "too_large": out["too_large"]}
 
 
 def _readout(cfg: Any) -> str:

@@ -53,13 +53,23 @@ def config_keys() -> list[dict[str, str]]:
         rows.append({"key": f.name, "section": f.metadata["section"],
                      "type": types.get(f.name, " or ".join(names)),
                      "default": _value_text(f.default),
-                     "meaning": f.metadata["meaning"].replace("{models}", ", ".join(REGISTRY))})
+                     "meaning": _filled(f.metadata["meaning"], REGISTRY)})
         if f.name == "offsets":
             rows.append({"key": "offset_buffer", "section": "data", "type": "integer or none",
                          "default": "none",
                          "meaning": "random offsets: buffer length B, offset uniform in 0..B-L "
                                     "(none: the next power of two >= 2L)"})
     return rows
+
+
+def _filled(meaning: str, models: Any) -> str:
+    """A key's meaning with the registries' names: ``{models}``, ``{samplers}``, ``{kinds}``."""
+    from monoidlab.evaluation.kinds import KINDS
+    from monoidlab.strings.samplers import REGISTRY as SAMPLERS
+
+    return (meaning.replace("{models}", ", ".join(models))
+            .replace("{samplers}", ", ".join(f"`{n}`" for n in SAMPLERS))
+            .replace("{kinds}", ", ".join(f"`{k}`" for k in KINDS)))
 
 
 def config_table_markdown() -> str:

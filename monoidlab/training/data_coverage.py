@@ -24,7 +24,7 @@ from monoidlab.training.config import RunConfig
 if TYPE_CHECKING:
     from monoidlab.training.problems import Problem
 
-__all__ = ["training_coverage", "sampled_counts", "covering_floor", "DEFAULT_STEPS"]
+__all__ = ["training_coverage", "sampled_counts", "plan_floor", "DEFAULT_STEPS"]
 
 #: Steps whose batches the sampled coverage regenerates by default (a run's first ones): the
 #: whole of a 4000- to 20000-step run (seconds: dyck-6, 5000 steps in 4 s; a minute for strings
@@ -40,8 +40,8 @@ def sampled_counts(cfg: RunConfig, problem: Problem, steps: int | None = None
                    ) -> tuple[np.ndarray, int]:
     """Per-level composition counts ``(levels, |M|, |M|)`` of the first ``steps`` training
     batches of the run (default :data:`DEFAULT_STEPS`, at most the run's), regenerated from its
-    sampler and seeds, and the number of strings they hold; a covering run's plan targets are
-    counted over all of its steps (:func:`covering_floor`)."""
+    sampler and seeds, and the number of strings they hold; the targets of a run's plan (the
+    covering sampler's) are counted over all of its steps (:func:`plan_floor`)."""
     from monoidlab.coverage.compositions import composition_counts
     from monoidlab.models import model_spec
     from monoidlab.training.loop import training_batch
@@ -85,34 +85,16 @@ def sampled_counts(cfg: RunConfig, problem: Problem, steps: int | None = None
             held = []
     if held:
         add(held)
-    return covering_floor(cfg, problem, counts), n
+    return plan_floor(cfg, problem, counts), n
 
 
-def covering_floor(cfg: RunConfig, problem: Problem, counts: np.ndarray) -> np.ndarray:
-    """``counts`` raised, for a run on the covering sampler, to what its plan shows over ALL of
-    its steps: covering string i shows target i mod T at its level, ``share`` of each batch,
-    so target t is shown at least ⌊N/T⌋ (+1 when t < N mod T) times in N = steps × n strings.
-    The first batches show only the first targets of the cycle: counting those alone would
-    call a covering run's targets unseen that its later steps show. Other runs: unchanged."""
-    from monoidlab.training.problems import covering_per_step
-
-    cover = getattr(problem, "covering", None)
-    if cover is None:
-        return counts
-    plan, share = cover
-    targets = np.asarray(plan.targets, np.int64).reshape(-1, 3)
-    if not len(targets):
-        return counts
-    n_total = cfg.steps * covering_per_step(share, cfg.batch_size)
-    T = len(targets)
-    times = n_total // T + (np.arange(T) < n_total % T)
-    levels = int(targets[:, 0].max()) + 1
-    if levels > counts.shape[0]:
-        counts = np.concatenate([counts, np.zeros((levels - counts.shape[0], *counts.shape[1:]),
-                                                  counts.dtype)])
-    floor = np.zeros_like(counts)
-    np.maximum.at(floor, (targets[:, 0], targets[:, 1], targets[:, 2]), times)
-    return np.maximum(counts, floor)
+def plan_floor(cfg: RunConfig, problem: Problem, counts: np.ndarray) -> np.ndarray:
+    """``counts`` raised, for a run that draws a plan (a sampler laid out along the model's
+    tree: ``covering``), to what the plan shows over ALL of its steps
+    (:meth:`~monoidlab.strings.samplers.RunPlan.floor`): the first batches show only part of
+    the plan. Other runs: unchanged."""
+    plan = getattr(problem, "plan", None)
+    return counts if plan is None else plan.floor(counts, cfg.steps, cfg.batch_size)
 
 
 def training_coverage(cfg: RunConfig, problem: Problem | None = None,
@@ -138,7 +120,7 @@ def training_coverage(cfg: RunConfig, problem: Problem | None = None,
     steps = min(cfg.steps, DEFAULT_STEPS if steps is None else int(steps))
     counts, n = sampled_counts(cfg, problem, steps)
     sampled = lc.sampled(counts, n, k)
-    text = sampled.text() + _covering_note(cfg, problem, attempt)
+    text = sampled.text() + _plan_note(cfg, problem, attempt)
     out: dict[str, Any] = {"exact": lc.summary(), "sampled": sampled.as_dict(), "steps": steps,
                            "sampler": cfg.sampler}
     if attempt is not None:
@@ -149,11 +131,9 @@ def training_coverage(cfg: RunConfig, problem: Problem | None = None,
     return out
 
 
-def _covering_note(cfg: RunConfig, problem: Problem,
-                   attempt: tuple[int, int] | None = None) -> str:
-    cover = getattr(problem, "covering", None)
-    if cover is None:
+def _plan_note(cfg: RunConfig, problem: Problem,
+               attempt: tuple[int, int] | None = None) -> str:
+    plan = getattr(problem, "plan", None)
+    if plan is None:
         return ""
-    whose = "of the run" if attempt is None else f"of attempt {attempt[0] + 1}"
-    return (f"\n  (the covering plan's {len(cover[0].targets)} targets: counted over all "
-            f"{cfg.steps} steps {whose}, the rest over the strings above)")
+    return plan.note(cfg.steps, "of the run" if attempt is None else f"of attempt {attempt[0] + 1}")

@@ -21,8 +21,6 @@ RECIPES = ("default", "authors", "languages")
 PROTOCOLS = ("monoidlab", "paper")
 LR_SCHEDULES = ("constant", "cosine")
 SECTIONS = ("problem", "model", "data", "optimisation", "evaluation", "run")
-#: the samplers a run can train on: every sampler of :mod:`monoidlab.strings.sampling`, and
-#: ``covering`` (:mod:`monoidlab.coverage.covering`), which lays strings out along the model's tree
 MAX_SEED = 2**63 - 1
 
 

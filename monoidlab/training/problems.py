@@ -29,12 +29,14 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 import numpy as np
 
 from monoidlab.errors import InputError, UnknownName
-from monoidlab.evaluation.kinds import KINDS, TaskKinds, check_kinds, classes_at, kind_batch
+from monoidlab.evaluation import kinds as test_kinds
+from monoidlab.evaluation.kinds import TaskKinds, check_kinds, classes_at, kind_batch
 from monoidlab.geometry import LengthsLike, Offsets, length_array
 from monoidlab.sublanguage import Within, resolve_within
 
 if TYPE_CHECKING:
     from monoidlab.algebra.automaton import Automaton
+    from monoidlab.strings.samplers import RunPlan, SamplerSpec
 
 __all__ = ["Problem", "LanguageProblem", "TapeProblem", "TextProblem", "make_problem",
            "recipe_refusal", "READOUTS"]
@@ -103,25 +105,32 @@ class LanguageProblem:
     """Sequence classification on a language: the label is the class of the whole string."""
 
     readout = "string"
-    kinds = KINDS
 
-    def __init__(self, lang: Any, sampler: str = "balanced", test_sampler: str | None = None,
-                 within: Within = "auto", offsets: Any = None, mix: Any = None) -> None:
-        from monoidlab.strings.sampling import check_sampler
+    def __init__(self, lang: Any, sampler: str | SamplerSpec = "balanced",
+                 test_sampler: str | SamplerSpec | None = None, within: Within = "auto",
+                 offsets: Any = None, mix: Any = None) -> None:
+        from monoidlab.strings.samplers import sampler_spec
 
         self.language = lang
         self.name = lang.name
-        self.sampler = sampler if sampler == "covering" else check_sampler(sampler)
-        self.test_sampler = check_sampler(test_sampler or (
-            "near_miss" if sampler == "covering" else sampler))
-        self.covering: Any = None  # (plan, share) when the sampler is covering: use_covering()
-        self.covering_fallback: str | None = None  # why a covering run trains on near misses
+        # resolved once (a config passes its specs): every batch hands the spec to sample()
+        self.sampler = sampler_spec(sampler, tree=True)
+        #: what sample() draws for this run: the sampler, or a tree sampler's stand-in
+        self.plain_sampler = sampler_spec(self.sampler.stand_in or self.sampler)
+        self.test_sampler = sampler_spec(test_sampler or self.plain_sampler)
+        self.plan: RunPlan | None = None  # a tree sampler's plan for this run: use_plan()
+        self.fallback: str | None = None  # why a run of a tree sampler trains on its stand-in
         self.within = resolve_within(lang, within)
         self.offsets = Offsets.parse(offsets)
         self.vocab_size = lang.n_symbols
         self.n_classes = lang.n_classes
         self.class_names = tuple(lang.classes)
         self.mix = None if mix is None else dict(mix)
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        """The test kinds of a language: the registry's (read when asked, not copied)."""
+        return test_kinds.KINDS
 
     def check_kinds(self, kinds: Any) -> tuple[str, ...]:
         return check_kinds(kinds)
@@ -131,7 +140,7 @@ class LanguageProblem:
         return {"tokens": b.tokens, "lengths": b.lengths, "targets": b.labels}
 
     def eval_rng(self, seed: int, kind: str, length: int) -> np.random.Generator:
-        return np.random.default_rng([seed, 7_777_777, KINDS.index(kind), int(length)])
+        return np.random.default_rng([seed, 7_777_777, self.kinds.index(kind), int(length)])
 
     def n_classes_at(self, length: int) -> int:
         return len(classes_at(self.language, int(length), self.within))
@@ -151,48 +160,26 @@ class LanguageProblem:
             raise InputError(f"{self.name}: no strings at any of the lengths {lengths}")
         return ok
 
-    def use_covering(self, plan: Any, share: float) -> None:
-        """Train on covering strings (:class:`~monoidlab.coverage.covering.CoveringPlan`): ``share`` of
-        each batch, the rest ``near_miss`` strings of the batch's length."""
-        self.covering = (plan, float(share))
+    def use_plan(self, plan: RunPlan) -> None:
+        """Train on a tree sampler's plan for this run (its training batches), or, when the
+        plan says why not (``plan.fallback``), on the sampler's stand-in."""
+        if plan.fallback:
+            self.sampler, self.fallback = self.plain_sampler, plan.fallback
+        else:
+            self.plan = plan
 
     def batch(self, rng: np.random.Generator, length: int, batch_size: int,
               train: bool, step: int = 0) -> dict:
         from monoidlab.strings.sampling import sample
 
-        if train and self.covering is not None:
-            return self._covering_batch(rng, int(length), batch_size, step)
+        if train and self.plan is not None:
+            return self.plan.batch(self, rng, int(length), batch_size, step)
         sampler = self.sampler if train else self.test_sampler
         b = sample(self.language, [int(length)], batch_size, sampler=sampler, seed=rng,
                    within=self.within, mix=self.mix)
         out = {"tokens": b.tokens, "lengths": b.lengths, "targets": b.labels}
         if train and not self.offsets.none:
             out["offsets"] = rng.choice(self.offsets.for_length(int(length)), size=batch_size)
-        return out
-
-    def _covering_batch(self, rng: np.random.Generator, length: int, batch_size: int,
-                        step: int) -> dict:
-        """Covering strings i = step·n .. step·n + n − 1 of the plan's cycle (n = share ×
-        batch), each at the offset that shows its target, then near-miss strings of
-        ``length`` (at random offsets when the run has them): the cycle advances with the
-        step, so a run shows every target once per cycle, whatever its batches' lengths."""
-        from monoidlab.strings.sampling import sample
-
-        plan, share = self.covering
-        n = covering_per_step(share, batch_size)
-        c = plan.draw(rng, step * n + np.arange(n))
-        rest = sample(self.language, [length], batch_size - n, sampler="near_miss", seed=rng,
-                      within=self.within, mix=self.mix)
-        T = max(c.tokens.shape[1], rest.tokens.shape[1])
-        tokens = np.concatenate([np.pad(c.tokens, ((0, 0), (0, T - c.tokens.shape[1]))),
-                                 np.pad(rest.tokens, ((0, 0), (0, T - rest.tokens.shape[1])))])
-        out = {"tokens": tokens, "lengths": np.concatenate([c.lengths, rest.lengths]),
-               "targets": np.concatenate([c.labels, rest.labels])}
-        if not self.offsets.none:
-            more = rng.choice(self.offsets.for_length(length), size=len(rest))
-            out["offsets"] = np.concatenate([c.offsets, more])
-        elif c.offsets.any():  # a layout without offsets places every string at 0
-            raise AssertionError("covering strings off offset 0 in a run without offsets")
         return out
 
     def forward(self, model: Any, batch: dict) -> Any:
@@ -258,7 +245,8 @@ class TapeProblem(TaskKinds):
             # automaton symbol id -> task token id (by symbol name)
             self._to_task = np.array([task.input_vocab.index(a)
                                       for a in self.automaton.alphabet], np.int64)
-        extra = (("near_miss", "ec_stratified") if self.automaton is not None
+        extra = (tuple(k for k, s in test_kinds.REGISTRY.items() if s.tasks)
+                 if self.automaton is not None  # its automaton's kinds, relabelled by the task
                  else ("near_miss",) if task.has_near_miss else ())
         self.kinds = ("task", *extra)
 
@@ -486,11 +474,14 @@ def make_problem(cfg: Any, language: Automaton | None = None) -> Problem:
         from monoidlab.algebra.languages import load_language
 
         lang = language if language is not None else load_language(cfg.language)
-        problem: Problem = LanguageProblem(lang, cfg.sampler,
-                                           cfg.test_sampler, cfg.within, cfg.offsets,
-                                           cfg.near_miss_mix)
-        if cfg.sampler == "covering":
-            _plan_covering(cfg, problem)
+        lp = LanguageProblem(lang, cfg.sampler_spec, cfg.test_sampler_spec, cfg.within,
+                             cfg.offsets, cfg.near_miss_mix)
+        spec = cfg.sampler_spec
+        if spec.tree:  # its plan for this run, along the model's tree (the config checked it)
+            from monoidlab.models import model_spec
+
+            lp.use_plan(spec.function()(cfg, lp, model_spec(cfg.model).schedule))
+        problem: Problem = lp
     else:
         from monoidlab.tasks import get_task
 
@@ -510,15 +501,6 @@ def make_problem(cfg: Any, language: Automaton | None = None) -> Problem:
         else:
             problem = TapeProblem(task, protocol=cfg.protocol)
     return problem
-
-
-def covering_per_step(share: float, batch_size: int) -> int:
-    """Covering strings in each training batch: ``share`` of it, at least one.
-
-    >>> covering_per_step(0.5, 64), covering_per_step(0.001, 64), covering_per_step(1.0, 8)
-    (32, 1, 8)
-    """
-    return min(batch_size, max(1, int(round(share * batch_size))))
 
 
 def recipe_refusal(language: Automaton, test_lengths: Any = None) -> str | None:
@@ -546,41 +528,3 @@ def recipe_refusal(language: Automaton, test_lengths: Any = None) -> str | None:
     except (ConfigError, MonoidTooLarge) as exc:
         return str(exc)
     return None
-
-
-def _plan_covering(cfg: Any, problem: Any) -> None:
-    """The covering plan of a run (its training and test lengths, the model's schedule and
-    padding, its offsets and seed); refused when the run is too short to show every target
-    ``k`` times."""
-    from monoidlab.coverage.covering import CoveringPlan
-    from monoidlab.errors import ConfigError
-    from monoidlab.models import model_spec
-    from monoidlab.training.config import covering_settings
-
-    settings = covering_settings(cfg.covering)
-    try:
-        plan = CoveringPlan(problem.language, problem.lengths(cfg.train_lengths),
-                            problem.lengths(cfg.test_lengths),
-                            schedule=model_spec(cfg.model).schedule or "chain",
-                            padding=cfg.padding, offsets=cfg.offsets, within=cfg.within,
-                            seed=cfg.seed, allow_uncovered=settings["uncovered"] == "skip")
-    except InputError as exc:
-        raise ConfigError(f"key 'sampler': covering: {exc}") from None
-    per_step = covering_per_step(settings["share"], cfg.batch_size)
-    need = settings["k"] * len(plan.targets)
-    if per_step * cfg.steps < need and settings["too_large"] == "near_miss":
-        # a fallback chosen in the config: the run trains, on near misses, and says why
-        problem.sampler = "near_miss"
-        problem.covering_fallback = (
-            f"the covering plan's {len(plan.targets)} targets shown k = {settings['k']} times "
-            f"need {need} covering strings, more than the {per_step * cfg.steps} the run draws "
-            "(covering.too_large = \"near_miss\"): trained on near-miss strings instead")
-        return
-    if per_step * cfg.steps < need:
-        raise ConfigError(f"key 'covering': {len(plan.targets)} targets shown k = "
-                          f"{settings['k']} times need {need} covering strings; the run draws "
-                          f"{per_step} a step for {cfg.steps} steps ({per_step * cfg.steps}): "
-                          f"raise steps, batch_size or share{', or lower k' if settings['k'] > 1 else ''}"
-                          ", or train without the plan (sampler = \"near_miss\", the base "
-                          "recipe's sampler)")
-    problem.use_covering(plan, settings["share"])

@@ -166,9 +166,8 @@ def _mined(model: Any, problem: Any, lengths: np.ndarray, n: int, seed: int
     from monoidlab.evaluation.model_certificate import finite_classifier
     from monoidlab.strings.sampling import sample
 
-    sampler = problem.sampler if problem.sampler != "covering" else "near_miss"
-    b = sample(problem.language, lengths, n, sampler=sampler, seed=seed, within=problem.within,
-               mix=problem.mix)
+    b = sample(problem.language, lengths, n, sampler=problem.plain_sampler, seed=seed,
+               within=problem.within, mix=problem.mix)
     got = finite_classifier(model)(b.tokens, b.lengths)
     wrong = np.flatnonzero(got != b.labels)
     return [(tuple(int(x) for x in b.tokens[i, : b.lengths[i]]), int(b.labels[i]))

@@ -53,7 +53,8 @@ from monoidlab.errors import (
     MonoidTooLarge,
     OutputPathError,
 )
-from monoidlab.evaluation.result import Evaluation, upgrade_results
+from monoidlab.evaluation.result import Evaluation, scores_of_results, upgrade_results
+from monoidlab.evaluation.scores import score_names
 from monoidlab.training.config import RunConfig
 from monoidlab.training.executors import run_jobs
 from monoidlab.training.parse import config_from_dict, read_toml
@@ -279,7 +280,7 @@ def refused_row(run: dict[str, Any], message: str) -> dict[str, Any]:
     refusal's message as its verdict (``row["refused"]``)."""
     return {**{k: run[k] for k in ("id", "problem", "model", "seed")}, "lr": run.get("lr"),
             "solved": False, "refused": message, "verdict": f"refused: {message}",
-            "paper_score": math.nan, "train_seconds": 0.0, "steps": 0,
+            **dict.fromkeys(score_names(), math.nan), "train_seconds": 0.0, "steps": 0,
             "first_solved_step": None, "stopped_early": False, "attempts": 0,
             "device": run["config"].device, "evaluation": None}
 
@@ -332,7 +333,7 @@ def _run_one(run: dict[str, Any], out_root: str, progress: bool) -> dict[str, An
     return {**{k: run[k] for k in ("id", "problem", "model", "seed")}, "lr": run.get("lr"),
             "solved": res["solved"], "verdict": res["verdict"],
             **{f"solved_{m}": v for m, v in solved_by.items()},
-            "paper_score": res["paper_score"],
+            **scores_of_results(res),
             **{f"min_{k}": v for k, v in res["min_accuracy"].items()},
             "train_seconds": res["train_seconds"], "steps": res["steps"],
             "first_solved_step": res.get("first_solved_step"),
@@ -342,7 +343,7 @@ def _run_one(run: dict[str, Any], out_root: str, progress: bool) -> dict[str, An
 
 
 _RESULT_KEYS: dict[str, type | tuple[type, ...]] = {
-    "solved": bool, "verdict": str, "paper_score": (int, float), "min_accuracy": dict,
+    "solved": bool, "verdict": str, "min_accuracy": dict,
     "train_seconds": (int, float), "steps": int, "device": str, "evaluation": dict}
 
 
@@ -361,6 +362,10 @@ def _check_results(res: dict[str, Any], path: Path) -> None:
         if not ok:
             want = getattr(types, "__name__", "a number")
             raise _bad_results(path, f"key {key!r} missing or not {want}")
+    for key in score_names():  # a score added after the run was written is computed instead
+        v = res.get(key, 0.0)
+        if isinstance(v, bool) or not isinstance(v, int | float):
+            raise _bad_results(path, f"key {key!r} not a number")
     try:
         Evaluation.from_dict(res["evaluation"])
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
@@ -510,7 +515,7 @@ def summarise(sweep: dict[str, Any], rows: list[dict[str, Any]],
     scored = [r for r in rows if r["evaluation"] is not None]  # the others: refused runs
     kinds = list(dict.fromkeys(k for r in scored for k in r["evaluation"]["kinds"]))
     measures = list(dict.fromkeys(k for r in rows for k in r if k.startswith("solved_")))
-    fields = ["id", "problem", "model", "seed", "lr", "solved", *measures, "paper_score",
+    fields = ["id", "problem", "model", "seed", "lr", "solved", *measures, *score_names(),
               *[f"min_{k}" for k in kinds], "steps", "train_seconds", "device", "verdict"]
     w = csv.DictWriter(buf, fieldnames=fields, extrasaction="ignore")
     w.writeheader()

@@ -207,7 +207,7 @@ def _train(cfg: RunConfig, out: Path | None, resume: bool, progress: bool,
     if progress:  # say what will happen, and then each validation and restart, as it happens
         s.say = _narrator()
         s.say(("resumed at step " + f"{step0}; " if step0 else "") + plan_text(cfg))
-    fallback = getattr(problem, "covering_fallback", None)
+    fallback = getattr(problem, "fallback", None)  # a tree sampler's run on its stand-in
     if fallback and s.say:
         s.say(fallback)
     t0 = time.time()
@@ -228,7 +228,7 @@ def _train(cfg: RunConfig, out: Path | None, resume: bool, progress: bool,
     if cfg.restarts:
         result["attempts"] = s.attempt + 1
     if fallback:
-        result["covering_fallback"] = fallback
+        result[f"{cfg.sampler}_fallback"] = fallback  # covering_fallback
     sized = _sized_options(cfg, s.model)
     if sized is not None:  # options left at 0 (auto) and sized from the language
         result["model_options_sized"] = sized
@@ -382,7 +382,7 @@ def _certificate(cfg: RunConfig, problem: Problem, model: nn.Module) -> dict[str
 
 def results_of(ev: Evaluation) -> dict[str, Any]:
     """The keys a run's results carry from its :class:`~monoidlab.evaluation.Evaluation`."""
-    return {"solved": ev.solved, "verdict": ev.verdict(), "paper_score": ev.paper_score,
+    return {"solved": ev.solved, "verdict": ev.verdict(), **ev.scores(),
             "min_accuracy": {k: ev.min_accuracy(k) for k in ev.kinds},
             "accuracy": ev.accuracy, "evaluation": ev.as_dict()}
 

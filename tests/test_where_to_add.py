@@ -39,7 +39,7 @@ def source_file(obj) -> str:
 
 
 def test_each_row_names_at_most_two_files_that_exist():
-    assert set(TABLE) == {"a model", "a sampler", "a test kind", "a run-level metric"}
+    assert set(TABLE) == {"a model", "a sampler", "a test kind", "a run-level metric", "a study"}
     for what, files in TABLE.items():
         assert 1 <= len(files) <= 2, (what, files)
         for f in files:
@@ -55,6 +55,22 @@ def test_models_live_where_the_table_says():
     for spec in registry.REGISTRY.values():
         module = spec.target.split(":")[0].replace(".", "/") + ".py"
         assert module.startswith(folder) and module != registry_file, spec.name
+
+
+def test_studies_live_where_the_table_says():
+    """Every study is the module the table names, found by its file name."""
+    from monoidlab import studies
+
+    (module_file,) = TABLE["a study"]
+    folder = module_file.split("<name>")[0]
+    for name, module in studies.STUDIES.items():
+        path = module.replace(".", "/") + ".py"
+        assert path.startswith(folder) and (ROOT / path).is_file(), name
+        assert studies.get_study(name).name == name
+    assert "runner" not in studies.STUDIES and "ledger" not in studies.STUDIES
+    # the registry is the folder: a module dropped into it is a study without any other edit
+    files = {p.stem for p in (ROOT / folder).glob("*.py")} - {"__init__", "runner", "ledger"}
+    assert set(studies.STUDIES) == {f.replace("_", "-") for f in files}
 
 
 def test_samplers_live_where_the_table_says():

@@ -31,6 +31,12 @@ def _options(extra: list[str], allowed: tuple[str, ...], name: str) -> dict[str,
     return out
 
 
+def _study_names() -> list[str]:
+    from monoidlab.studies import STUDIES
+
+    return list(STUDIES)
+
+
 @command("study", "run a study (resumable, one ledger line per run) or write its tables")
 def cmd_study(args: argparse.Namespace) -> None:
     from monoidlab.studies import get_study, read_config, run_study, study_sections
@@ -63,11 +69,8 @@ def cmd_study(args: argparse.Namespace) -> None:
 
 
 cmd_study.configure = lambda p: (
-    p.add_argument("name", help="the study (monoidlab.studies.STUDIES; docs/studies.md): "
-                                "threshold, random-languages, exact21, refine, long, "
-                                "identity-padding, listops, ldru21, ldru21-choices, offsets, "
-                                "fresh-test, strict-evaluation, bracketing, blame, drift, "
-                                "recipe, addition, extraction, probing"),
+    p.add_argument("name", help="the study: " + ", ".join(_study_names())
+                   + " (docs/studies.md)"),
     p.add_argument("--config", default=None,
                    help="the study's config (default: configs/<its own>.toml of this folder)"),
     p.add_argument("--workers", type=int, default=1,

@@ -30,6 +30,7 @@ tables (see :mod:`monoidlab.studies.runner`).
 from __future__ import annotations
 
 import importlib
+import pkgutil
 
 from monoidlab._suggest import known_choices
 from monoidlab.errors import UnknownName
@@ -42,29 +43,18 @@ from monoidlab.studies.runner import (
     write_study_docs,
 )
 
+#: the runner's own modules (not studies)
+_MACHINERY = frozenset({"runner", "ledger"})
+
 __all__ = ["STUDIES", "get_study", "Study", "StudyConfig", "read_config", "run_study",
            "study_sections", "write_study_docs"]
 
-#: study name → the module holding its ``STUDY`` (imported when asked for: each pulls in torch)
-STUDIES = {"threshold": "monoidlab.studies.threshold",
-           "random-languages": "monoidlab.studies.random_languages",
-           "exact21": "monoidlab.studies.exact21",
-           "refine": "monoidlab.studies.refine",
-           "long": "monoidlab.studies.long",
-           "identity-padding": "monoidlab.studies.identity_padding",
-           "listops": "monoidlab.studies.listops",
-           "ldru21": "monoidlab.studies.ldru21",
-           "ldru21-choices": "monoidlab.studies.ldru21_choices",
-           "offsets": "monoidlab.studies.offsets",
-           "fresh-test": "monoidlab.studies.fresh_test",
-           "strict-evaluation": "monoidlab.studies.strict_evaluation",
-           "bracketing": "monoidlab.studies.bracketing",
-           "blame": "monoidlab.studies.blame",
-           "drift": "monoidlab.studies.drift",
-           "recipe": "monoidlab.studies.recipe",
-           "addition": "monoidlab.studies.addition",
-           "extraction": "monoidlab.studies.extraction",
-           "probing": "monoidlab.studies.probing"}
+#: study name → the module holding its ``STUDY`` (imported when asked for: each pulls in
+#: torch). Every module of this package but the runner's own is a study, named after its file
+#: (``fresh_test.py`` → ``fresh-test``): a new study is its module and its config, nothing else.
+STUDIES = {m.name.replace("_", "-"): f"monoidlab.studies.{m.name}"
+           for m in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name)
+           if m.name not in _MACHINERY}
 
 
 def get_study(name: str) -> Study:

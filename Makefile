@@ -78,7 +78,7 @@ endif
 # logical core (pytest-xdist), one worker per test file so that a file's module fixtures are
 # built once; `pytest tests` alone runs it in one process.
 test: setup browser oracles
-	$(BIN)/ruff check monoidlab tests bench
+	$(BIN)/ruff check monoidlab tests bench tools
 	$(BIN)/python -m mypy
 	$(BIN)/python -m pytest -n logical --dist loadfile tests
 

@@ -4,7 +4,7 @@ Every case runs ``monoidlab.cli.main`` in a fresh sandbox (a finished tiny run, 
 checkpoints, specs and configs) and asserts: exit status 2, exactly one line
 ``monoidlab: error: ...`` naming what is at fault, no traceback, and nothing changed outside the
 folders the case may write. A second table holds hostile inputs that must *work*, and stay in
-their output folder. ``bench/bench_bad_inputs.py`` runs a larger corpus as subprocesses (with
+their output folder. ``tools/bench_bad_inputs.py`` runs a larger corpus as subprocesses (with
 hangs, memory and full disks) and tallies it.
 """
 

@@ -153,7 +153,7 @@ def _render_module():
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("render_notebooks",
-                                                  ROOT / "bench" / "render_notebooks.py")
+                                                  ROOT / "tools" / "render_notebooks.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
@@ -163,14 +163,14 @@ def _render_module():
                          ids=lambda p: p.stem)
 def test_every_notebook_has_a_rendered_page_of_its_current_source(path):
     """docs/notebooks/<name>.md shows the notebook with its outputs; it was rendered from the
-    notebook's present cells (else: python bench/render_notebooks.py NAME) and every figure it
+    notebook's present cells (else: python tools/render_notebooks.py NAME) and every figure it
     shows is committed beside it."""
     page = DOCS / "notebooks" / f"{path.stem}.md"
-    assert page.is_file(), f"{page.relative_to(ROOT)} missing: python bench/render_notebooks.py"
+    assert page.is_file(), f"{page.relative_to(ROOT)} missing: python tools/render_notebooks.py"
     first = page.read_text(encoding="utf-8").splitlines()[0]
     found = re.search(r"source sha256 ([0-9a-f]{64})", first)
     assert found and found.group(1) == _render_module().source_hash(path), \
-        f"{page.relative_to(ROOT)} is older than {path.name}: python bench/render_notebooks.py {path.stem}"
+        f"{page.relative_to(ROOT)} is older than {path.name}: python tools/render_notebooks.py {path.stem}"
     text = page.read_text(encoding="utf-8")
     images = re.findall(r"!\[[^\]]*\]\(([^)]+\.png)\)", text)
     assert images, f"{page.name} shows no figure"

@@ -1,4 +1,4 @@
-"""bench/gpu_check.sh, the script for a short GPU lease, at tiny settings on the CPU (so it
+"""tools/gpu_check.sh, the script for a short GPU lease, at tiny settings on the CPU (so it
 cannot rot between leases): every part runs and lands in its summary."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ def test_gpu_check_runs_every_part_on_cpu(tmp_path):
     out = tmp_path / "gpu-check"
     env = {**os.environ, "TINY": "1", "DEVICE": "cpu", "PY": sys.executable,
            "MPLBACKEND": "Agg", "PYTHONPATH": str(ROOT)}
-    r = subprocess.run(["bash", "bench/gpu_check.sh", str(out)], cwd=ROOT, env=env,
+    r = subprocess.run(["bash", "tools/gpu_check.sh", str(out)], cwd=ROOT, env=env,
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
     summary = json.loads((out / "summary.json").read_text())

@@ -106,8 +106,8 @@ def test_report_cli_rejects_checkpoint_and_train_together(tmp_path, capsys):
 
 
 def _browser_check():
-    """bench/check_report_browser.py as a module (it is a script, not part of the package)."""
-    spec = importlib.util.spec_from_file_location("crb", ROOT / "bench" / "check_report_browser.py")
+    """tools/check_report_browser.py as a module (it is a script, not part of the package)."""
+    spec = importlib.util.spec_from_file_location("crb", ROOT / "tools" / "check_report_browser.py")
     crb = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(crb)
     return crb

@@ -1,5 +1,5 @@
 """monoidlab.studies.blame (the study that was bench/bench_blame.py, run as ``monoidlab study
-blame``) and the row of bench/bench_run_errors.py (``row_of``, in the blame module): the
+blame``) and the row of tools/bench_run_errors.py (``row_of``, in the blame module): the
 pieces their figures rest on.
 
 The blame recomputes a string's tree node by node with the model's own operator: its root must

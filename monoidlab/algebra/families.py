@@ -5,7 +5,7 @@ the MLP-LDRU authors' supplementary code and Delétang et al. (2023); see docs/l
 
 Size parameters are bounded (:data:`MAX_PARAMS`, and at most :data:`MAX_CELLS` cells in the
 generated transition table): at the bounds, building and minimising a machine takes about a
-second on a 2-core machine (``bench/bench_bad_inputs.py`` and ``tests/test_families.py``
+second on a 2-core machine (``tools/bench_bad_inputs.py`` and ``tests/test_families.py``
 check it), so a spec cannot make the loader run for minutes. The *monoid* of such a machine is
 usually far too large; its enumeration stops at ``max_elements`` or at the memory budget
 (:mod:`monoidlab.algebra._enumerate`).
@@ -311,7 +311,7 @@ FAMILIES: dict[str, Callable[..., Automaton]] = {
 
 
 # Upper bounds of the size parameters (languages/README.md). At the bounds, building and
-# minimising takes about a second (measured in bench/bench_bad_inputs.py), well under 5 s.
+# minimising takes about a second (measured in tools/bench_bad_inputs.py), well under 5 s.
 MAX_PARAMS: dict[str, dict[str, int]] = {
     "count-mod": {"k": 100_000, "alphabet": 1000},
     "cycle-navigation": {"k": 100_000},

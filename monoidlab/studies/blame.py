@@ -22,7 +22,7 @@ checkpoint.pt), MLP-LDRU on a language. Three parts, all on one thread, with the
    draws them: its sampler, lengths and offsets) and in the test strings.
 
 One ledger row per run (docs/data/blame.jsonl); measured on tomita-3: docs/results.md quotes the
-report. :func:`row_of` is the wrong-string row of a run folder that ``bench/bench_run_errors.py``
+report. :func:`row_of` is the wrong-string row of a run folder that ``tools/bench_run_errors.py``
 tabulates.
 """
 

@@ -3,7 +3,7 @@ Markdown page under docs/notebooks/, so that a reader browsing the repository se
 notebook shows without running it (the notebooks themselves are committed without outputs).
 
 Usage:
-    python bench/render_notebooks.py [NAME ...] [--full]   # default: every notebook, small
+    python tools/render_notebooks.py [NAME ...] [--full]   # default: every notebook, small
 
 Each page starts with a comment holding the SHA-256 of the notebook's cell sources, so
 tests/test_docs.py can tell a page that no longer matches its notebook (re-render it). By
@@ -37,7 +37,7 @@ def source_hash(path: Path) -> str:
 
 
 def header(path: Path, small: bool) -> str:
-    return (f"<!-- rendered from notebooks/{path.name} by bench/render_notebooks.py"
+    return (f"<!-- rendered from notebooks/{path.name} by tools/render_notebooks.py"
             f"{'' if small else ' --full'}; source sha256 {source_hash(path)} -->\n")
 
 

@@ -1,6 +1,6 @@
 """Count the wrong test strings of finished runs: one row per run folder, fewest errors first.
 
-Usage: python bench/bench_run_errors.py RUN_DIR [RUN_DIR ...] [--markdown]
+Usage: python tools/bench_run_errors.py RUN_DIR [RUN_DIR ...] [--markdown]
 
 The strict verdict only says whether a run missed *some* string; to compare variants of a task
 that all miss by a little (tomita-3 in docs/results.md), this counts how many: for each run folder
@@ -9,7 +9,7 @@ of wrong strings over every scored test length and kind, that number over the sc
 the validations' minimum accuracies and the training seconds. Reads the folders only; nothing
 is trained or evaluated again.
 
-Example: python bench/bench_run_errors.py runs/tomita3-explore/*
+Example: python tools/bench_run_errors.py runs/tomita3-explore/*
 """
 
 from __future__ import annotations

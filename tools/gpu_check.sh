@@ -13,8 +13,8 @@
 #   4. OUT/summary.md and OUT/summary.json: every number above; every figure in OUT/figures/.
 #
 # Usage (from the repository root, the venv active or PY set):
-#   bash bench/gpu_check.sh [OUT]                   # a CUDA machine: the real settings
-#   TINY=1 DEVICE=cpu bash bench/gpu_check.sh OUT   # tiny settings on CPU (tests/test_gpu_check.py)
+#   bash tools/gpu_check.sh [OUT]                   # a CUDA machine: the real settings
+#   TINY=1 DEVICE=cpu bash tools/gpu_check.sh OUT   # tiny settings on CPU (tests/test_gpu_check.py)
 # Environment: DEVICE (auto), TINY (0), PY (python), LONG_CONDITION (dyck-4-identity-ours),
 # LONG_BUDGET_S (150; TINY: 40), COMPILE (1; TINY: 0, since torch.compile takes ~90 s on a CPU).
 set -euo pipefail

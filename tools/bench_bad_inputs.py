@@ -17,12 +17,12 @@ folders the case may write is ``wrong`` (new file) or ``data lost`` (changed/rem
 
 Usage::
 
-    .venv/bin/python bench/bench_bad_inputs.py                  # this checkout (~10 min)
-    .venv/bin/python bench/bench_bad_inputs.py --repo /work/main # another checkout, same corpus
-    .venv/bin/python bench/bench_bad_inputs.py --quick           # skip the slow cases
-    .venv/bin/python bench/bench_bad_inputs.py --only sweep      # cases whose name contains it
-    .venv/bin/python bench/bench_bad_inputs.py --items 31,32     # the third pass's items 1 and 2
-    .venv/bin/python bench/bench_bad_inputs.py --list            # the corpus, no runs
+    .venv/bin/python tools/bench_bad_inputs.py                  # this checkout (~10 min)
+    .venv/bin/python tools/bench_bad_inputs.py --repo /work/main # another checkout, same corpus
+    .venv/bin/python tools/bench_bad_inputs.py --quick           # skip the slow cases
+    .venv/bin/python tools/bench_bad_inputs.py --only sweep      # cases whose name contains it
+    .venv/bin/python tools/bench_bad_inputs.py --items 31,32     # the third pass's items 1 and 2
+    .venv/bin/python tools/bench_bad_inputs.py --list            # the corpus, no runs
 
 Root cannot be stopped by file modes, so "unwritable folder" uses ``chattr +i`` as root
 (``chmod 555`` otherwise); "full disk" is simulated with ``RLIMIT_FSIZE`` (EFBIG), the closest

@@ -9,7 +9,7 @@ go to stderr through ``--enable-logging=stderr``.
 
 Usage::
 
-    python bench/check_report_browser.py reports/dyck-4.html [--screenshot out.png]
+    python tools/check_report_browser.py reports/dyck-4.html [--screenshot out.png]
 
 Exit status 0 when every image rendered and the console shows no error. Needs Debian's
 ``chromium`` (``apt-get install chromium``).

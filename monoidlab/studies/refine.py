@@ -140,7 +140,8 @@ def _sections(config: StudyConfig, ledger: dict) -> dict[str, str]:
     names = config.data["tasks"]["names"]
     rows = sorted(ledger.values(), key=lambda r: (names.index(r["task"]) if r["task"] in names
                                                   else 99, r["model"], r["variant"]))
-    return {"refinement": table(rows, config.data["refine"]["rounds"])}
+    section = config.data.get("study", {}).get("section", "refinement")
+    return {section: table(rows, config.data["refine"]["rounds"])}
 
 
 STUDY = Study(name="refine", plan=_plan, run=run_one, sections=_sections, read=_read,

@@ -50,11 +50,12 @@ __all__ = ["STUDIES", "get_study", "Study", "StudyConfig", "read_config", "run_s
            "study_sections", "write_study_docs"]
 
 #: study name → the module holding its ``STUDY`` (imported when asked for: each pulls in
-#: torch). Every module of this package but the runner's own is a study, named after its file
-#: (``fresh_test.py`` → ``fresh-test``): a new study is its module and its config, nothing else.
+#: torch). Every module of this package but the runner's own and the private ones (``_*.py``,
+#: a study's helpers) is a study, named after its file (``fresh_test.py`` → ``fresh-test``): a
+#: new study is its module and its config, nothing else.
 STUDIES = {m.name.replace("_", "-"): f"monoidlab.studies.{m.name}"
            for m in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name)
-           if m.name not in _MACHINERY}
+           if m.name not in _MACHINERY and not m.name.startswith("_")}
 
 
 def get_study(name: str) -> Study:

@@ -57,185 +57,42 @@ from pathlib import Path
 from typing import Any
 
 from monoidlab.errors import ConfigError
+from monoidlab.studies._long_runs import (  # noqa: F401  (the study's names, kept here)
+    CARRIED,
+    END,
+    FIGURE,
+    FINISHED_LEDGER,
+    FRESH_SEEDS,
+    PAIR_STEP,
+    PAIRS_LEDGER,
+    RECIPES,
+    RECORDED,
+    STATE_DIR,
+    checkpoint_step,
+    choice_of,
+    condition_of,
+    continued_run,
+    favoured,
+    finished_text,
+    pair_of,
+    pairs_of,
+    record_finished,
+    recorded_choice,
+    recorded_finished,
+    recorded_start,
+    selection_key,
+    validations,
+)
+from monoidlab.studies._long_tables import (  # noqa: F401  (the study's names, kept here)
+    curve_text,
+    draw_curves,
+    prediction_table,
+    section_text,
+    wrong_text,
+)
 from monoidlab.studies.runner import Study, StudyConfig, fresh_checks, wrong_strings
 
 #: the study's own files, relative to its repository
-PAIRS_LEDGER = "docs/data/ldru-long-pairs.json"
-FINISHED_LEDGER = "docs/data/ldru-long-finished.json"
-STATE_DIR = "docs/data/long-state"
-FIGURE = "docs/figures/long-curves.png"
-# what a started run needs to resume and to draw its curve elsewhere: the snapshots stay
-# behind once their points are in curve.jsonl
-CARRIED = ("checkpoint.pt", "best.pt", "metrics.jsonl", "config.json", "segments.jsonl",
-           "curve.jsonl", "baselines.json")
-# a finished row's fields that the prediction table shows (the rest is recomputed)
-RECORDED = ("recipe", "steps", "own", "fresh", "solved", "wall_h", "cpu_h", "curve",
-            "diagnosis", "baselines")
-PAIR_STEP = 20000
-FRESH_SEEDS = (1000, 1001)
-RECIPES = ("-ours", "-authors")
-#: ``until`` of a run trained to its end
-END = 10**12
-
-
-# ------------------------------------------------------------------------------ names
-def condition_of(run_id: str) -> str:
-    """``dyck-6-identity-ours__mlp-ldru__s0`` -> ``dyck-6-identity-ours``."""
-    return run_id.split("__")[0]
-
-
-def pair_of(run_id: str) -> str:
-    """The condition a run's recipe belongs to: ``dyck-6-identity``."""
-    name = condition_of(run_id)
-    for suffix in RECIPES:
-        if name.endswith(suffix):
-            return name[: -len(suffix)]
-    return name
-
-
-def pairs_of(runs: list[dict]) -> dict[str, dict[str, dict]]:
-    """{pair: {"ours": run, "authors": run}} (a condition without a recipe suffix: {"": run})."""
-    by_pair: dict[str, dict[str, dict]] = {}
-    for r in runs:
-        pair = pair_of(r["id"])
-        by_pair.setdefault(pair, {})[condition_of(r["id"])[len(pair) + 1:]] = r
-    return by_pair
-
-
-# ------------------------------------------------------------------------------ run folders
-def checkpoint_step(run: Path) -> int:
-    """The step of a run's checkpoint (0 without one)."""
-    import torch
-
-    ckpt = run / "checkpoint.pt"
-    if not ckpt.is_file():
-        return 0
-    return int(torch.load(ckpt, map_location="cpu", weights_only=True)["step"])
-
-
-def validations(run: Path) -> dict[int, dict]:
-    """The validation rows of a run's metrics.jsonl, by step."""
-    from monoidlab.training.run_folder import read_metrics
-
-    return {int(r["step"]): r for r in read_metrics(run / "metrics.jsonl")
-            if "val_min_accuracy" in r}
-
-
-# ------------------------------------------------------------------------------ the pair rule
-def selection_key(row: dict | None) -> tuple:
-    """The trainer's rule for the best validated weights, on a metrics.jsonl validation row:
-    strictly solved, then the minimum accuracy over kinds, then the mean."""
-    if row is None:
-        return (False, -1.0, -1.0)
-    return (bool(row["val_solved"]), float(row["val_min_accuracy"]),
-            float(row["val_mean_accuracy"]))
-
-
-def favoured(ours: Path, authors: Path, step: int = PAIR_STEP) -> str | None:
-    """``"ours"`` or ``"authors"``: the recipe whose validation at ``step`` is better (a tie
-    goes to ours); None while either has not been validated there."""
-    a, b = validations(ours).get(step), validations(authors).get(step)
-    if a is None or b is None:
-        return None
-    return "authors" if selection_key(b) > selection_key(a) else "ours"
-
-
-def recorded_choice(pair: str, ledger: Path) -> str | None:
-    """The recipe the recorded pair validations in ``ledger`` favour (higher minimum accuracy;
-    a tie goes to ours); None when the pair is not recorded or one side was never validated.
-
-    >>> import tempfile; p = Path(tempfile.mkdtemp()) / "pairs.json"
-    >>> _ = p.write_text(json.dumps({"pairs": {"a": {"ours": 0.438, "authors": 0.531},
-    ...     "b": {"ours": 0.031, "authors": 0.0}, "c": {"ours": 0.5, "authors": None}}}))
-    >>> recorded_choice("a", p), recorded_choice("b", p)  # b: min 0.031 against 0.000
-    ('authors', 'ours')
-    >>> recorded_choice("c", p) is None, recorded_choice("d", p) is None
-    (True, True)
-    """
-    if not ledger.is_file():
-        return None
-    rec = json.loads(ledger.read_text())["pairs"].get(pair) or {}
-    ours, authors = rec.get("ours"), rec.get("authors")
-    if ours is None or authors is None:
-        return None
-    return "authors" if authors > ours else "ours"
-
-
-def recorded_start(members: dict[str, dict], out: Path, ledger: Path) -> str | None:
-    """The recorded choice of a pair whose folders were lost (``--phase long`` starts it from
-    step 0): when neither folder exists, or only that choice's; None otherwise (the pair's
-    own validations decide) or when nothing is recorded."""
-    recorded = recorded_choice(pair_of(members["ours"]["id"]), ledger)
-    started = [name for name in ("ours", "authors") if (out / members[name]["id"]).exists()]
-    return recorded if recorded is not None and started in ([], [recorded]) else None
-
-
-def choice_of(pair: str, members: dict[str, dict], out: Path, ledger: Path,
-              step: int = PAIR_STEP) -> tuple[str | None, str]:
-    """(recipe to continue, where the choice comes from): the pair's own validations at
-    ``step``; when its run folders were lost, the recorded ones in ``ledger`` (recorded_start)."""
-    # a started recorded choice must not make the pair look undecided when it resumes
-    recorded = recorded_start(members, out, ledger)
-    if recorded is not None:
-        return recorded, f"recorded in {ledger.name}; run folders absent"
-    ours, authors = out / members["ours"]["id"], out / members["authors"]["id"]
-    return favoured(ours, authors, step), f"validation at step {step}"
-
-
-def continued_run(members: dict[str, dict], out: Path, pair_step: int,
-                  ledger: Path | None = None) -> dict | None:
-    """The member a pair continued past the pair step (or the only member of a plain
-    condition), or the member its recorded choice in ``ledger`` started from step 0 (the
-    pair's folders lost: that one folder alone); None while none has."""
-    if set(members) != {"ours", "authors"}:
-        return next(iter(members.values()))
-    past = [r for r in members.values() if (out / r["id"] / "results.json").is_file()
-            or checkpoint_step(out / r["id"]) > pair_step]
-    if past:
-        return past[0]
-    started = recorded_start(members, out, ledger) if ledger is not None else None
-    return members[started] if started and (out / members[started]["id"]).exists() else None
-
-
-# ------------------------------------------------------------------------------ the finished ledger
-def recorded_finished(pair: str, ledger: Path) -> dict | None:
-    """The recorded prediction-table row of a pair whose continued run finished (its run
-    folder may be gone since: a session's machine does not outlive it); None if not recorded.
-    """
-    if not ledger.is_file():
-        return None
-    return json.loads(ledger.read_text())["rows"].get(pair)
-
-
-def finished_text(rows: list[dict], ledger: Path) -> str | None:
-    """The finished ledger with every finished row of a prediction table (``solved`` known)
-    recorded, so that the table outlives the run folders; None when no row is new or changed
-    (the file stays as it is)."""
-    data: dict[str, Any] = (json.loads(ledger.read_text()) if ledger.is_file() else
-            {"why": "the prediction-table rows of the finished long runs, written by "
-                    "monoidlab study long --write-docs or --action save-state; the table reads "
-                    "a row from here when the run's folder is gone", "rows": {}})
-    changed = 0
-    for r in rows:
-        if r["solved"] is None:
-            continue
-        rec = json.loads(json.dumps({k: r[k] for k in RECORDED}))
-        if data["rows"].get(r["condition"]) != rec:
-            data["rows"][r["condition"]] = rec
-            changed += 1
-    return json.dumps(data, indent=1) + "\n" if changed else None
-
-
-def record_finished(rows: list[dict], ledger: Path) -> bool:
-    """Write :func:`finished_text` when it changed; True when it did."""
-    from monoidlab._util import atomic_write_text
-
-    text = finished_text(rows, ledger)
-    if text is not None:
-        ledger.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(ledger, text)
-    return text is not None
-
 
 # ------------------------------------------------------------------------------ state packs
 def save_state(run: Path, state_dir: Path) -> Path | None:
@@ -569,16 +426,6 @@ def trivial_wrong(cfg: Any, run: Path | None = None) -> dict:
     return out
 
 
-def wrong_text(per_kind: dict) -> str:
-    """A baseline's wrong strings over all kinds ("-" where it does not apply).
-
-    >>> wrong_text({"paper": 3, "near_miss": 4}), wrong_text({"paper": None})
-    ('7', '-')
-    """
-    vals = list(per_kind.values())
-    return "-" if not vals or any(v is None for v in vals) else str(sum(vals))
-
-
 # ------------------------------------------------------------------------------ the prediction
 def prediction_of(covered: bool, solved: bool) -> str:
     """The prediction's verdict on one finished condition.
@@ -680,121 +527,6 @@ def prediction_row(pair: str, run: dict | None, members: dict, out: Path,
     if covered and not row["solved"]:
         row["diagnosis"] = diagnosis_of(path)
     return row
-
-
-# ------------------------------------------------------------------------------ the tables
-def prediction_table(rows: list[dict]) -> str:
-    """The prediction table as markdown (one row per condition)."""
-    head = ("| condition | padding | training | support length | covered? | recipe continued | "
-            "steps | own test set (wrong) | majority / count-only (wrong) | fresh sets (wrong) | "
-            "strictly solved | wall h | CPU h | prediction |\n|" + "---|" * 14 + "\n")
-    body = []
-    for r in rows:
-        solved = "-" if r["solved"] is None else "**yes**" if r["solved"] else "no"
-        base = ("-" if not r.get("baselines") else
-                f"{wrong_text(r['baselines']['majority'])} / "
-                f"{wrong_text(r['baselines']['count_only'])}")
-        body.append(f"| {r['condition']} | {r['padding']} | {r['train']} | {r['support']} | "
-                    f"{'yes' if r['covered'] else '**no**'} | {r['recipe']} | {r['steps']} | "
-                    f"{r['own']} | {base} | {r['fresh']} | {solved} | {r['wall_h']} | "
-                    f"{r['cpu_h']} | {r['prediction']} |")
-    return head + "\n".join(body) + "\n"
-
-
-def curve_text(rows: list[dict]) -> str:
-    """The learning curves' points as text: per condition and step, wrong strings per kind and
-    per tree level."""
-    lines = []
-    for r in rows:
-        for c in r["curve"]:
-            kinds = ", ".join(f"{k} {w}" for k, w in c["wrong"].items())
-            levels = ", ".join(f"{d}: {w}" for d, w in c["wrong_by_level"].items() if w)
-            tested = " (tested)" if c.get("tested") else ""
-            lines.append(f"{r['condition']:<30} step {c['step']:>6}{tested}: {kinds}; "
-                         f"by tree level {levels or 'none'}")
-    return "\n".join(lines)
-
-
-def draw_curves(rows: list[dict], path: Path) -> None:
-    """Per condition: wrong test strings against steps, one line per kind (top, the majority
-    class baseline of each kind dashed in its colour) and one per tree level of the string
-    (bottom); symlog y (0 is drawn); every panel spans the same steps."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    shown = [r for r in rows if r["curve"]]
-    fig, axes = plt.subplots(2, max(1, len(shown)), figsize=(3.2 * max(1, len(shown)), 5.6),
-                             squeeze=False)
-    last = max((c["step"] for r in shown for c in r["curve"]), default=1)
-    for j, r in enumerate(shown):
-        steps = [c["step"] for c in r["curve"]]
-        top, bottom = axes[0][j], axes[1][j]
-        majority = (r.get("baselines") or {}).get("majority", {})
-        for kind in r["curve"][-1]["wrong"]:
-            line, = top.plot(steps, [c["wrong"].get(kind, 0) for c in r["curve"]], marker="o",
-                             label=kind)
-            if majority.get(kind) is not None:
-                top.axhline(majority[kind], color=line.get_color(), linestyle="--",
-                            linewidth=0.8, label=f"{kind}: majority class")
-        levels = sorted({d for c in r["curve"] for d in c["wrong_by_level"]}, key=int)
-        for d in levels:
-            bottom.plot(steps, [c["wrong_by_level"].get(d, 0) for c in r["curve"]], marker=".",
-                        label=f"level {d}")
-        cover = "covered" if r["covered"] else "uncovered"
-        top.set_title(f"{r['condition']}\n({r['recipe']}, {cover})", fontsize=8)
-        for ax in (top, bottom):
-            ax.set_xlim(0, last * 1.03)
-            ax.set_yscale("symlog", linthresh=1)
-            ax.set_ylim(bottom=0)  # counts: symlog's autoscale would open a negative decade
-            ax.set_xlabel("step", fontsize=7)
-            ax.tick_params(labelsize=7)
-            ax.legend(fontsize=5)
-        top.set_ylabel("wrong test strings, per kind", fontsize=7)
-        bottom.set_ylabel("wrong, per tree level", fontsize=7)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-
-
-def section_text(rows: list[dict], config_name: str, pair_step: int = PAIR_STEP) -> str:
-    """The section ``long runs`` of docs/results.md: the prediction table, the curves' points
-    and the diagnoses of the covered runs that fail."""
-    table = prediction_table(rows)
-    points = curve_text(rows)
-    diagnoses = "\n".join(f"- **{r['condition']}** ({r['recipe']}): "
-                          + r["diagnosis"]["text"].replace("\n", " ")
-                          for r in rows if r["diagnosis"])
-    curves = any(r["curve"] for r in rows)
-    solved = sum(1 for r in rows if r["solved"])
-    finished = sum(1 for r in rows if r["solved"] is not None)
-    return (f"## The five unsolved tasks at 100,000 steps: the prediction table\n\n"
-            f"`monoidlab study long --write-docs` (configs/{config_name}; "
-            f"the recipe each condition continues is the better of its pair at step "
-            f"{pair_step}, by the config's rule). A condition is covered when the tool's "
-            f"support length at its padding is at most its longest training length; the "
-            f"prediction: covered conditions can be solved, uncovered ones cannot. "
-            f"Strictly solved means every kind at every test length, on the own test set "
-            f"and on two fresh ones (seeds {FRESH_SEEDS[0]}, {FRESH_SEEDS[1]}). "
-            f"{finished} of {len(rows)} conditions finished, {solved} strictly solved "
-            f"(a finished row whose run folder is gone comes from "
-            f"{FINISHED_LEDGER}). Wall and CPU hours count every part "
-            f"trained, across sessions (`>= x`: a part trained before the trainer logged "
-            f"its CPU time). Beside the own test set, the trivial baselines on the same "
-            f"strings: always the majority class, and the best model that sees only the "
-            f"symbol counts (an upper bound computed on the test strings themselves: where "
-            f"every string has counts of its own, as in modular-arithmetic (64 distinct "
-            f"count vectors among the 64 strings of each kind at lengths 41, 101 and 301), "
-            f"it is vacuous).\n\n"
-            + table
-            + ("\n![learning curves](figures/long-curves.png)\n\n"
-               "The learning curves (strict test errors of each validation-step snapshot on "
-               "the run's own test set; the tested weights last):\n\n```text\n" + points
-               + "\n```\n" if curves else "\nNo run has reached a validation step yet.\n")
-            + (f"\nWhat the errors of the covered runs that fail have in common "
-               f"(`diagnose` on the tested weights):\n\n{diagnoses}\n" if diagnoses else ""))
 
 
 # ------------------------------------------------------------------------------ the study

@@ -15,6 +15,27 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")
 ROOT = Path(__file__).resolve().parent.parent
 
 
+#: support_lengths of bench_threshold (each study language's s, |M|, ...: seconds of exact
+#: coverage apiece, the same in every test), computed once per process for this file's tests
+_SUPPORT: dict[str, dict] = {}
+
+
+def _threshold(bench_script):
+    """bench/bench_threshold.py, its support_lengths memoised in :data:`_SUPPORT`."""
+    import copy
+
+    mod = bench_script("bench_threshold")
+    real = mod.support_lengths
+
+    def support_lengths(name: str) -> dict:
+        if name not in _SUPPORT:
+            _SUPPORT[name] = real(name)
+        return copy.deepcopy(_SUPPORT[name])
+
+    mod.support_lengths = support_lengths
+    return mod
+
+
 def _tiny_threshold_config(tmp_path: Path) -> Path:
     text = (ROOT / "configs" / "threshold-study.toml").read_text()
     for a, b in (("steps = 4000", "steps = 12"), ('test_lengths = "41:500"',
@@ -34,7 +55,7 @@ def _tiny_threshold_config(tmp_path: Path) -> Path:
 
 def test_threshold_study_runs_once_resumes_from_its_ledger_and_tabulates(
         bench_script, tmp_path, capsys, monkeypatch):
-    mod = bench_script("bench_threshold")
+    mod = _threshold(bench_script)
     cfg = _tiny_threshold_config(tmp_path)
     assert mod.main(["--config", str(cfg), "--languages", "parity"]) == 0
     ledger = mod.read_ledger(tmp_path / "ledger.jsonl")
@@ -61,7 +82,7 @@ def test_a_sampler_whose_tables_do_not_fit_is_a_refused_run_not_a_crash(bench_sc
     """prefix-4-4's near misses would need 58 GiB of tables: both samplers (covering draws
     near misses beside its own strings) refuse, each run is recorded as refused, and the
     study goes on."""
-    mod = bench_script("bench_threshold")
+    mod = _threshold(bench_script)
     cfg = _tiny_threshold_config(tmp_path)
     assert mod.main(["--config", str(cfg), "--languages", "prefix-4-4"]) == 0
     ledger = mod.read_ledger(tmp_path / "ledger.jsonl")
@@ -478,7 +499,7 @@ def test_the_depth_exact_study_certifies_every_run_and_plans_3s(bench_script, tm
     --write-docs would write its own section and rules file (not the plain study's)."""
     import tomllib
 
-    mod = bench_script("bench_threshold")
+    mod = _threshold(bench_script)
     text = (ROOT / "configs" / "threshold-exact-snap.toml").read_text()
     study = tomllib.loads(text)["study"]
     assert study["multiples_of_support"] == [2, 3] and study["section"] != "threshold study"

@@ -10,6 +10,7 @@ with the automata of ``languages/``; ListOps split evaluation (Python API and
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
@@ -371,11 +372,18 @@ def test_cli_evaluate_splits(tmp_path, capsys):
 # ------------------------------------------------------------------ the sweep configs
 
 
-@pytest.mark.parametrize("file", ["deletang.toml", "deletang-cpu.toml"])
-def test_sweep_configs_cover_the_benchmark(file):
+@functools.cache
+def bundled_sweep(file: str) -> dict:
+    """load_sweep of configs/FILE, once per process (thousands of checked run configs: seconds
+    apiece for deletang.toml); the tests only read it."""
     from monoidlab.training.sweep import load_sweep
 
-    sweep = load_sweep(REPO / "configs" / file)
+    return load_sweep(REPO / "configs" / file)
+
+
+@pytest.mark.parametrize("file", ["deletang.toml", "deletang-cpu.toml"])
+def test_sweep_configs_cover_the_benchmark(file):
+    sweep = bundled_sweep(file)
     assert sweep["results_md"] == "docs/results.md" and sweep["notes"]
     seeds = sorted({r["seed"] for r in sweep["runs"]})
     lrs = sorted({r["lr"] for r in sweep["runs"]})
@@ -397,9 +405,7 @@ def test_sweep_configs_cover_the_benchmark(file):
 @pytest.mark.parametrize("model", MODELS)
 def test_the_paper_scale_config_starts_a_run_of_every_model(model, tmp_path):
     """configs/deletang.toml unchanged but for the step count, batch and test set: one step."""
-    from monoidlab.training.sweep import load_sweep
-
-    sweep = load_sweep(REPO / "configs" / "deletang.toml")
+    sweep = bundled_sweep("deletang.toml")
     run = next(r for r in sweep["runs"] if r["model"] == model and r["problem"] == "odds_first")
     cfg = run["config"].replace(steps=1, batch_size=2, test_lengths="41:42", test_samples=2,
                                 device="cpu")

@@ -410,10 +410,16 @@ def test_every_classifier_of_the_registry_extracts(name):
     assert r.status in ("converged", "max_states", "max_queries", "max_rounds")
     assert r.oracle_strings > 0 and r.forwards >= 1
     tokens, lengths, _ = oracle_strings(lang, 24, 2, 0)
+    # a direct forward of the strings of each length together (no padding: each batch is one
+    # length), and of the first string of each length alone, which must give the same answer
+    direct = np.empty(len(lengths), np.int64)
     with torch.no_grad():
-        direct = np.array([int(model(torch.as_tensor(tokens[i:i + 1, :L]),
-                                     torch.as_tensor([L])).argmax(-1))
-                           for i, L in enumerate(lengths.tolist())])
+        for L in np.unique(lengths).tolist():
+            rows = np.flatnonzero(lengths == L)
+            direct[rows] = model(torch.as_tensor(tokens[rows, :L]),
+                                 torch.full((len(rows),), L)).argmax(-1).numpy()
+            alone = model(torch.as_tensor(tokens[rows[:1], :L]), torch.as_tensor([L]))
+            assert int(alone.argmax(-1)) == direct[rows[0]], (L, "batched != alone")
     agree = float((direct == lang.classify(tokens, lengths)).mean())
     assert r.agreement["all"]["model_language"] == pytest.approx(agree)
 

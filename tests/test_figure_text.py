@@ -89,9 +89,13 @@ def test_the_extracted_table_fits_the_column_at_any_size(k):
     from monoidlab.probing.extraction_report import table_figure
 
     rng = np.random.default_rng(0)
-    result = SimpleNamespace(
-        k=k, table=rng.integers(0, k, (k, k)), names=[f"e{i}" for i in range(k)],
-        comparison=SimpleNamespace(predicted=rng.integers(-1, k, (k, k))))
+    table = rng.integers(0, k, (k, k))
+    # the monoid's products agree but for a few cells (about 3 %, blank or other elements),
+    # as for an extraction worth a table: each differing cell is one outlined patch, and
+    # k² of them (a random table) cost a minute of drawing without changing a text
+    predicted = np.where(rng.random((k, k)) < 0.03, rng.integers(-1, k, (k, k)), table)
+    result = SimpleNamespace(k=k, table=table, names=[f"e{i}" for i in range(k)],
+                             comparison=SimpleNamespace(predicted=predicted))
     fig = table_figure(result)
     scale, small = small_texts(fig)
     matplotlib.pyplot.close(fig)

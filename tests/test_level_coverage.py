@@ -6,6 +6,7 @@ The references read each node's children off the top-down trees of tests/referen
 
 from __future__ import annotations
 
+import functools
 import itertools
 
 import numpy as np
@@ -28,18 +29,32 @@ COVERING_RUN = dict(language="dyck-2", sampler="covering", steps=40, batch_size=
                     model_options={"d": 8, "padding": "identity"}, device="cpu")
 
 
+#: the references memoised (the brute-force tests label the same substrings and read the same
+#: trees tens of thousands of times): the balanced trees' spans per (length, offset), and the
+#: EC of a substring, each still computed as before on its first use
+_spans = functools.lru_cache(maxsize=None)(reference_spans)
+_ECS: dict[tuple[str, str], int] = {}
+
+
+def substring_ec(lang, word: str) -> int:
+    """The EC of ``word`` (a substring) by ``element_of`` on it alone; 0 for the empty word."""
+    key = (lang.name, word)
+    if key not in _ECS:
+        _ECS[key] = int(lang.monoid().element_of(*lang.encode([word]))[0]) if word else 0
+    return _ECS[key]
+
+
 def brute_counts(lang, tokens, lengths, offsets, padding, levels=12):
     """Per-level composition counts by reading every node's children off the reference trees."""
     m = lang.monoid()
     out = np.zeros((levels, m.size, m.size), np.int64)
     for t, L, r in zip(tokens, lengths, offsets):
         w = lang.decode(t[None, :L], np.array([L]))[0]
-        for level, ls, rs in reference_spans("balanced", int(L), int(r)):
+        for level, ls, rs in _spans("balanced", int(L), int(r)):
             m1, m2 = ls[1] - ls[0], rs[1] - rs[0]
             if (m1 == 0 and m2 == 0) or (padding == "identity" and (m1 == 0 or m2 == 0)):
                 continue
-            ec = [int(m.element_of(*lang.encode([w[a:b]]))[0]) if b > a else 0
-                  for a, b in (ls, rs)]
+            ec = [substring_ec(lang, w[a:b]) for a, b in (ls, rs)]
             out[level, ec[0], ec[1]] += 1
     return out
 
@@ -124,15 +139,13 @@ def test_the_covering_sampler_shows_every_target_k_times_at_its_level(name, padd
     b = plan.sample(k * len(plan.targets), seed=5)
     assert b.lengths.min() >= 1 and b.lengths.max() <= 12  # the training lengths
     assert set(map(tuple, b.targets)) == set(map(tuple, plan.targets))
-    m = lang.monoid()
     hits = {}
     for t, L, r, (lev, x, y) in zip(b.tokens, b.lengths, b.offsets, b.targets):
         assert r == 0 if offsets is None else 0 <= r and r + L <= buffer_size(2 * L)
         w = lang.decode(t[None, :L], np.array([L]))[0]
         found = False
-        for level, ls, rs in reference_spans("balanced", int(L), int(r)):
-            ec = [int(m.element_of(*lang.encode([w[a:c]]))[0]) if c > a else 0
-                  for a, c in (ls, rs)]
+        for level, ls, rs in _spans("balanced", int(L), int(r)):
+            ec = [substring_ec(lang, w[a:c]) for a, c in (ls, rs)]
             if level == lev and ec == [x, y] and (padding == "learned" or (
                     ls[1] > ls[0] and rs[1] > rs[0])):
                 found = True

@@ -967,16 +967,23 @@ ES = dict(language="parity", model="mlp-ldru", steps=400, batch_size=16, lr=3e-3
           checkpoint_every=20, threads=1)
 
 
-def test_early_stop_after_k_solved_validations(tmp_path):
-    res = train(RunConfig(**ES), tmp_path / "r", progress=False)
+@pytest.fixture(scope="module")
+def early_stopped(one_torch_thread, tmp_path_factory):
+    """The ES run trained once for the two early-stop tests (read only): (results, folder)."""
+    run = tmp_path_factory.mktemp("early-stop") / "r"
+    return train(RunConfig(**ES), run, progress=False), run
+
+
+def test_early_stop_after_k_solved_validations(early_stopped):
+    res, run = early_stopped
     assert res["stopped_early"] and res["steps"] < 400
-    val = [json.loads(ln) for ln in (tmp_path / "r" / "metrics.jsonl").read_text().splitlines()
+    val = [json.loads(ln) for ln in (run / "metrics.jsonl").read_text().splitlines()
            if "val_solved" in ln]
     solved = [v["step"] for v in val if v["val_solved"]]
     assert res["first_solved_step"] == solved[0]
     # stopped at the second of two solved validations in a row, not before
     assert res["steps"] == solved[1] == solved[0] + 20 and val[-1]["step"] == res["steps"]
-    assert (tmp_path / "r" / "best.pt").is_file() and res["best_step"] in solved
+    assert (run / "best.pt").is_file() and res["best_step"] in solved
     assert res["solved"]  # the best validated weights are the ones evaluated
     never = train(RunConfig(**{**ES, "early_stop": 0}), None, progress=False,
                   evaluate_at_end=False)
@@ -986,8 +993,8 @@ def test_early_stop_after_k_solved_validations(tmp_path):
         RunConfig(**{**ES, "eval_every": 0})
 
 
-def test_early_stop_survives_a_resume(tmp_path, monkeypatch):
-    full = train(RunConfig(**ES), tmp_path / "full", progress=False)
+def test_early_stop_survives_a_resume(tmp_path, monkeypatch, early_stopped):
+    full, _ = early_stopped  # the uninterrupted run
     kill = full["first_solved_step"] + 10  # between the two solved validations
     with monkeypatch.context() as m:
         _kill_at(m, kill)

@@ -378,7 +378,7 @@ def bundled_sweep(file: str) -> dict:
     apiece for deletang.toml); the tests only read it."""
     from monoidlab.training.sweep import load_sweep
 
-    return load_sweep(REPO / "configs" / file)
+    return load_sweep(REPO / "monoidlab" / "configs" / file)
 
 
 @pytest.mark.parametrize("file", ["deletang.toml", "deletang-cpu.toml"])

@@ -177,7 +177,7 @@ def finished_text(rows: list[dict], ledger: Path) -> str | None:
         if data["rows"].get(r["condition"]) != rec:
             data["rows"][r["condition"]] = rec
             changed += 1
-    return json.dumps(data, indent=1) + "\n" if changed else None
+    return json.dumps(data, indent=1, ensure_ascii=True) + "\n" if changed else None
 
 
 def record_finished(rows: list[dict], ledger: Path) -> bool:

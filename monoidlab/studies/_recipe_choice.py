@@ -210,7 +210,7 @@ def freeze_text(text: str, chosen: str, name: str, basis: str,
                                  break_on_hyphens=False)
     block = [f"# The recipe chosen on the development half (a copy of {chosen!r}), frozen: the "
              "only one that may", "# score the held-out half, once.", *why, f"[recipes.{name}]",
-             "frozen = true", f"basis = {json.dumps(basis)}", *body]
+             "frozen = true", f"basis = {json.dumps(basis, ensure_ascii=True)}", *body]
     return text.rstrip("\n") + "\n\n" + "\n".join(block) + "\n"
 
 

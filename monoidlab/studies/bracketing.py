@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from monoidlab.errors import ConfigError
+from monoidlab.errors import ConfigError, InputError
 from monoidlab.studies.fresh_test import command_line, configured, run_folders, run_id
 from monoidlab.studies.runner import Study, StudyConfig
 
@@ -56,7 +56,7 @@ def random_positions(rng: np.random.Generator, n: int, length: int, buffer: int)
     (2, 3)
     """
     if buffer < length:
-        raise ValueError(f"buffer {buffer} < string length {length}")
+        raise InputError(f"buffer {buffer} < string length {length}")
     return np.sort(rng.random((n, buffer)).argsort(axis=1)[:, :length], axis=1)
 
 

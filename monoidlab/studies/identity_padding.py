@@ -272,7 +272,7 @@ def run_one(run: dict, config: StudyConfig) -> dict:
     row["hypothesis"] = hypothesis(row)
     # a JSON round trip: the row as the ledger will read it back (int keys become text)
     row = json.loads(json.dumps(row))
-    done.write_text(json.dumps(row, indent=1))
+    done.write_text(json.dumps(row, indent=1, ensure_ascii=True))
     return row
 
 
@@ -378,7 +378,7 @@ def _write_coverage(path: Path, coverage: dict[tuple[str, str], dict]) -> None:
         for c in coverage.values()}
     kept = [c for c in old if (c["task"], c["condition"]) not in new]
     path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path, json.dumps(kept + list(new.values())))
+    atomic_write_text(path, json.dumps(kept + list(new.values()), ensure_ascii=True))
 
 
 # ------------------------------------------------------------------------------ the table

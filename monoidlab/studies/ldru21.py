@@ -212,7 +212,7 @@ def end_run(call: dict[str, Any]) -> None:
 def _write_json(path: Path, data: Any) -> None:
     from monoidlab._util import atomic_write_text
 
-    atomic_write_text(path, json.dumps(data))
+    atomic_write_text(path, json.dumps(data, ensure_ascii=True))
 
 
 # ------------------------------------------------------------------------------ the study

@@ -147,7 +147,7 @@ def run_one(run: dict, config: StudyConfig) -> None:
 def _write(path: Path, data: Any) -> None:
     from monoidlab._util import atomic_write_text
 
-    atomic_write_text(path, json.dumps(data))
+    atomic_write_text(path, json.dumps(data, ensure_ascii=True))
 
 
 def _sections(config: StudyConfig, ledger: dict) -> dict[str, str]:

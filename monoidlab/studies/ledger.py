@@ -57,8 +57,10 @@ def read_ledger(path: str | os.PathLike) -> dict[str, dict[str, Any]]:
 
 
 def write_ledger(path: str | os.PathLike, rows: dict[str, dict[str, Any]]) -> None:
-    """Rewrite a *sorted* ledger atomically: rows sorted by id, each with sorted keys."""
-    atomic_write_text(path, "".join(json.dumps(r, sort_keys=True) + "\n"
+    """Rewrite a *sorted* ledger atomically: rows sorted by id, each with sorted keys (ASCII
+    JSON, as every ledger has been written since its first row: a rewrite changes no byte of
+    the rows it keeps)."""
+    atomic_write_text(path, "".join(json.dumps(r, sort_keys=True, ensure_ascii=True) + "\n"
                                     for r in sorted(rows.values(), key=lambda r: r["id"])))
 
 
@@ -75,4 +77,4 @@ def add_row(path: str | os.PathLike, row: dict[str, Any], layout: str = "sorted"
         write_ledger(path, rows)
     else:
         with path.open("a", encoding="utf-8") as fh:
-            fh.write(json.dumps(row) + "\n")
+            fh.write(json.dumps(row, ensure_ascii=True) + "\n")

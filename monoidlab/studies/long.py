@@ -56,7 +56,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from monoidlab.errors import ConfigError
+from monoidlab.errors import CheckpointError, ConfigError
 from monoidlab.studies._long_runs import (  # noqa: F401  (the study's names, kept here)
     CARRIED,
     END,
@@ -119,7 +119,7 @@ def save_state(run: Path, state_dir: Path) -> Path | None:
     # the pack's copy of segments.jsonl gains the part in progress; the live run still
     # appends to its own
     open_part = interrupted_segment(run)
-    segments = "".join(json.dumps(x) + "\n" for x in
+    segments = "".join(json.dumps(x, ensure_ascii=True) + "\n" for x in
                        segments_of(run) + ([open_part] if open_part is not None else []))
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz") as tar:
@@ -182,7 +182,7 @@ def train_until(run_id: str, config: Any, out: Path, until: int) -> dict:
         part = interrupted_segment(run)  # trained by a process killed before its segment ended
         if part is not None:
             with open(run / "segments.jsonl", "a") as fh:
-                fh.write(json.dumps(part) + "\n")
+                fh.write(json.dumps(part, ensure_ascii=True) + "\n")
         t0, c0 = time.time(), time.process_time()
         has = (run / "checkpoint.pt").is_file()
         res = train(cfg, run, resume=has, overwrite=not has, progress=False,
@@ -190,7 +190,7 @@ def train_until(run_id: str, config: Any, out: Path, until: int) -> dict:
         seg = {"target": target, "step": res["steps"], "wall_s": round(time.time() - t0, 1),
                "cpu_s": round(time.process_time() - c0, 1), "paused": bool(res.get("paused"))}
         with open(run / "segments.jsonl", "a") as fh:
-            fh.write(json.dumps(seg) + "\n")
+            fh.write(json.dumps(seg, ensure_ascii=True) + "\n")
         if res.get("paused"):
             (run / "snapshots").mkdir(exist_ok=True)
             shutil.copy(run / "checkpoint.pt", run / "snapshots" / f"step-{res['steps']}.pt")
@@ -212,7 +212,7 @@ def fresh_check(run: Path, seeds: tuple[int, ...] = FRESH_SEEDS) -> dict:
     for f in fresh_checks(run, list(seeds)):
         data[str(f["seed"])] = {"wrong": f["wrong"], "scored": f["scored"],
                                 "solved": bool(f["solved"])}
-    atomic_write_text(run / "fresh.json", json.dumps(data, indent=2))
+    atomic_write_text(run / "fresh.json", json.dumps(data, indent=2, ensure_ascii=True))
     return data
 
 
@@ -316,7 +316,7 @@ def curve(run: Path) -> list[dict]:
                                 cfg.eval_kinds, cfg.solved_threshold, progress=False)
         rows[step] = {"step": step, **errors_of(ev)}
         with open(cache, "a") as fh:
-            fh.write(json.dumps(rows[step]) + "\n")
+            fh.write(json.dumps(rows[step], ensure_ascii=True) + "\n")
     out = [rows[k] for k in sorted(rows)]
     if (run / "results.json").is_file():
         res = json.loads((run / "results.json").read_text())
@@ -363,7 +363,7 @@ def tested_of(points: list[dict]) -> dict:
     """
     rows = [c for c in points if c.get("tested")]
     if len(rows) != 1:
-        raise ValueError(f"a finished run's curve has one tested row, got {len(rows)}")
+        raise CheckpointError(f"a finished run's curve has one tested row, got {len(rows)}")
     return rows[0]
 
 
@@ -422,7 +422,7 @@ def trivial_wrong(cfg: Any, run: Path | None = None) -> dict:
                             cfg.eval_kinds, cfg.solved_threshold, progress=False)
     out = baseline_wrong(ev)
     if cache is not None and run is not None and run.is_dir():
-        atomic_write_text(cache, json.dumps(out))
+        atomic_write_text(cache, json.dumps(out, ensure_ascii=True))
     return out
 
 
@@ -476,7 +476,7 @@ def diagnosis_of(run: Path) -> dict:
         d = diagnose(model, cfg, problem, ev, seed=cfg.seed,
                      sampled=sampled_counts(cfg, problem)[0])
     data = {**d.as_dict(), "text": d.text()}
-    atomic_write_text(cache, json.dumps(data, indent=1, default=str))
+    atomic_write_text(cache, json.dumps(data, indent=1, default=str, ensure_ascii=True))
     return data
 
 
@@ -623,7 +623,8 @@ def _plan(config: StudyConfig, ledger: dict, phase: str = "", only: str = "",
 def run_one(run: dict, config: StudyConfig) -> None:
     """Train one run to its phase's step (the runner records nothing: the study's ledgers are
     written by --write-docs and --action save-state)."""
-    print(json.dumps(train_until(run["id"], run["config"], config.out, run["until"])))
+    print(json.dumps(train_until(run["id"], run["config"], config.out, run["until"]),
+                     ensure_ascii=False))
     return None
 
 

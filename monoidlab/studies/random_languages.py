@@ -119,7 +119,7 @@ def draw_set(folder: Path, n: int, seed: int, max_monoid: int, force: bool = Fal
                                    or f"random {d.kind} language")
         head = (f"{name}: drawn by monoidlab.algebra.random_languages.draw({d.kind!r}, {d.seed}, "
                 f"max_monoid={max_monoid}{', size=' + repr((d.params['n_states'], d.params['n_symbols'])) if d.kind == 'dfa' else ''})\n"
-                f"kind {d.kind}, seed {d.seed}, parameters {json.dumps(d.params)}\n"
+                f"kind {d.kind}, seed {d.seed}, parameters {json.dumps(d.params, ensure_ascii=True)}\n"
                 f"{auto.n_states} states, {auto.n_symbols} symbols, |M| = {d.monoid_size}, "
                 f"{'aperiodic' if d.aperiodic else 'not aperiodic'}; half: {half_of[i]}")
         atomic_write_text(folder / f"{name}.toml", spec_text(auto, head))

@@ -123,7 +123,8 @@ def run_study(study: Study, config: StudyConfig, workers: int = 1,
             return
         add_row(config.ledger, row, study.layout)
         ledger[row["id"]] = row
-        say(json.dumps({k: row.get(k) for k in ("id", "status", "solved", "wall_s")}))
+        say(json.dumps({k: row.get(k) for k in ("id", "status", "solved", "wall_s")},
+                       ensure_ascii=False))
 
     run_jobs(study.run, [(r, config) for r in runs], workers, ray_address, on_result=record)
     say(f"done: {len(runs)} runs, {time.time() - t0:.0f} s wall")

@@ -120,7 +120,7 @@ def run_one(run: dict, config: StudyConfig) -> dict:
         resume = (out / "checkpoint.pt").is_file()
         train(RunConfig(**run["config"]), out, resume=resume, overwrite=not resume,
               progress=False, evaluate_at_end=False)
-        (out / "results.json").write_text(json.dumps({"trained": True}), encoding="utf-8")
+        (out / "results.json").write_text(json.dumps({"trained": True}, ensure_ascii=True), encoding="utf-8")
     train_s = time.time() - t0
     model, cfg, problem, _ = load_checkpoint(out)
     t0 = time.time()

@@ -515,7 +515,7 @@ def _files(config: StudyConfig, ledger: dict) -> dict[Path, str]:
          "ledger": study["ledger"], "fit_languages": rec["fit_languages"],
          "model": base.get("model", "mlp-ldru"),
          "samples": base["steps"] * base["batch_size"], "samplers": fitted},
-        indent=1, sort_keys=True) + "\n"}
+        indent=1, sort_keys=True, ensure_ascii=True) + "\n"}
 
 
 STUDY = Study(name="threshold", plan=_plan, run=run_one, sections=_sections, read=_read,

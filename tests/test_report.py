@@ -239,7 +239,9 @@ def test_demo_cli_trains_reports_and_prints_the_verdict(tmp_path, capsys, monkey
     res = __import__("json").loads((tmp_path / "parity-mlp-ldru" / "results.json").read_text())
     assert res["verdict"] in out and "support  length" in out and "KMeans ARI" in out
     assert "report written to" in out
-    # a second call reuses the finished run (no training: same results.json)
+    # a second call reuses the finished run (no training: same results.json) and replaces its
+    # own report (without probing this time: the probing section was checked above)
     stamp = (tmp_path / "parity-mlp-ldru" / "results.json").stat().st_mtime_ns
-    assert main(args) == 0
+    assert main([*args, "--no-probe"]) == 0
+    assert "KMeans ARI" not in capsys.readouterr().out  # the report was written again
     assert (tmp_path / "parity-mlp-ldru" / "results.json").stat().st_mtime_ns == stamp

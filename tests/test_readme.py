@@ -88,14 +88,14 @@ def test_the_shell_tour_runs_in_order_from_a_fresh_clone(tmp_path):
                           env=env, timeout=1200)
     assert done.returncode == 0, f"the README's shell block failed:\n{done.stderr[-2500:]}"
     # the short parity run says what the README says it says: each validation and restart,
-    # the steps it really ran (attempts x 300) and a verdict beside its baselines
+    # the steps it really ran (attempts x 100) and a verdict beside its baselines
     out = done.stdout + done.stderr
     ran = re.search(r"mlp-ldru on parity: (\d+) steps", out)
-    assert ran and int(ran.group(1)) % 300 == 0, out[-3000:]
-    attempts = int(ran.group(1)) // 300
-    assert "validation at step 300 (attempt 1 of 3)" in out
+    assert ran and int(ran.group(1)) % 100 == 0, out[-3000:]
+    attempts = int(ran.group(1)) // 100
+    assert "validation at step 100 (attempt 1 of 3)" in out
     if attempts > 1:  # each later attempt is named as it runs and is validated
-        assert f"validation at step {300 * attempts} (attempt {attempts} of 3)" in out
+        assert f"validation at step {100 * attempts} (attempt {attempts} of 3)" in out
     assert re.search(r"\n(solved|not solved at threshold 0\.99)", out), out[-3000:]
     assert (work / "out" / "d6" / "coverage.json").is_file()
     assert (work / "runs" / "parity" / "checkpoint.pt").is_file()

@@ -4,12 +4,15 @@ that was bench/bench_threshold.py, run as ``monoidlab study threshold``)."""
 from __future__ import annotations
 
 import dataclasses
+import json
+import shutil
 from pathlib import Path
 
 import pytest
 
 import monoidlab.studies.threshold as mod
 from monoidlab.cli import main as cli_main
+from monoidlab.errors import ConfigError
 from monoidlab.studies import get_study, read_config, run_study, study_sections
 from monoidlab.studies.ledger import read_ledger
 
@@ -26,7 +29,12 @@ STUDY_LANGUAGES = '''languages = ["parity", "tomita-5", "tomita-6", "prefix-1-2"
 FIT_LANGUAGES = 'languages = ["parity", "tomita-5", "tomita-6", "prefix-1-2", "dyck-2"]'
 
 
-def _tiny_threshold_config(tmp_path: Path) -> Path:
+def _tiny_threshold_config(tmp_path: Path, support: bool = True) -> Path:
+    """The study's config on a tiny budget, its ledger in ``tmp_path``; with ``support``, the
+    committed support lengths beside it (the plan then reads s instead of computing it)."""
+    if support:
+        shutil.copy(ROOT / "docs" / "data" / "threshold-study.support.json",
+                    tmp_path / "ledger.support.json")
     text = (ROOT / "configs" / "threshold-study.toml").read_text()
     for a, b in ((STUDY_LANGUAGES, FIT_LANGUAGES), ("steps = 4000", "steps = 12"),
                  ('test_lengths = "41:500"', 'test_lengths = "41:42"'),
@@ -41,6 +49,32 @@ def _tiny_threshold_config(tmp_path: Path) -> Path:
     path = tmp_path / "study.toml"
     path.write_text(text)
     return path
+
+
+def test_the_plan_records_support_lengths_beside_the_ledger_and_reads_them_back(tmp_path):
+    study = get_study("threshold")
+    config = read_config(study, _tiny_threshold_config(tmp_path, support=False))
+    side = tmp_path / "ledger.support.json"
+    assert mod.support_file(config) == side and not side.exists()
+    runs = mod._plan(config, {}, "parity")
+    assert json.loads(side.read_text()) == {"parity": mod.support_lengths("parity")}
+    assert {r["max_length"] for r in runs} == {2, 4, 5}  # s = 2: {s, 2s, 5}
+    # what the file says is what the plan and the tables use
+    side.write_text(json.dumps({"parity": {**mod.support_lengths("parity"), "s_identity": 3}}))
+    assert {r["max_length"] for r in mod._plan(config, {}, "parity")} == {3, 5, 6}
+    side.write_text("{not json")
+    with pytest.raises(ConfigError, match="ledger.support.json: not a support-length file"):
+        mod.support_infos(config)
+
+
+@pytest.mark.parametrize("config", ["threshold-study", "threshold-exact-transform",
+                                    "threshold-exact-snap"])
+def test_committed_support_lengths_equal_a_fresh_computation(config):
+    """The recorded s of the cheap languages (a second each) against the function itself."""
+    recorded = json.loads((ROOT / "docs" / "data" / f"{config}.support.json").read_text())
+    assert len(recorded) == 16
+    for name in ("parity", "tomita-5", "dyck-2"):
+        assert recorded[name] == mod.support_lengths(name), name
 
 
 def test_threshold_study_runs_once_resumes_from_its_ledger_and_tabulates(

@@ -66,11 +66,13 @@ def support_lengths(name: str) -> dict[str, Any]:
     return out
 
 
-def study_runs(study: dict, base: dict, languages: list[str] | None = None) -> list[dict]:
-    """Every run of the study, in order: language, then seed, then sampler, then length."""
+def study_runs(study: dict, base: dict, languages: list[str] | None = None,
+               infos: dict[str, dict] | None = None) -> list[dict]:
+    """Every run of the study, in order: language, then seed, then sampler, then length
+    (``infos``: :func:`support_lengths` by language, computed where missing)."""
     runs = []
     for name in languages or study["languages"]:
-        info = support_lengths(name)
+        info = (infos or {}).get(name) or support_lengths(name)
         s = info["s_identity"]
         lengths = sorted({s + d for d in study["offsets_from_support"]}
                          | {s * m for m in study["multiples_of_support"]} | set(study["also"]))
@@ -452,9 +454,40 @@ def _read(path: Path, data: dict) -> tuple[str, str]:
     return study["ledger"], study["out"]
 
 
+def support_file(config: StudyConfig) -> Path:
+    """Beside the ledger, what the plan computed per language (:func:`support_lengths`): the
+    tables read it back instead of recomputing s (seconds per language)."""
+    return config.ledger.with_name(config.ledger.stem + ".support.json")
+
+
+def support_infos(config: StudyConfig, names: list[str] | None = None,
+                  write: bool = False) -> dict[str, dict]:
+    """:func:`support_lengths` of ``names`` (default: every study language): read from
+    :func:`support_file` where it holds the language, else computed (and, with ``write``,
+    recorded there).
+
+    The file is written only by the plan, so a table regenerated from a committed ledger uses
+    the s its runs were planned with."""
+    from monoidlab._util import atomic_write_text
+    from monoidlab.errors import ConfigError
+
+    path = support_file(config)
+    try:
+        known = json.loads(path.read_text()) if path.is_file() else {}
+    except (OSError, ValueError) as e:
+        raise ConfigError(f"{path}: not a support-length file ({e}); delete it to recompute") from e
+    infos = {n: known[n] if n in known else support_lengths(n)
+             for n in (names or config.data["study"]["languages"])}
+    if write and any(n not in known for n in infos):
+        atomic_write_text(path, json.dumps({**known, **infos}, indent=1, sort_keys=True,
+                                           ensure_ascii=True) + "\n")
+    return infos
+
+
 def _plan(config: StudyConfig, ledger: dict, languages: str | None = None) -> list[dict]:
     chosen = languages.split(",") if languages else None
-    return study_runs(config.data["study"], config.data["base"], chosen)
+    infos = support_infos(config, chosen, write=True)
+    return study_runs(config.data["study"], config.data["base"], chosen, infos)
 
 
 def _fitted(config: StudyConfig, ledger: dict) -> dict | None:
@@ -470,7 +503,7 @@ def _fitted(config: StudyConfig, ledger: dict) -> dict | None:
 def text_of(config: StudyConfig, ledger: dict) -> str:
     """Every table of the study, as one markdown text (its docs section without the heading)."""
     study = config.data["study"]
-    infos = {n: support_lengths(n) for n in study["languages"]}
+    infos = support_infos(config)
     text = table(ledger, study, infos)
     text += "\n### L* against s\n\n" + summary_text(ledger, study)
     rec = config.data.get("recommend")

@@ -99,6 +99,37 @@ def test_training_step_snaps_and_learns_the_codebook():
     assert m.auxiliary_loss() is None  # eval forward passes add nothing
 
 
+@pytest.mark.parametrize("calls", [1, 3])
+def test_the_codebook_learns_as_the_librarys_own_forward_would(calls):
+    """update() hands the library the code indices its snaps computed; the codebook (EMA and
+    dead-code restarts) comes out as the library's own forward pass on the same states leaves
+    it, and the commitment term is the mean over snap calls of each call's mean squared
+    distance (each call weighs alike)."""
+    import copy
+
+    from monoidlab.models.snap import Snapper
+
+    torch.manual_seed(0)
+    ours = Snapper(8, 12).train()
+    theirs = copy.deepcopy(ours)
+    xs = [torch.randn(n, 8, requires_grad=True) for n in (40, 7, 90)[:calls]]
+    outs = [ours(x) for x in xs]
+    codes = ours.codebook().detach().clone()
+    expected = 0.25 * sum(((x - o.detach()) ** 2).mean() for x, o in zip(xs, outs))
+    assert all(torch.allclose(o, codes[((x[:, None] - codes) ** 2).sum(-1).argmin(-1)],
+                              atol=1e-6)
+               for x, o in zip(xs, outs))  # every state snapped to its nearest code
+    torch.manual_seed(1)  # the dead-code restarts draw their replacements
+    loss = ours.update()
+    torch.manual_seed(1)
+    with torch.no_grad():
+        theirs.vq(torch.cat([x.detach() for x in xs])[None])
+    assert torch.allclose(loss, expected)
+    assert torch.allclose(ours.codebook(), theirs.codebook(), atol=1e-6)
+    assert torch.allclose(ours.vq._codebook.cluster_size, theirs.vq._codebook.cluster_size)
+    assert not torch.equal(ours.codebook(), codes)  # it did learn
+
+
 def test_identity_padding_stays_out_of_the_codebook():
     """With identity padding the padding leaf is never snapped (it is never a state), and a
     model with learned padding snaps it like a letter."""

@@ -66,7 +66,8 @@ STANDALONE_CODES = 64
 #: a random sample of at most UPDATE_SAMPLE of those steps' node states. Measured on parity
 #: (recipe 'languages', 2000 steps): every step on up to 4096 states learns it by step 500;
 #: every 4 steps (1024 states, the EMA decay compounded), or every step on 256 states, never
-#: leaves chance. The library's update costs ~7 ms a step on CPU (the step: 1.8x the plain one).
+#: leaves chance. Handed the snaps' own code indices, the library's update costs ~2 ms a step
+#: on CPU (its own forward pass, recomputing the distances, cost ~7 ms: bench_exact_speed).
 UPDATE_EVERY, UPDATE_SAMPLE = 1, 4096
 #: the EMA decay per training step (the library's default), compounded over UPDATE_EVERY
 DECAY = 0.8
@@ -192,8 +193,11 @@ class Snapper(nn.Module):
                                      commitment_weight=commitment,
                                      threshold_ema_dead_code=dead_code)
             self.k = codes
+        # this step's snapped states (detached) and the index of each one's code, and the sum
+        # over its snap calls of each call's mean squared distance to its codes (with grad)
         self._pending: list[tuple[Tensor, Tensor]] = []
-        self._sample: list[Tensor] = []  # states kept for the next codebook update
+        self._commit: Tensor | None = None
+        self._sample: list[tuple[Tensor, Tensor]] = []  # kept for the next codebook update
         # training steps so far, saved with the weights so that a resumed run updates the
         # codebook at the same steps (checkpoints fall on multiples of UPDATE_EVERY, where
         # the sample is empty)
@@ -228,47 +232,51 @@ class Snapper(nn.Module):
 
         flat = x.reshape(-1, x.shape[-1])
         codes = self.codebook().detach()
-        q = codes[_nearest(flat.detach(), codes)]
-        # the commitment term of this snap, summed once per step in update() (one loss for
-        # the step's many small snaps)
-        self._pending.append((flat, q))
+        idx = _nearest(flat.detach(), codes)
+        q = codes[idx]
+        # the commitment term of this snap (each call weighs alike), and the states with their
+        # codes' indices: the codebook learns from them once per step, in update()
+        term = nn.functional.mse_loss(flat, q)
+        self._commit = term if self._commit is None else self._commit + term
+        self._pending.append((flat.detach(), idx))
         out = rotate_to(flat, q) if self.rotation else flat + (q - flat).detach()
         return out.reshape(x.shape)
 
     def train(self, mode: bool = True) -> Snapper:
-        self._pending = []  # a step's states never outlive a change of mode
+        self._pending, self._commit = [], None  # a step's states never outlive a change of mode
         return super().train(mode)
 
     def update(self) -> Tensor | None:
-        """End of a training step: the step's commitment loss, β · the mean over the step's
-        snaps of ‖s − sg(q(s))‖² per snap call (None for fsq, or when nothing was snapped).
-        Every ``UPDATE_EVERY`` steps, the codebook's EMA update and dead-code restarts run on
-        one sample of the states those steps snapped (all levels together, so that a code used
-        at one level only is not expired by the calls of the other levels)."""
-        pending, self._pending = self._pending, []
-        if self.kind != "vq" or not pending:
+        """End of a training step: the step's commitment loss, β · the sum over the step's
+        snap calls of each call's mean ‖s − sg(q(s))‖² (None for fsq, or when nothing was
+        snapped). Every ``UPDATE_EVERY`` steps, the codebook's EMA update and dead-code
+        restarts run on one sample of the states those steps snapped (all levels together, so
+        that a code used at one level only is not expired by the calls of the other levels).
+        The library is handed each state's code index, which the snap has already computed
+        (``update_indices``: its EMA and restarts without recomputing the distances)."""
+        pending, commit = self._pending, self._commit
+        self._pending, self._commit = [], None
+        if self.kind != "vq" or commit is None:
             return None
-        states = torch.cat([s for s, _ in pending])
-        codes = torch.cat([q for _, q in pending])
-        # each call weighs alike, as a sum of per-call means did
-        weight = torch.cat([s.new_full((len(s),), 1.0 / len(s)) for s, _ in pending])
-        loss = self.commitment * (weight * ((states - codes) ** 2).mean(-1)).sum()
+        loss = self.commitment * commit
         if self.training:
             with torch.no_grad():
-                sample = states.detach()
-                if len(sample) > UPDATE_SAMPLE:  # torch's seeded generator: reproducible
-                    sample = sample[torch.randperm(len(sample), device=sample.device)
-                                    [:UPDATE_SAMPLE]]
-                self._sample.append(sample)
+                states = torch.cat([s for s, _ in pending])
+                idx = torch.cat([i for _, i in pending])
+                if len(states) > UPDATE_SAMPLE:  # torch's seeded generator: reproducible
+                    keep = torch.randperm(len(states), device=states.device)[:UPDATE_SAMPLE]
+                    states, idx = states[keep], idx[keep]
+                self._sample.append((states, idx))
                 steps = self.get_buffer("steps")
                 steps += 1
                 if int(steps) % UPDATE_EVERY == 0:
-                    batch = torch.cat(self._sample)
+                    states = torch.cat([s for s, _ in self._sample])
+                    idx = torch.cat([i for _, i in self._sample])
                     self._sample = []
-                    if len(batch) > UPDATE_SAMPLE:
-                        batch = batch[torch.randperm(len(batch), device=batch.device)
-                                      [:UPDATE_SAMPLE]]
-                    self.vq(batch[None])
+                    if len(states) > UPDATE_SAMPLE:
+                        keep = torch.randperm(len(states), device=states.device)[:UPDATE_SAMPLE]
+                        states, idx = states[keep], idx[keep]
+                    self.vq._codebook.update_indices(states[None], idx[None])
         return loss
 
 

@@ -13,7 +13,14 @@ import pytest
 
 import monoidlab as ml
 from monoidlab.cli import main as cli_main
-from monoidlab.coverage.length_rules import RULES, RULES_FILE, fit_rules, load_rules, recommend
+from monoidlab.coverage.length_rules import (
+    RULES,
+    fit_rules,
+    load_rules,
+    measured_models,
+    recommend,
+    rules_file,
+)
 from monoidlab.errors import InputError
 from monoidlab.studies import get_study, read_config, threshold
 from monoidlab.studies.ledger import read_ledger
@@ -83,15 +90,24 @@ def test_a_broken_rules_file_names_itself(tmp_path):
     assert load_rules(tmp_path / "absent.json") == {}
 
 
-def test_the_committed_rules_file_is_what_the_committed_ledger_gives():
-    """Not hand-written: refit from docs/data/threshold-study.jsonl and the config."""
-    config = read_config(get_study("threshold"), ROOT / "configs" / "threshold-study.toml")
-    data = tomllib.loads((ROOT / "configs" / "threshold-study.toml").read_text())
+@pytest.mark.parametrize("name, model", [("threshold-study", "mlp-ldru"),
+                                         ("threshold-exact-transform", "transform-tree")])
+def test_the_committed_rules_file_is_what_the_committed_ledger_gives(name, model):
+    """Not hand-written: refit from the study's committed ledger and its config, one file per
+    model family."""
+    config = read_config(get_study("threshold"), ROOT / "configs" / f"{name}.toml")
+    data = tomllib.loads((ROOT / "configs" / f"{name}.toml").read_text())
     assert config.data == data
     study, rec = data["study"], data["recommend"]
     assert config.ledger.resolve() == (ROOT / study["ledger"]).resolve()
+    assert data["base"].get("model", "mlp-ldru") == model
+    path = rules_file(model)
+    if "rules_file" in study:
+        assert (ROOT / study["rules_file"]).resolve() == path.resolve()
     ledger = read_ledger(config.ledger)
-    committed = json.loads(RULES_FILE.read_text())
+    committed = json.loads(path.read_text())
+    assert committed["model"] == model
+    assert committed["model_options"] == data["base"].get("model_options", {})
     assert committed["fit_languages"] == rec["fit_languages"]
     assert committed["samples"] == data["base"]["steps"] * data["base"]["batch_size"]
     assert committed["samplers"] == fit_rules(threshold.rule_rows(ledger, study),
@@ -185,7 +201,7 @@ def test_the_min_length_command_prints_the_recommendation_with_the_sampler(capsy
     assert cli_main(["min-length", "tomita-5", "--padding", "identity",
                      "--sampler", "covering"]) in (0, None)
     out = capsys.readouterr().out
-    assert "recommended length for covering strings" in out
+    assert "recommended length for covering strings and model mlp-ldru" in out
     length, words = _expected(rules, "covering", 4)
     assert "recommendation: " in out and words in out
     line = next(x for x in out.splitlines() if x.startswith("tomita-5"))
@@ -206,3 +222,40 @@ def test_level_text_splits_runs_at_or_above_s_by_per_level_coverage():
     text = threshold.level_text(rows)
     assert "| near_miss | every needed composition seen at every level | 2 | 1 (50%) |" in text
     assert "| near_miss | some unseen at a level | 1 | 0 (0%) |" in text
+
+
+def test_each_model_family_gets_its_own_rule_or_none(capsys):
+    """The transformation tree's study fitted its own rule (its file); a family no study
+    measured gets no length (the plain model's rule is not borrowed), and says which have one;
+    min_training_length, the command line and the report carry the family."""
+    from monoidlab.report.sections import _recommendation
+    from monoidlab.report.summary import summary_box
+
+    tt = load_rules(rules_file("transform-tree"))
+    assert tt["model"] == "transform-tree" and measured_models()[:1] == ["mlp-ldru"]
+    assert "transform-tree" in measured_models()
+    rule = tt["samplers"]["near_miss"]["rule"]
+    rec = recommend(8, "near_miss", model="transform-tree")
+    assert (rec.length, rec.rule, rec.model) == (RULES[rule](8), rule, "transform-tree")
+    assert "model transform-tree (" in rec.basis and "state_factor 2" in rec.basis
+    plain = recommend(8, "near_miss")
+    assert plain.model == "mlp-ldru" and "model mlp-ldru" in plain.basis
+    none = recommend(8, "near_miss", model="lstm")
+    assert none.length is None and none.model == "lstm"
+    assert "no threshold study has fitted a rule for model lstm" in none.basis
+    assert "mlp-ldru, transform-tree" in none.basis
+    for bad in ("../x", "", 3):
+        with pytest.raises(InputError, match="a model name"):
+            recommend(8, "near_miss", model=bad)
+    r = ml.min_training_length("parity", [64], sampler="near_miss", padding="identity",
+                               model="transform-tree")
+    assert (r.model, r.recommended_length) == ("transform-tree", RULES[rule](2))
+    assert "(transform-tree)" in repr(r)
+    assert cli_main(["min-length", "parity", "--model", "transform-tree", "--sampler",
+                     "near_miss", "--padding", "identity", "--json"]) in (0, None)
+    row = json.loads(capsys.readouterr().out)
+    assert row["model"] == "transform-tree" and row["recommended_length"] == RULES[rule](2)
+    key = _recommendation(8, "near_miss", "identity", 0, 1, "transform-tree")
+    assert key["model"] == "transform-tree" and key["length"] == RULES[rule](8)
+    box = summary_box({"language": "dyck-2", "monoid_size": 15, "recommendation": key})
+    assert "model transform-tree, near_miss sampler" in box

@@ -143,7 +143,7 @@ def test_the_box_shows_the_runs_support_length_and_names_the_sampler(run, page):
 
     rec = recommend(support, "near_miss", padding="identity")
     assert rec.length is not None
-    assert cells["recommended length"].startswith(f"{rec.length} (near_miss sampler, ")
+    assert cells["recommended length"].startswith(f"{rec.length} (model mlp-ldru, near_miss sampler, ")
     assert rec.basis in cells["recommended length"]
     assert key["recommendation"]["length"] == rec.length
 

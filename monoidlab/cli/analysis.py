@@ -223,13 +223,14 @@ def cmd_min_length(args: argparse.Namespace) -> None:
         res = min_training_length(lang, test, schedule=args.schedule, within=args.within,
                                   offsets=offsets, padding=args.padding, delta=args.delta,
                                   r=args.r, sample_ranges=ranges, max_search=args.max_search,
-                                  sampler=size_sampler)
+                                  sampler=size_sampler, model=args.model)
         row = res.as_dict()
         if size_sampler != args.sampler:  # the recommendation is for the training sampler
             from monoidlab.coverage.length_rules import recommend
 
             rec = recommend(res.support_length, args.sampler, padding=args.padding,
-                            schedule=args.schedule, offsets=offsets.mode != "none")
+                            schedule=args.schedule, offsets=offsets.mode != "none",
+                            model=args.model)
             row.update(recommended_length=rec.length, recommended_samples=rec.samples,
                        recommendation=rec.basis, sampler=args.sampler,
                        sample_size_sampler=size_sampler)
@@ -263,7 +264,8 @@ def cmd_min_length(args: argparse.Namespace) -> None:
         row["layout_from"] = {k: "given" if v else layout["from"] for k, v in given.items()}
     emit(args, rows if args.suite else rows[0],
          f"schedule {args.schedule}, test {args.test}, training offsets {offsets}, "
-         f"padding {args.padding}, recommended length for {args.sampler} strings{whose}"
+         f"padding {args.padding}, recommended length for {args.sampler} strings and "
+         f"model {args.model}{whose}"
          + (f", sample sizes for {size_sampler} strings" if train_range else "")
          + (f" ({args.sampler} has no exact law; {size_sampler} is the default sampler)"
             if train_range and size_sampler != args.sampler else "") + "\n"
@@ -310,7 +312,16 @@ cmd_min_length.configure = lambda p: (
     p.add_argument("--r", type=int, default=1, help="each composition seen at least r times"),
     p.add_argument("--max-search", type=int, default=None,
                    help="largest training length tried (default: the largest test length)"),
+    p.add_argument("--model", default="mlp-ldru", choices=list(_model_names()),
+                   help="the model family of the recommended length (default mlp-ldru, the "
+                        "recipe's; a family no threshold study measured gets none)"),
     p.add_argument("--json", action="store_true"))
+
+
+def _model_names() -> list[str]:
+    from monoidlab.models.registry import REGISTRY
+
+    return list(REGISTRY)
 
 
 COMMANDS = (cmd_coverage, cmd_min_length)

@@ -11,9 +11,15 @@ shorter length), and scored apart on the other, held-out languages. ``fit_rules`
 from the study's table; ``monoidlab study threshold --write-docs`` writes the result to
 ``monoidlab/data/length-rules.json``, which :func:`recommend` reads.
 
-What a recommendation rests on: MLP-LDRU, identity padding, the balanced schedule without
-offsets, training lengths 1..L, the study's recipe and budget (its ``samples`` strings) and
-test lengths 41..500. Outside that, :func:`recommend` names no length and says why.
+Rules are per model family: a study of another model (``[study] rules_file`` in its config)
+writes ``monoidlab/data/length-rules-<model>.json`` (:func:`rules_file`); ``recommend(...,
+model=...)`` reads that family's rules and names the family in its basis. A family no study
+has measured gets no length (the plain MLP-LDRU's rule is not borrowed for it).
+
+What a recommendation rests on: that model family, identity padding, the balanced schedule
+without offsets, training lengths 1..L, the study's recipe and budget (its ``samples``
+strings) and test lengths 41..500. Outside that, :func:`recommend` names no length and says
+why.
 
 >>> RULES["2s"](6)
 12
@@ -25,6 +31,7 @@ test lengths 41..500. Outside that, :func:`recommend` names no length and says w
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +48,30 @@ RULES: dict[str, Callable[[int], int]] = {
     "3s": lambda s: 3 * s,
 }
 RULES_FILE = Path(__file__).resolve().parent.parent / "data" / "length-rules.json"
+#: the family :data:`RULES_FILE` is for (the plain threshold study's model)
+DEFAULT_MODEL = "mlp-ldru"
+
+
+def rules_file(model: str = DEFAULT_MODEL) -> Path:
+    """Where the rules fitted for ``model`` live (they may not exist yet).
+
+    >>> rules_file().name, rules_file("transform-tree").name
+    ('length-rules.json', 'length-rules-transform-tree.json')
+    """
+    if model == DEFAULT_MODEL:
+        return RULES_FILE
+    return RULES_FILE.with_name(f"length-rules-{model}.json")
+
+
+def measured_models() -> list[str]:
+    """The model families with fitted rules, the default first.
+
+    >>> measured_models()[0]
+    'mlp-ldru'
+    """
+    others = sorted(p.stem[len("length-rules-"):]
+                    for p in RULES_FILE.parent.glob("length-rules-*.json"))
+    return ([DEFAULT_MODEL] if RULES_FILE.is_file() else []) + others
 
 
 @dataclass(frozen=True)
@@ -52,6 +83,7 @@ class Recommendation:
     rule: str | None
     samples: int | None  # the strings per run the rule was measured with
     basis: str
+    model: str = DEFAULT_MODEL  # the model family the recommendation holds for
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -124,17 +156,33 @@ def load_rules(path: Path | str = RULES_FILE) -> dict[str, Any]:
 
 def recommend(support_length: int | None, sampler: str, *, padding: str = "identity",
               schedule: str = "balanced", offsets: bool = False, train_min: int = 1,
-              rules: dict[str, Any] | None = None) -> Recommendation:
-    """The study's recommended maximum training length for ``sampler``, or none, with why.
+              rules: dict[str, Any] | None = None, model: str = DEFAULT_MODEL
+              ) -> Recommendation:
+    """The study's recommended maximum training length for ``sampler`` and the ``model``
+    family, or none, with why (``rules``: fitted rules to use instead of the family's file).
 
     >>> recommend(4, "uniform", rules={"samplers": {}}).length is None
     True
+    >>> recommend(4, "near_miss", model="transform-tree").model
+    'transform-tree'
     """
-    data = load_rules() if rules is None else rules
-    samplers = data.get("samplers", {})
+    if not isinstance(model, str) or not re.fullmatch(r"[a-z0-9][a-z0-9_-]*", model):
+        raise InputError(f"model {model!r}: a model name (monoidlab models), e.g. "
+                         f"{DEFAULT_MODEL!r}")
 
     def none(why: str) -> Recommendation:
-        return Recommendation(None, sampler, None, None, why)
+        return Recommendation(None, sampler, None, None, why, model)
+
+    if rules is None:
+        path = rules_file(model)
+        if not path.is_file():
+            have = ", ".join(measured_models()) or "none yet"
+            return none(f"no threshold study has fitted a rule for model {model} (fitted for: "
+                        f"{have}); another family's rule is not borrowed for it")
+        rules = load_rules(path)
+    data = rules
+    samplers = data.get("samplers", {})
+    family = str(data.get("model", model))
 
     if support_length is None:
         return none("no support length: no training length up to the search limit shows every "
@@ -150,21 +198,24 @@ def recommend(support_length: int | None, sampler: str, *, padding: str = "ident
     rule = e["rule"]
     fit, held = e["fit"], e["held_out"]
     n = fit["of"] + held["of"]
-    setting = (f"MLP-LDRU, {data.get('samples', 0):,} training strings per run, identity "
-               "padding, test lengths 41..500 (docs/results.md, the threshold study)")
+    options = ", ".join(f"{k} {v}" for k, v in sorted(data.get("model_options", {}).items()))
+    setting = (f"model {family}{f' ({options})' if options else ''}, "
+               f"{data.get('samples', 0):,} training strings per run, "
+               "identity padding, test lengths 41..500 (docs/results.md, the threshold study "
+               f"{'of the plain model' if family == DEFAULT_MODEL else 'of ' + family})")
     basis = (f"rule L = {rule}, chosen on {fit['of']} languages of the threshold study "
              f"({fit['hits']} of {fit['of']} solved at that length); held out: "
              + (f"{held['hits']} of {held['of']}" if held["of"] else "none finished yet"))
     base = e.get("baseline")
     if base is None:
         return Recommendation(RULES[rule](support_length), sampler, rule, data.get("samples"),
-                              f"{basis}. {setting}")
+                              f"{basis}. {setting}", model)
     b_hits = base["fit_hits"] + base["held_out_hits"]
     b_len = base["length"]
     if fit["hits"] + held["hits"] >= b_hits:
         return Recommendation(RULES[rule](support_length), sampler, rule, data.get("samples"),
                               f"{basis}; L = {b_len}, which ignores s: {b_hits} of {n}. "
-                              f"{setting}")
+                              f"{setting}", model)
     # the rule of s does worse than a length that ignores s: recommend what was measured
     why = (f"no rule of s did as well as L = {b_len} in the threshold study (rule L = {rule}: "
            f"{fit['hits'] + held['hits']} of {n} languages solved at its length; L = {b_len}: "
@@ -172,4 +223,5 @@ def recommend(support_length: int | None, sampler: str, *, padding: str = "ident
     if support_length > b_len:
         return none(f"{why}; and s is above {b_len}, where the study measured nothing. "
                     f"{setting}")
-    return Recommendation(b_len, sampler, f"{b_len}", data.get("samples"), f"{why}. {setting}")
+    return Recommendation(b_len, sampler, f"{b_len}", data.get("samples"), f"{why}. {setting}",
+                          model)

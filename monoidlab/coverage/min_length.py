@@ -42,7 +42,7 @@ from monoidlab.coverage.exact import (
     layout_bounds,
     node_table,
 )
-from monoidlab.coverage.length_rules import recommend
+from monoidlab.coverage.length_rules import DEFAULT_MODEL, recommend
 from monoidlab.errors import InputError
 from monoidlab.geometry import (
     Lengths,
@@ -87,6 +87,7 @@ class MinLength:
     recommended_length: int | None = None
     recommended_samples: int | None = None  # strings per run the rule was measured with
     recommendation: str = ""  # its basis, or why there is none
+    model: str = DEFAULT_MODEL  # the model family the recommendation holds for
 
     def __post_init__(self) -> None:
         check_record(self)
@@ -107,8 +108,8 @@ class MinLength:
             head = f"support length {self.support_length}"
         sizes = "; ".join(f"train {r}: N = {n:,.0f}" if n == n and n != float("inf")
                           else f"train {r}: N = {n}" for r, n in self.samples_needed.items())
-        rec = (f"; recommended length {self.recommended_length} for {self.sampler} strings"
-               if self.recommended_length is not None else "")
+        rec = (f"; recommended length {self.recommended_length} for {self.sampler} strings "
+               f"({self.model})" if self.recommended_length is not None else "")
         return (f"MinLength({self.name}: {head} for test lengths {self.test_lengths}, "
                 f"{self.schedule} schedule; {self.needed} compositions needed"
                 + (f"; samples needed ({self.sampler} strings): {sizes}" if sizes else "")
@@ -152,7 +153,8 @@ def min_training_length(lang: Automaton | str, test_lengths: LengthsLike, *,
                         offsets: OffsetsLike = None, padding: Padding | str = Padding.LEARNED,
                         delta: float | None = None, r: int = 1,
                         sample_ranges: Iterable[LengthsLike] = (),
-                        sampler: str = DEFAULT_SAMPLER, limits: bool = True) -> MinLength:
+                        sampler: str = DEFAULT_SAMPLER, limits: bool = True,
+                        model: str = DEFAULT_MODEL) -> MinLength:
     """(a) Smallest L such that training lengths [train_min, L] show every composition that the
     test lengths need; (b) optionally, for each training range in ``sample_ranges``, the number
     of samples N for which all needed compositions are seen at least ``r`` times with
@@ -171,9 +173,10 @@ def min_training_length(lang: Automaton | str, test_lengths: LengthsLike, *,
 
     ``sampler`` may be any training sampler (``near_miss``, ``covering``, ...); sample sizes
     need an exact string law (uniform or balanced). The result's ``recommended_length`` is the
-    threshold study's rule for that sampler applied to the support length (identity padding,
-    no offsets, lengths from 1; see :mod:`monoidlab.coverage.length_rules`), ``recommendation`` its basis
-    or why there is none.
+    threshold study's rule for that sampler and the ``model`` family (default ``mlp-ldru``, the
+    plain study's; ``transform-tree`` has its own) applied to the support length (identity
+    padding, no offsets, lengths from 1; see :mod:`monoidlab.coverage.length_rules`),
+    ``recommendation`` its basis or why there is none; a family no study measured gets none.
 
     >>> min_training_length("parity", [64]).support_length
     2
@@ -232,11 +235,11 @@ def min_training_length(lang: Automaton | str, test_lengths: LengthsLike, *,
             break
     rec = recommend(found, sampler, padding=padding.value, schedule=schedule,
                     offsets=offsets.mode != "none",
-                    train_min=max(train_min, 1))
+                    train_min=max(train_min, 1), model=model)
     out = MinLength(lang.name, schedule, range_text(length_array(test_lengths)), int(needed.sum()),
                     found, int((needed & ~have).sum()), sampler=sampler,
                     recommended_length=rec.length, recommended_samples=rec.samples,
-                    recommendation=rec.basis)
+                    recommendation=rec.basis, model=rec.model)
     if delta is not None:
         for rng_ in sample_ranges:
             cov = exact_coverage(lang, rng_, schedule=schedule, within=within, offsets=offsets,

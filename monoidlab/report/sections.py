@@ -340,19 +340,20 @@ def _run_estimates(rep: Report) -> tuple[int | None, dict[str, Any]]:
     except InputError:  # the training layout is beyond exact coverage's work limits
         r = min_training_length(lang, rep.test_lengths, **kw)
     rep.key["recommendation"] = _recommendation(r.support_length, cfg.sampler, cfg.padding,
-                                                cfg.offsets, min(cfg.train_lengths))
+                                                cfg.offsets, min(cfg.train_lengths), cfg.model)
     return r.support_length, sample
 
 
 def _recommendation(support: int | None, sampler: str, padding: Any, offsets: Any,
-                    train_min: int) -> dict[str, Any]:
-    """The threshold study's recommended length for this layout and sampler, as the key."""
+                    train_min: int, model: str = "mlp-ldru") -> dict[str, Any]:
+    """The threshold study's recommended length for this layout, sampler and model family
+    (the run's: another family's rule is not borrowed), as the key."""
     from monoidlab.coverage.length_rules import recommend
     from monoidlab.geometry import Offsets
 
     mode = Offsets.parse(offsets).mode
     rec = recommend(support, sampler, padding=str(padding), offsets=mode != "none",
-                    train_min=max(int(train_min), 1))
+                    train_min=max(int(train_min), 1), model=model)
     return rec.as_dict()
 
 

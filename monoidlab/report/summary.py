@@ -71,7 +71,9 @@ def summary_box(key: dict[str, Any], recommended_length: int | None = None,
         rows.append(("recommended length", f"{recommended_length}"
                      + (f" ({recommended_sampler} sampler)" if recommended_sampler else "")))
     elif rec.get("length") is not None:
-        rows.append(("recommended length", f"{rec['length']} ({rec['sampler']} sampler, "
+        rows.append(("recommended length", f"{rec['length']} (model "
+                                           f"{rec.get('model', 'mlp-ldru')}, "
+                                           f"{rec['sampler']} sampler, "
                                            f"{rec['samples']:,} strings): {rec['basis']}"))
     else:
         rows.append(("recommended length", "none: " + (rec.get("basis") or "no rule given")

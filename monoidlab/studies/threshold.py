@@ -546,7 +546,7 @@ def _files(config: StudyConfig, ledger: dict) -> dict[Path, str]:
     return {path: json.dumps(
         {"source": "monoidlab study threshold --table --write-docs",
          "ledger": study["ledger"], "fit_languages": rec["fit_languages"],
-         "model": base.get("model", "mlp-ldru"),
+         "model": base.get("model", "mlp-ldru"), "model_options": base.get("model_options", {}),
          "samples": base["steps"] * base["batch_size"], "samplers": fitted},
         indent=1, sort_keys=True, ensure_ascii=True) + "\n"}
 

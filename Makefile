@@ -76,15 +76,11 @@ endif
 
 # mypy checks what [tool.mypy] in pyproject.toml names: the package. The suite runs on every
 # logical core (pytest-xdist), one worker per test file so that a file's module fixtures are
-# built once; `pytest tests` alone runs it in one process. mypy runs beside the suite (it
-# needs one core for about 30 s, which the suite's last files leave idle) and its report is
-# printed after the suite's; either failing fails the target.
+# built once; `pytest tests` alone runs it in one process.
 test: setup browser oracles
 	$(BIN)/ruff check monoidlab tests bench tools
-	@$(BIN)/python -m mypy > $(VENV)/mypy-report.txt 2>&1 & mypy_pid=$$!; \
-	$(BIN)/python -m pytest -n logical --dist loadfile tests; tests_rc=$$?; \
-	wait $$mypy_pid; mypy_rc=$$?; echo "mypy:"; cat $(VENV)/mypy-report.txt; \
-	test $$tests_rc -eq 0 -a $$mypy_rc -eq 0
+	$(BIN)/python -m mypy
+	$(BIN)/python -m pytest -n logical --dist loadfile tests
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache

@@ -210,3 +210,24 @@ def test_the_transformation_trees_estimate_follows_its_computation_order():
     assert TREE_ELEMENTS == TransformTree.tree_elements
     params, acts, _ = training_bytes("transform-tree", 4, 16, {"states": 682}, 64, 40)
     assert params + acts < 2**30
+
+
+@pytest.mark.parametrize("model", sorted(__import__("monoidlab.models", fromlist=["REGISTRY"])
+                                         .REGISTRY))
+def test_a_default_sized_model_is_counted_on_the_cpu_as_the_meta_device_counts_it(
+        model, monkeypatch):
+    """Options no larger than the defaults are counted by a CPU build (milliseconds; the meta
+    device's first build imports torch's compiler, 1-2 s a process): the same parameter count
+    as the meta build, and the random stream untouched (a run's initialisation unchanged)."""
+    import torch
+
+    import monoidlab.models.memory as memory
+
+    classes = 3 if model == "decoder-lm" else 2
+    torch.manual_seed(0)
+    expected = torch.rand(3)
+    torch.manual_seed(0)
+    cpu = memory.training_bytes(model, 3, classes, {}, 64, 40)[0]
+    assert torch.equal(torch.rand(3), expected)  # the CPU build drew nothing from the stream
+    monkeypatch.setattr(memory, "_default_sized", lambda *a: False)
+    assert memory.training_bytes(model, 3, classes, {}, 64, 40)[0] == cpu

@@ -6,7 +6,11 @@ its allocator, after seconds of growth. :func:`check_model_memory` refuses such 
 in one line naming the model's size options, from two numbers:
 
 * the **parameters**, counted by building the model on torch's ``meta`` device (no memory),
-  at 16 bytes each in training (the weights, their gradients and Adam's two moments);
+  at 16 bytes each in training (the weights, their gradients and Adam's two moments); options
+  no larger than the model's defaults, for an alphabet and class count of at most
+  :data:`SMALL_VOCAB`, are counted on the CPU instead (a few MB at most, milliseconds, the
+  random generator restored): torch's first meta build in a process costs 1-2 s (it imports
+  its compiler stack), which every command that trains or loads a model paid;
 * the **activations** of one training step on ``batch`` strings of ``length`` tokens, from a
   per-model formula (:data:`ACTIVATIONS`, an upper estimate of the tensors a forward pass
   keeps for backward), at 8 bytes each (the value and its gradient).
@@ -38,6 +42,9 @@ __all__ = ["MAX_MODEL_BYTES", "ACTIVATIONS", "training_bytes", "check_model_memo
 #: options that repeat a block: above MAX_BUILT_LAYERS the count is extrapolated, not built
 LAYER_OPTIONS = ("n_layers", "num_layers")
 MAX_BUILT_LAYERS = 64
+#: at most this many letters and classes, with options no larger than the defaults: counted
+#: on the CPU (a model of default sizes is small), not on the meta device
+SMALL_VOCAB = 4096
 #: the most memory (bytes) a model's training step may need before the run is refused
 MAX_MODEL_BYTES = 16 * 2**30
 TREE_ELEMENTS = 2**24  # TransformTree.tree_elements: the tree order's cap, else the chain
@@ -135,8 +142,13 @@ def training_bytes(name: str, vocab_size: int, n_classes: int, options: Any, bat
     opts = spec.make_options(options)
 
     def count(o: Any) -> int:
-        with torch.device("meta"):  # counts the parameters, allocates nothing
-            model = spec.build(vocab_size, n_classes, o)
+        if _default_sized(o, spec.make_options({}), vocab_size, n_classes):
+            # small by construction: built on the CPU without touching the random stream
+            with torch.random.fork_rng(devices=[]), torch.no_grad():
+                model = spec.build(vocab_size, n_classes, o)
+        else:
+            with torch.device("meta"):  # counts the parameters, allocates nothing
+                model = spec.build(vocab_size, n_classes, o)
         return sum(p.numel() for p in model.parameters()) + sum(b.numel() for b in
                                                                 model.buffers())
 
@@ -149,6 +161,28 @@ def training_bytes(name: str, vocab_size: int, n_classes: int, options: Any, bat
     formula = ACTIVATIONS.get(name)
     acts = formula(opts, max(int(batch), 1), max(int(length), 1)) if formula else 0
     return params * PARAMETER_BYTES, acts * ACTIVATION_BYTES, opts
+
+
+def _default_sized(options: Any, defaults: Any, vocab_size: int, n_classes: int) -> bool:
+    """Whether no integer option exceeds its default (and the alphabet and the classes are at
+    most :data:`SMALL_VOCAB`): the model is then no larger than the defaults' model.
+
+    >>> from monoidlab.models.registry import model_spec
+    >>> spec = model_spec("mlp-ldru")
+    >>> _default_sized(spec.make_options({"d": 16}), spec.make_options({}), 2, 2)
+    True
+    >>> _default_sized(spec.make_options({"d": 4096}), spec.make_options({}), 2, 2)
+    False
+    """
+    if max(int(vocab_size), int(n_classes)) > SMALL_VOCAB:
+        return False
+    for f in dataclasses.fields(options):
+        value, default = getattr(options, f.name), getattr(defaults, f.name, None)
+        if isinstance(value, bool) or not isinstance(value, int):
+            continue
+        if isinstance(default, bool) or not isinstance(default, int) or value > max(default, 0):
+            return False
+    return True
 
 
 def check_model_memory(name: str, vocab_size: int, n_classes: int, options: Any, batch: int,

@@ -231,3 +231,17 @@ def test_a_default_sized_model_is_counted_on_the_cpu_as_the_meta_device_counts_i
     assert torch.equal(torch.rand(3), expected)  # the CPU build drew nothing from the stream
     monkeypatch.setattr(memory, "_default_sized", lambda *a: False)
     assert memory.training_bytes(model, 3, classes, {}, 64, 40)[0] == cpu
+
+
+@pytest.mark.parametrize("model, options", [("transform-tree", {"states": 16}),
+                                            ("mlp-ldru-snap", {"codes": 32}),
+                                            ("pr-lstm-snap", {"codes": 64})])
+def test_automatic_sizes_of_a_small_language_are_counted_on_the_cpu_alike(
+        model, options, monkeypatch):
+    import monoidlab.models.memory as memory
+
+    spec = __import__("monoidlab.models", fromlist=["model_spec"]).model_spec(model)
+    assert memory._default_sized(spec.make_options(options), spec.make_options({}), 3, 2)
+    cpu = memory.training_bytes(model, 3, 2, options, 64, 40)[0]
+    monkeypatch.setattr(memory, "_default_sized", lambda *a: False)
+    assert memory.training_bytes(model, 3, 2, options, 64, 40)[0] == cpu

@@ -42,9 +42,10 @@ __all__ = ["MAX_MODEL_BYTES", "ACTIVATIONS", "training_bytes", "check_model_memo
 #: options that repeat a block: above MAX_BUILT_LAYERS the count is extrapolated, not built
 LAYER_OPTIONS = ("n_layers", "num_layers")
 MAX_BUILT_LAYERS = 64
-#: at most this many letters and classes, with options no larger than the defaults: counted
-#: on the CPU (a model of default sizes is small), not on the meta device
-SMALL_VOCAB = 4096
+#: at most this many letters and classes, with options no larger than the defaults (an option
+#: whose default is 0, "auto", sized from the language: at most SMALL_AUTO): counted on the
+#: CPU (such a model is small), not on the meta device
+SMALL_VOCAB, SMALL_AUTO = 256, 64
 #: the most memory (bytes) a model's training step may need before the run is refused
 MAX_MODEL_BYTES = 16 * 2**30
 TREE_ELEMENTS = 2**24  # TransformTree.tree_elements: the tree order's cap, else the chain
@@ -164,8 +165,9 @@ def training_bytes(name: str, vocab_size: int, n_classes: int, options: Any, bat
 
 
 def _default_sized(options: Any, defaults: Any, vocab_size: int, n_classes: int) -> bool:
-    """Whether no integer option exceeds its default (and the alphabet and the classes are at
-    most :data:`SMALL_VOCAB`): the model is then no larger than the defaults' model.
+    """Whether no integer option exceeds its default (an automatic one, default 0, at most
+    :data:`SMALL_AUTO`) and the alphabet and the classes are at most :data:`SMALL_VOCAB`: the
+    model is then about as small as the defaults' model.
 
     >>> from monoidlab.models.registry import model_spec
     >>> spec = model_spec("mlp-ldru")
@@ -173,6 +175,10 @@ def _default_sized(options: Any, defaults: Any, vocab_size: int, n_classes: int)
     True
     >>> _default_sized(spec.make_options({"d": 4096}), spec.make_options({}), 2, 2)
     False
+    >>> tree = model_spec("transform-tree")
+    >>> [_default_sized(tree.make_options({"states": n}), tree.make_options({}), 2, 2)
+    ...  for n in (16, 682)]
+    [True, False]
     """
     if max(int(vocab_size), int(n_classes)) > SMALL_VOCAB:
         return False
@@ -180,7 +186,9 @@ def _default_sized(options: Any, defaults: Any, vocab_size: int, n_classes: int)
         value, default = getattr(options, f.name), getattr(defaults, f.name, None)
         if isinstance(value, bool) or not isinstance(value, int):
             continue
-        if isinstance(default, bool) or not isinstance(default, int) or value > max(default, 0):
+        if isinstance(default, bool) or not isinstance(default, int):
+            return False
+        if value > (default if default > 0 else SMALL_AUTO):
             return False
     return True
 

@@ -41,6 +41,7 @@ from monoidlab.coverage.exact import (
     exact_work,
     layout_bounds,
     node_table,
+    unique_rows,
 )
 from monoidlab.coverage.length_rules import DEFAULT_MODEL, recommend
 from monoidlab.errors import InputError
@@ -138,9 +139,9 @@ def _support_at(lang: Automaton, L: int, schedule: str, offsets: OffsetsLike, R:
     if not len(rows):
         return np.zeros((M,) * 2, bool), units
     if resolve_within(lang, within) is None:
-        keys = np.unique(rows[:, 2:4].astype(np.int64), axis=0)
+        keys = unique_rows(rows[:, 2:4])
         return (R[keys[:, 0]].T @ R[keys[:, 1]]) > 0, units + len(keys) * M * M // 8
-    groups = len(np.unique(rows[:, 1:4], axis=0))
+    groups = len(unique_rows(rows[:, 1:4]))
     cov = exact_coverage(lang, [L], schedule=schedule, within=within, offsets=offsets,
                          padding=padding, sampler="uniform", limits=False)
     return cov.support, units + exact_work(1, groups, len(rows), M, lang.n_states)

@@ -75,8 +75,10 @@ else
 endif
 
 # mypy checks what [tool.mypy] in pyproject.toml names: the package. The suite runs on every
-# logical core (pytest-xdist), one worker per test file so that a file's module fixtures are
-# built once; `pytest tests` alone runs it in one process.
+# logical core (pytest-xdist), a test file to one worker so that its module fixtures are built
+# once; tests/conftest.py runs the notebooks side by side, starts the longest files first and
+# gives every process one torch/BLAS thread (one worker per core); `pytest tests` alone runs
+# it in one process.
 test: setup browser oracles
 	$(BIN)/ruff check monoidlab tests bench tools
 	$(BIN)/python -m mypy

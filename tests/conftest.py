@@ -9,9 +9,19 @@ from __future__ import annotations
 
 import os
 
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, settings
+
+# One thread per process for torch (OpenMP), numpy's BLAS and scikit-learn, set before any of
+# them is imported (pytest imports none of them before this file), also for the processes the
+# tests start (notebook kernels, the CLI, bench/gpu_check.sh): the suite runs one pytest-xdist
+# worker per core, and a second thread per worker only oversubscribes the cores (tiny tensors
+# gain nothing from it, and the threads spin-wait against the other worker: measured, the
+# same files took 50% more CPU time and wall time on 2 cores). A value set by the caller stays.
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import numpy as np  # noqa: E402
 
 settings.register_profile("monoidlab", deadline=None, max_examples=60,
                           suppress_health_check=[HealthCheck.too_slow])
@@ -58,6 +68,64 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
+
+
+# ------------------------------------------------------------------- the suite on both cores
+# `make test` runs `pytest -n logical --dist loadfile` (pytest-xdist): a test file is one unit
+# of work, so that one worker builds a file's module fixtures once. Two refinements here:
+# the files of APART are split into one unit per test (the notebooks run side by side), and
+# the units start longest first (LONGEST, below), so that no long unit starts last while the
+# other core has nothing left to do. A unit not in LONGEST comes after those, in file order.
+
+#: test files whose tests are units of their own (no module fixture to share)
+APART = {"tests/test_notebooks.py"}
+
+_NOTEBOOK = "tests/test_notebooks.py::test_notebook_executes_within_budget[{}]"
+#: unit -> CPU seconds on the 2-core machine (measured; only the order matters): the units
+#: worth starting first. test_readme.py's shell tour (~150 s) runs where a `make setup` venv is.
+LONGEST: dict[str, float] = {
+    "tests/test_readme.py": 150, _NOTEBOOK.format("05_dyck_embeddings"): 63,
+    "tests/test_gpu_check.py": 44, "tests/test_report.py": 32, "tests/test_bench_studies.py": 29,
+    "tests/test_snap.py": 28, "tests/test_training.py": 27, "tests/test_api_walk.py": 26,
+    _NOTEBOOK.format("04_probing_and_associativity"): 23, "tests/test_report_summary.py": 22,
+    "tests/test_refine.py": 21, "tests/test_probing.py": 17, "tests/test_figure_text.py": 15,
+    _NOTEBOOK.format("07-certificates"): 15, "tests/test_speed_equivalence.py": 15,
+    "tests/test_bad_inputs.py": 15, "tests/test_deletang.py": 14, "tests/test_offsets.py": 14,
+    "tests/test_batched_eval.py": 14, _NOTEBOOK.format("06-extraction"): 13,
+    "tests/test_restarts.py": 12, "tests/test_grc.py": 11, "tests/test_families.py": 11,
+    "tests/test_text_classification.py": 11, "tests/test_extraction.py": 11,
+    "tests/test_wheel.py": 10, _NOTEBOOK.format("02_coverage_gaps"): 9,
+    _NOTEBOOK.format("03_minimum_training_length"): 8,
+    _NOTEBOOK.format("01_monoids_and_classes"): 5,
+}
+
+
+def unit_of(nodeid: str) -> str:
+    """The unit of work a test belongs to: its file, or itself in a file of APART."""
+    file = nodeid.split("::", 1)[0]
+    return nodeid if file in APART else file
+
+
+def pytest_collection_modifyitems(config, items):
+    """The longest units first (a stable sort: the rest keep their order); xdist hands units
+    out in this order (see pytest_xdist_make_scheduler)."""
+    rank = {u: i for i, u in enumerate(sorted(LONGEST, key=LONGEST.__getitem__, reverse=True))}
+    items.sort(key=lambda item: rank.get(unit_of(item.nodeid), len(rank)))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadfile`` with the units of :func:`unit_of`, in collection order."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class Units(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return unit_of(nodeid)
+
+    config.option.loadscopereorder = False  # not by test count: the order collected
+    return Units(config, log)
 
 
 def pytest_terminal_summary(terminalreporter):

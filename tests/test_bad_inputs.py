@@ -315,7 +315,10 @@ def test_report_train_model_keeps_the_run_of_an_absolute_spec_path_inside_out(bo
     monkeypatch.setattr(report_cli, "DEMO_TRAINING", {
         **report_cli.DEMO_TRAINING, "steps": 2, "batch_size": 4, "test_samples": 4,
         "model_options": {"d": 8, "dropout": 0.0}, "train_lengths": Lengths(1, 4),
-        "test_lengths": Lengths(5, 6), "checkpoint_every": 1, "log_every": 1})
+        "test_lengths": Lengths(5, 6), "checkpoint_every": 1, "log_every": 1,
+        # one attempt, validated on the test lengths (not the demo's 42..500: only where the
+        # run lands is checked here)
+        "restarts": 0, "val_lengths": Lengths(5, 6), "val_samples": 4})
     before = snapshot(box)
     code, err = run(["report", f"{SP}/parity2.toml", "--train-model", "--out", "rep", *REP], box,
                     capsys)

@@ -81,22 +81,22 @@ def one_torch_thread():
 APART = {"tests/test_notebooks.py"}
 
 _NOTEBOOK = "tests/test_notebooks.py::test_notebook_executes_within_budget[{}]"
-#: unit -> CPU seconds on the 2-core machine (measured; only the order matters): the units
-#: worth starting first. test_readme.py's shell tour (~150 s) runs where a `make setup` venv is.
+#: unit -> CPU seconds on the 2-core machine (measured 2026-12-05 with --durations=0; only the
+#: order matters): the units worth starting first. test_readme.py's shell tour runs where a
+#: `make setup` venv is.
 LONGEST: dict[str, float] = {
-    "tests/test_readme.py": 150, _NOTEBOOK.format("05_dyck_embeddings"): 63,
-    "tests/test_gpu_check.py": 44, "tests/test_report.py": 32, "tests/test_bench_studies.py": 29,
-    "tests/test_snap.py": 28, "tests/test_training.py": 27, "tests/test_api_walk.py": 26,
-    _NOTEBOOK.format("04_probing_and_associativity"): 23, "tests/test_report_summary.py": 22,
-    "tests/test_refine.py": 21, "tests/test_probing.py": 17, "tests/test_figure_text.py": 15,
-    _NOTEBOOK.format("07-certificates"): 15, "tests/test_speed_equivalence.py": 15,
-    "tests/test_bad_inputs.py": 15, "tests/test_deletang.py": 14, "tests/test_offsets.py": 14,
-    "tests/test_batched_eval.py": 14, _NOTEBOOK.format("06-extraction"): 13,
-    "tests/test_restarts.py": 12, "tests/test_grc.py": 11, "tests/test_families.py": 11,
-    "tests/test_text_classification.py": 11, "tests/test_extraction.py": 11,
-    "tests/test_wheel.py": 10, _NOTEBOOK.format("02_coverage_gaps"): 9,
-    _NOTEBOOK.format("03_minimum_training_length"): 8,
-    _NOTEBOOK.format("01_monoids_and_classes"): 5,
+    "tests/test_readme.py": 111, "tests/test_gpu_check.py": 41, "tests/test_report.py": 33,
+    _NOTEBOOK.format("05_dyck_embeddings"): 31, _NOTEBOOK.format("04_probing_and_associativity"): 24,
+    "tests/test_snap.py": 24, "tests/test_training.py": 24, "tests/test_offsets.py": 22,
+    "tests/test_refine.py": 20, "tests/test_probing.py": 16, _NOTEBOOK.format("07-certificates"): 16,
+    "tests/test_figure_text.py": 14, _NOTEBOOK.format("06-extraction"): 14,
+    "tests/test_speed_equivalence.py": 14, "tests/test_bad_inputs.py": 13,
+    "tests/test_api_walk.py": 13, "tests/test_deletang.py": 13,
+    _NOTEBOOK.format("03_minimum_training_length"): 13, "tests/test_batched_eval.py": 12,
+    "tests/test_report_summary.py": 12, "tests/test_text_classification.py": 11,
+    "tests/test_restarts.py": 11, "tests/test_extraction.py": 10, "tests/test_study_long.py": 10,
+    "tests/test_families.py": 9, "tests/test_grc.py": 9, _NOTEBOOK.format("02_coverage_gaps"): 8,
+    "tests/test_studies.py": 8, _NOTEBOOK.format("01_monoids_and_classes"): 5,
 }
 
 

@@ -306,7 +306,7 @@ class SyntacticMonoid:
             args = (flat, mask, np.ascontiguousarray(tokens), lengths.astype(np.int64), out)
             if threads > 1 and len(tokens) >= 1024:
                 before = numba.get_num_threads()
-                numba.set_num_threads(min(int(threads), numba.config.NUMBA_NUM_THREADS))  # type: ignore[attr-defined]
+                numba.set_num_threads(min(int(threads), numba.config.NUMBA_NUM_THREADS))
                 try:
                     small, big = kernels[1](*args)
                 finally:

@@ -139,8 +139,8 @@ def choose(ledger: dict[str, dict], split: dict[str, list[str]], seeds: list[int
 def held_out_text(ledger: dict[str, dict], split: dict[str, list[str]], seeds: list[int],
                   goal: float = 0.8) -> str:
     """The held-out half's one score (by the frozen recipe): languages solved on every seed
-    against the issue's goal, runs, and which languages were refused or ran and failed; empty
-    until every held-out run is in the ledger.
+    against the benchmark's goal (the share it aims to solve), runs, and which languages were
+    refused or ran and failed; empty until every held-out run is in the ledger.
 
     >>> row = lambda lang, seed, status, ok: {"recipe": "v1", "half": "held_out",
     ...     "language": lang, "seed": seed, "status": status, "solved": ok}

@@ -66,13 +66,12 @@ def support_lengths(name: str) -> dict[str, Any]:
     return out
 
 
-def study_runs(study: dict, base: dict, languages: list[str] | None = None,
-               infos: dict[str, dict] | None = None) -> list[dict]:
-    """Every run of the study, in order: language, then seed, then sampler, then length
-    (``infos``: :func:`support_lengths` by language, computed where missing)."""
+def study_runs(study: dict, infos: dict[str, dict]) -> list[dict]:
+    """Every run of the study for the languages of ``infos`` (:func:`support_lengths` by
+    language, :func:`support_infos`), in order: language, then seed, then sampler, then
+    length."""
     runs = []
-    for name in languages or study["languages"]:
-        info = (infos or {}).get(name) or support_lengths(name)
+    for name, info in infos.items():
         s = info["s_identity"]
         lengths = sorted({s + d for d in study["offsets_from_support"]}
                          | {s * m for m in study["multiples_of_support"]} | set(study["also"]))
@@ -487,7 +486,7 @@ def support_infos(config: StudyConfig, names: list[str] | None = None,
 def _plan(config: StudyConfig, ledger: dict, languages: str | None = None) -> list[dict]:
     chosen = languages.split(",") if languages else None
     infos = support_infos(config, chosen, write=True)
-    return study_runs(config.data["study"], config.data["base"], chosen, infos)
+    return study_runs(config.data["study"], infos)
 
 
 def _fitted(config: StudyConfig, ledger: dict) -> dict | None:

@@ -63,12 +63,15 @@ def fold_kernel() -> Kernel | None:
 
 
 _LABEL: list[tuple[Kernel, Kernel] | None] = []
+_label_rows: Kernel | None = None  # the serial labeller, read by the parallel one (see below)
 
 
 def label_kernels() -> tuple[Kernel, Kernel] | None:
     """``(serial, parallel)`` numba labellers, or None without numba.
 
-    ``fold(flat, mask, tokens, lengths, out) -> (smallest, largest) token``: ``flat[e + a]`` is
+    ``serial(flat, mask, tokens, lengths, out, lo, hi) -> (smallest, largest) token`` folds
+    strings ``lo..hi-1``; ``parallel(flat, mask, tokens, lengths, out)`` folds all of them in
+    blocks of 256 strings on numba's threads. ``flat[e + a]`` is
     the successor of element ``e // S`` by letter ``a``, times S (S = mask + 1 = the table
     width, a power of two >= the alphabet, so that ``a & mask`` keeps every read inside the
     table whatever the token); ``out[i]`` gets the EC of string i. The returned extremes cover
@@ -136,10 +139,12 @@ def label_kernels() -> tuple[Kernel, Kernel] | None:
                 s += 1
         return small, big
 
-    @numba.njit(cache=True, nogil=True)
-    def serial(flat: np.ndarray, mask: int, tokens: np.ndarray, lengths: np.ndarray,
-               out: np.ndarray) -> tuple[int, int]:  # pragma: no cover - compiled
-        return rows(flat, mask, tokens, lengths, out, 0, tokens.shape[0])
+    # `parallel` calls `rows` through a module global, not a closure: numba's disk cache keys a
+    # function by its closure's pickled contents too, and a compiled function pickles
+    # differently in every process, so a closure over `rows` missed the cache and recompiled
+    # in every process (one cached copy per process had piled up: measured 503)
+    global _label_rows
+    _label_rows = rows
 
     @numba.njit(cache=True, nogil=True, parallel=True)
     def parallel(flat: np.ndarray, mask: int, tokens: np.ndarray, lengths: np.ndarray,
@@ -148,11 +153,11 @@ def label_kernels() -> tuple[Kernel, Kernel] | None:
         n_blocks = (B + 255) // 256
         smalls, bigs = np.zeros(n_blocks, np.int64), np.zeros(n_blocks, np.int64)
         for i in numba.prange(n_blocks):
-            smalls[i], bigs[i] = rows(flat, mask, tokens, lengths, out, 256 * i,
-                                      min(B, 256 * i + 256))
+            smalls[i], bigs[i] = _label_rows(flat, mask, tokens, lengths, out, 256 * i,
+                                             min(B, 256 * i + 256))
         return smalls.min(), bigs.max()
 
-    _LABEL.append((serial, parallel))
+    _LABEL.append((rows, parallel))
     return _LABEL[0]
 
 

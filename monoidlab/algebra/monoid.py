@@ -312,7 +312,7 @@ class SyntacticMonoid:
                 finally:
                     numba.set_num_threads(before)
             else:
-                small, big = kernels[0](*args)
+                small, big = kernels[0](*args, 0, len(tokens))
             if small < 0 or big >= self.n_symbols:
                 self._check_batch(tokens, lengths)  # raises, naming the bad id
             return out

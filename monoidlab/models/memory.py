@@ -179,10 +179,16 @@ def _default_sized(options: Any, defaults: Any, vocab_size: int, n_classes: int)
     >>> [_default_sized(tree.make_options({"states": n}), tree.make_options({}), 2, 2)
     ...  for n in (16, 682)]
     [True, False]
+    >>> _default_sized(tree.make_options({"states": 4, "state_factor": 2}),
+    ...                tree.make_options({}), 2, 2)  # its recipe's options: no size beyond 4
+    True
     """
     if max(int(vocab_size), int(n_classes)) > SMALL_VOCAB:
         return False
+    unsized: frozenset[str] = getattr(options, "UNSIZED", frozenset())
     for f in dataclasses.fields(options):
+        if f.name in unsized:
+            continue
         value, default = getattr(options, f.name), getattr(defaults, f.name, None)
         if isinstance(value, bool) or not isinstance(value, int):
             continue

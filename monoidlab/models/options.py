@@ -28,7 +28,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from monoidlab._suggest import did_you_mean
 from monoidlab.errors import InputError
@@ -41,6 +41,11 @@ T = TypeVar("T", bound="ModelOptions")
 @dataclasses.dataclass(frozen=True)
 class ModelOptions:
     """A model's hyper-parameters (subclasses add the fields, with defaults)."""
+
+    #: integer options that do not set the size of the model built from these options (a
+    #: multiplier that only turns an automatic size into a number before the model is built):
+    #: the memory check does not read them as sizes
+    UNSIZED: ClassVar[frozenset[str]] = frozenset()
 
     def __post_init__(self) -> None:
         self.check()

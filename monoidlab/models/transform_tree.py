@@ -125,6 +125,10 @@ class TransformTreeOptions(ModelOptions):
     monoidlab.errors.InputError: option 'states': an integer >= 0, got int -1
     """
 
+    # the model is built from ``states`` alone (the factor is read by for_language, and a
+    # model built without a language takes STANDALONE_STATES)
+    UNSIZED = frozenset({"state_factor"})
+
     states: int = 0
     state_factor: int = 1
     temperature: float = 1.0

@@ -256,6 +256,29 @@ def test_within_uniform_over_the_sub_language(modarith):
     assert_uniform(freq[inside], "well-formed strings")
 
 
+@pytest.mark.parametrize("within", [None, "well-formed"])
+def test_uniform_classes_is_uniform_over_those_classes(modarith, within):
+    """``classes=`` with ``uniform``: exactly the strings of those classes (inside ``within``),
+    each equally likely, against a brute-force enumeration of every string of length 3."""
+    wf = well_formed(modarith)
+    picked = wf[:2]
+    strings = all_strings(modarith, 3)
+    cls = modarith.classify(strings, np.full(len(strings), 3))
+    inside = np.flatnonzero(np.isin(cls, [modarith.classes.index(c) for c in picked]))
+    assert 0 < len(inside) < 5 * 3 * 5  # some of the well-formed strings (digit, op, digit)
+    b = sample(modarith, [3], 6_000, sampler="uniform", classes=picked, seed=15,
+               within=wf if within else None)
+    freq = np.bincount(codes(b.tokens, 8), minlength=8**3)
+    assert freq[np.setdiff1d(np.arange(8**3), inside)].sum() == 0
+    assert_uniform(freq[inside], f"strings of classes {picked}")
+
+
+@pytest.mark.parametrize("method", [m for m in SAMPLERS if m not in ("uniform", "balanced")])
+def test_classes_is_refused_where_the_sampler_draws_its_own_classes(dyck2, method):
+    with pytest.raises(ValueError, match=f"only the samplers .*'{method}' draws its own mix"):
+        sample(dyck2, [4], 10, sampler=method, classes=["accept"], seed=0)
+
+
 def test_within_errors(modarith, dyck2):
     wf = well_formed(modarith)
     for method in ("uniform", "balanced", "ec_stratified"):

@@ -89,7 +89,8 @@ class SamplerSpec:
     ``exact``: the law exact coverage computes for it, ``"strings"`` (uniform over the strings
     of the sub-language) or ``"classes"`` (an equal share of every class, uniform inside),
     None when it has none; ``settings``: ``"module:name"`` of the check of its settings (the
-    ``mix`` of ``sample``, the run config's ``config_key``), normalising them."""
+    ``mix`` of ``sample``, the run config's ``config_key``), normalising them; ``takes_classes``:
+    whether it draws from the classes ``sample`` is given."""
 
     name: str
     function_target: str
@@ -101,6 +102,9 @@ class SamplerSpec:
     stand_in: str | None = None
     settings_target: str | None = None
     config_key: str | None = None
+    #: whether ``sample(..., classes=)`` picks the classes it draws from (the others draw
+    #: their own mix of classes and refuse it)
+    takes_classes: bool = False
 
     def function(self) -> Callable[..., Any]:
         """The sampler's function (a :class:`Draw`, or a tree sampler's run plan)."""
@@ -144,9 +148,10 @@ _SAMPLING = "monoidlab.strings.sampling"
 
 REGISTRY: dict[str, SamplerSpec] = {s.name: s for s in (
     SamplerSpec("uniform", f"{_SAMPLING}:draw_uniform",
-                "uniform over Σ^L (or over the sub-language `within`)",
-                "i.i.d. letters; with `within`, the `balanced` walk below with one group",
-                tables=_subset_paths, exact="strings"),
+                "uniform over Σ^L (or over the sub-language `within`, the `classes`)",
+                "i.i.d. letters; with `within` or `classes`, the `balanced` walk below with one "
+                "group",
+                tables=_subset_paths, exact="strings", takes_classes=True),
     SamplerSpec("balanced", f"{_SAMPLING}:draw_balanced",
                 "every class that has strings of length L gets an equal share (round robin, so "
                 "shares are exact up to the remainder); exactly uniform inside a class",
@@ -154,7 +159,7 @@ REGISTRY: dict[str, SamplerSpec] = {s.name: s for s in (
                 "class (path counts on the automaton, rescaled per length so lengths in the "
                 "thousands do not overflow); no rejection, so a dyck-6 positive of length 400 "
                 "(probability ~1e-50 under uniform sampling) costs the same as any string",
-                tables=_class_paths("balanced"), exact="classes"),
+                tables=_class_paths("balanced"), exact="classes", takes_classes=True),
     SamplerSpec("ec_stratified", f"{_SAMPLING}:draw_ec_stratified",
                 "uniform over the ECs reachable at length L, then uniform among the strings of "
                 "that EC",

@@ -44,6 +44,7 @@ from monoidlab.algebra.languages import as_language
 from monoidlab.errors import InputError, UnknownName
 from monoidlab.geometry import LengthsLike, length_array
 from monoidlab.laws import backward_laws, draw_walks, forward_laws
+from monoidlab.strings.samplers import REGISTRY as SAMPLER_REGISTRY
 from monoidlab.strings.samplers import SamplerSpec, sampler_names, sampler_spec
 from monoidlab.sublanguage import Within, class_mask
 
@@ -278,7 +279,9 @@ def sample(lang: Automaton | str, lengths: LengthsLike, n: int, *,
     within : a sub-language (:mod:`monoidlab.sublanguage`): keep only strings whose class is
         among these, e.g. ``"auto"`` for well-formed ``modular-arithmetic`` expressions.
     classes : for ``balanced``, the classes to balance (default: every class that has strings at
-        the drawn length). A requested class with no string of some drawn length is an error.
+        the drawn length; a requested class with no string of some drawn length is an error);
+        for ``uniform``, the classes to draw from (uniform over their strings, inside
+        ``within``). The other samplers draw their own mix of classes and refuse it.
     mix : for ``near_miss``, the proportions of ``members``, ``near_miss``, ``uniform`` and
         ``ec_stratified`` strings (default ``DEFAULT_MIX``: no ``ec_stratified``).
     limits : ``True`` (the default) refuses, before any work, lengths above
@@ -296,6 +299,10 @@ def sample(lang: Automaton | str, lengths: LengthsLike, n: int, *,
     seed = check_seed(seed)
     check_batch_workload(lengths, n, "lengths", limits)
     mix = spec.check_settings(mix)
+    if classes is not None and not spec.takes_classes:
+        takers = [s.name for s in SAMPLER_REGISTRY.values() if s.takes_classes]
+        raise InputError(f"classes={list(classes)!r}: only the samplers {takers} draw from "
+                         f"given classes; {spec.name!r} draws its own mix of classes")
     keep = _check_tables(lang, longest_length(lengths), spec, within, limits)
     rng = np.random.default_rng(seed)
     lens = _draw_lengths(rng, lengths, n)
@@ -310,8 +317,9 @@ def sample(lang: Automaton | str, lengths: LengthsLike, n: int, *,
 def draw_uniform(rng: np.random.Generator, lang: Automaton, lens: np.ndarray, keep: np.ndarray,
                  *, within: Within, classes: Sequence[str] | None, mix: Any,
                  limits: bool) -> np.ndarray:
-    """Uniform strings: i.i.d. letters, or uniform over the sub-language (one group)."""
-    if keep.all():
+    """Uniform strings: i.i.d. letters, or uniform over the sub-language and the ``classes``
+    (one group)."""
+    if keep.all() and classes is None:
         T = int(lens.max(initial=0))
         tokens = rng.integers(0, lang.n_symbols, size=(len(lens), T))
         tokens[~length_mask(lens, T)] = 0
@@ -332,16 +340,20 @@ def _walks(rng: np.random.Generator, lang: Automaton, lens: np.ndarray, keep: np
     n = len(lens)
     delta = np.asarray(lang.delta, np.int64)
     out = np.asarray(lang.output)
-    groups = np.where(keep[out], out, -1) if by_class else np.where(keep[out], 0, -1)
-    n_groups = lang.n_classes if by_class else 1
-    C = path_counts(delta, groups, n_groups, int(lens.max(initial=0)))
-    avail = C[lens, lang.start, :] > 0  # (n, G): which groups have strings at that length
+    want = np.ones(lang.n_classes, bool)
     if classes is not None:
-        want = np.zeros(n_groups, bool)
+        want[:] = False
         for c in classes:
             if c not in lang.classes:
                 raise InputError(f"{lang.name}: unknown class {c!r}; classes: {list(lang.classes)}")
             want[lang.classes.index(c)] = True
+    if not by_class:  # one group: the strings of the sub-language in the wanted classes
+        keep = keep & want
+    groups = np.where(keep[out], out, -1) if by_class else np.where(keep[out], 0, -1)
+    n_groups = lang.n_classes if by_class else 1
+    C = path_counts(delta, groups, n_groups, int(lens.max(initial=0)))
+    avail = C[lens, lang.start, :] > 0  # (n, G): which groups have strings at that length
+    if classes is not None and by_class:
         missing = want[None, :] & ~avail
         if missing.any():
             i, g = np.argwhere(missing)[0]

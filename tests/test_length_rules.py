@@ -259,3 +259,30 @@ def test_each_model_family_gets_its_own_rule_or_none(capsys):
     assert key["model"] == "transform-tree" and key["length"] == RULES[rule](8)
     box = summary_box({"language": "dyck-2", "monoid_size": 15, "recommendation": key})
     assert "model transform-tree, near_miss sampler" in box
+
+
+@pytest.mark.parametrize("model, sampler, padding, recipe", [
+    ("transform-tree", "near_miss", "identity", "languages"),
+    ("mlp-ldru-snap", "near_miss", "identity", "languages"),
+    ("lstm", None, None, None),
+])
+def test_min_length_assumes_the_layout_of_the_models_own_recipe(capsys, model, sampler,
+                                                                 padding, recipe):
+    """Unset, ``--padding`` and ``--sampler`` are those of the recipe ``monoidlab train
+    --language L --model M`` uses (the model's own recipe 'languages' of the registry), and the
+    recipe line names it; the MLP-LDRU's frozen covering recipe is not assumed for another
+    model. A model without such a recipe keeps its defaults and is told so."""
+    assert cli_main(["min-length", "tomita-5", "--model", model, "--json"]) in (0, None)
+    row = json.loads(capsys.readouterr().out)
+    assert row["recipe"] == recipe and row["recipe_refusal"] is None
+    if recipe is None:
+        assert row["layout_from"] == {"padding": f"model {model}'s defaults",
+                                      "sampler": f"model {model}'s defaults"}
+        return
+    assert (row["sampler"], row["padding"]) == (sampler, padding)
+    assert row["layout_from"] == {"padding": f"model {model}'s recipe 'languages'",
+                                  "sampler": f"model {model}'s recipe 'languages'"}
+    assert cli_main(["min-length", "tomita-5", "--model", model]) in (0, None)
+    text = capsys.readouterr().out
+    assert f"training recipe: model {model}'s own recipe 'languages' ({sampler} strings" in text
+    assert "covering" not in text.splitlines()[0]

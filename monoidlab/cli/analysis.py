@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from monoidlab._paths import check_output_dir, ensure_dir, refuse_clobber
 from monoidlab.cli._common import (
@@ -178,7 +179,6 @@ def _coverage_files(per_level: bool) -> list[str]:
 def cmd_min_length(args: argparse.Namespace) -> None:
     import monoidlab as ml
     from monoidlab.coverage.min_length import min_training_length
-    from monoidlab.recipes import recipe_advice
     from monoidlab.training.problems import recipe_refusal
 
     if bool(args.language) == bool(args.suite):
@@ -188,10 +188,9 @@ def cmd_min_length(args: argparse.Namespace) -> None:
                          "needs both the training lengths and the failure probability")
     if args.delta is not None and not 0 < args.delta < 1:
         raise UsageError(f"--delta is a failure probability in (0, 1), got {args.delta}")
-    from monoidlab.recipes import recipe_layout
-
-    # unset, the layout of the recipe `monoidlab train --language` uses: one set of defaults
-    layout = recipe_layout()
+    names = ml.suite(args.suite) if args.suite else [args.language]
+    # unset, the layout of the recipe `monoidlab train --language --model M` uses
+    layout, advice = _training_recipe(args.model, names[0])
     given = {"padding": args.padding is not None, "sampler": args.sampler is not None}
     args.padding = args.padding or layout["padding"]
     args.sampler = args.sampler or layout["sampler"] or DEFAULT_SAMPLER
@@ -207,7 +206,6 @@ def cmd_min_length(args: argparse.Namespace) -> None:
         size_sampler = DEFAULT_SAMPLER
     positive(args.r, "--r")
     positive(args.max_search, "--max-search")
-    names = ml.suite(args.suite) if args.suite else [args.language]
     test = parse_lengths(args.test, "--test")
     check_work(test, 1, "--test")
     if args.max_search is not None:
@@ -239,14 +237,13 @@ def cmd_min_length(args: argparse.Namespace) -> None:
             n = res.samples_needed[next(iter(res.samples_needed))]
             row["samples_needed"] = n if n != float("inf") else None
         rows.append(row)
-    # the training recipe for a language of one's own: the random-language benchmark's frozen one
-    advice = recipe_advice()
     refused = {}
     for row, lang in zip(rows, langs, strict=True):
         row["recipe"] = advice["recipe"]
         # the recommended recipe may refuse a language before training: say so here, not
         # only when `monoidlab train` stops
-        row["recipe_refusal"] = recipe_refusal(lang, args.test) if advice["recipe"] else None
+        row["recipe_refusal"] = (recipe_refusal(lang, args.test, model=args.model)
+                                 if advice["recipe"] else None)
         if row["recipe_refusal"]:
             refused[row["name"]] = row["recipe_refusal"]
     cols = ["name", "needed", "support_length", "uncovered_at_limit", "recommended_length"]
@@ -273,10 +270,45 @@ def cmd_min_length(args: argparse.Namespace) -> None:
                           "recommended_length": r["recommended_length"] or "none"}
                          for r in rows], cols)
          + "".join(f"\nrecommendation: {b}" for b in bases)
-         + f"\ntraining recipe: {advice['basis']}" + _refusal_line(refused, args.suite))
+         + f"\ntraining recipe: {advice['basis']}"
+         + _refusal_line(refused, args.suite, args.model))
 
 
-def _refusal_line(refused: dict[str, str], suite: str | None) -> str:
+def _training_recipe(model: str, language: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(layout, advice)`` of the recipe ``monoidlab train --language L --model model`` uses:
+    for MLP-LDRU the benchmark's frozen recipe (:func:`monoidlab.recipes.recipe_layout`,
+    :func:`~monoidlab.recipes.recipe_advice`); for another model its own recipe 'languages'
+    of the registry (none: the model's defaults, and no recipe advice). A model without a
+    padding option pads with the identity (it has no padding state)."""
+    from monoidlab.models.registry import model_spec
+    from monoidlab.recipes import recipe_advice, recipe_layout
+
+    if model == "mlp-ldru":
+        return recipe_layout(), recipe_advice()
+    spec = model_spec(model)
+    recipe = spec.recipes.get("languages")
+    if recipe is None:
+        options = spec.make_options({})
+        return ({"padding": str(getattr(options, "padding", "identity")), "sampler": None,
+                 "from": f"model {model}'s defaults"},
+                {"recipe": None, "frozen": None,
+                 "basis": f"none: model {model} has no recipe 'languages'; monoidlab train "
+                          "keeps its defaults"})
+    keys, values = recipe(language, None)
+    options = spec.make_options(values)
+    padding = getattr(options, "padding", "identity")
+    attempts = int(keys.get("restarts", 0)) + 1
+    summary = (f"{keys.get('sampler')} strings of lengths {keys.get('train_lengths')}, "
+               f"{attempts} x {keys.get('steps')} steps at most")
+    return ({"padding": str(getattr(padding, "value", padding)), "sampler": keys.get("sampler"),
+             "from": f"model {model}'s recipe 'languages'"},
+            {"recipe": "languages", "frozen": None,
+             "basis": f"model {model}'s own recipe 'languages' ({summary}; "
+                      f"monoidlab/models/registry.py); monoidlab train --language L --model "
+                      f"{model} uses it"})
+
+
+def _refusal_line(refused: dict[str, str], suite: str | None, model: str = "mlp-ldru") -> str:
     """The line under ``training recipe:`` naming the languages the recipe refuses: one
     language with the trainer's message, a suite by name."""
     if not refused:
@@ -284,9 +316,10 @@ def _refusal_line(refused: dict[str, str], suite: str | None) -> str:
     if len(refused) == 1 and not suite:
         (name, why), = refused.items()
         return f"\nrecipe 'languages' refuses {name}: {why}"
-    return (f"\nrecipe 'languages' refuses {len(refused)} of these before training (a covering "
-            f"plan larger than its steps show; `monoidlab train` says what to change): "
-            f"{', '.join(refused)}")
+    why = ("a covering plan larger than its steps show" if model == "mlp-ldru" else
+           f"model {model}'s recipe")
+    return (f"\nrecipe 'languages' refuses {len(refused)} of these before training ({why}; "
+            f"`monoidlab train` says what to change): {', '.join(refused)}")
 
 
 cmd_min_length.configure = lambda p: (
@@ -298,7 +331,8 @@ cmd_min_length.configure = lambda p: (
     _add_offsets(p),
     p.add_argument("--padding", default=None, choices=[x.value for x in Padding],
                    help="balanced schedule: 'learned' or 'identity' (as for coverage); default "
-                        "the padding of the recipe `monoidlab train --language` uses"),
+                        "the padding of the recipe `monoidlab train --language L --model M` "
+                        "uses (M: --model)"),
     p.add_argument("--delta", type=float, default=None,
                    help="also estimate samples N for P(all covered) >= 1 - delta (with "
                         "--sample-lengths)"),
@@ -306,15 +340,17 @@ cmd_min_length.configure = lambda p: (
                    help="training lengths A:B of the sample-size estimate (with --delta)"),
     p.add_argument("--sampler", default=None, choices=list(sampler_names(tree=True)),
                    help=f"the training strings (default: the sampler of the recipe `monoidlab "
-                        f"train --language` uses): of the recommended length, and of the "
+                        f"train --language L --model M` uses): of the recommended length, and "
+                        f"of the "
                         f"sample-size estimate (that one for {' or '.join(EXACT_SAMPLERS)} "
                         "only)"),
     p.add_argument("--r", type=int, default=1, help="each composition seen at least r times"),
     p.add_argument("--max-search", type=int, default=None,
                    help="largest training length tried (default: the largest test length)"),
     p.add_argument("--model", default="mlp-ldru", choices=list(_model_names()),
-                   help="the model family of the recommended length (default mlp-ldru, the "
-                        "recipe's; a family no threshold study measured gets none)"),
+                   help="the model family of the recommended length and of the recipe whose "
+                        "layout is assumed (default mlp-ldru, the frozen recipe's; a family no "
+                        "threshold study measured gets no length)"),
     p.add_argument("--json", action="store_true"))
 
 

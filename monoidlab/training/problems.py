@@ -503,24 +503,28 @@ def make_problem(cfg: Any, language: Automaton | None = None) -> Problem:
     return problem
 
 
-def recipe_refusal(language: Automaton, test_lengths: Any = None) -> str | None:
-    """Why ``recipe = "languages"`` (the random-language benchmark's frozen recipe, the default
-    of ``monoidlab train --language``) refuses ``language`` before any training, say a covering
-    plan larger than its steps can show; ``None`` when it trains it, or when no recipe is
-    frozen. ``test_lengths``: the run's (default: the trainer's). A second or so: the plan is
-    built, nothing is trained.
+def recipe_refusal(language: Automaton, test_lengths: Any = None,
+                   model: str = "mlp-ldru") -> str | None:
+    """Why ``recipe = "languages"`` of ``model`` (for MLP-LDRU the random-language benchmark's
+    frozen recipe, the default of ``monoidlab train --language``; another model's own recipe
+    of the registry) refuses ``language`` before any training, say a covering plan larger than
+    its steps can show or length tables larger than the memory limit; ``None`` when it trains
+    it, or when no MLP-LDRU recipe is frozen. ``test_lengths``: the run's (default: the
+    trainer's). A second or so: the data is set up, nothing is trained.
 
     >>> import monoidlab as ml
     >>> recipe_refusal(ml.load_language("parity")) is None
+    True
+    >>> recipe_refusal(ml.load_language("parity"), model="transform-tree") is None
     True
     """
     from monoidlab.errors import ConfigError, MonoidTooLarge
     from monoidlab.recipes import has_frozen_recipe
     from monoidlab.training.parse import config_from_dict
 
-    if not has_frozen_recipe():
+    if model == "mlp-ldru" and not has_frozen_recipe():
         return None
-    keys = {"language": language.name, "model": "mlp-ldru", "recipe": "languages"}
+    keys = {"language": language.name, "model": model, "recipe": "languages"}
     if test_lengths is not None:
         keys["test_lengths"] = test_lengths
     try:

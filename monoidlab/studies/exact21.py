@@ -66,10 +66,25 @@ def ledger_id(sweep: str, run_id: str, first: Sequence[str] = FIRST) -> str:
     return run_id if stem in {Path(x).stem for x in first} else f"{stem}:{run_id}"
 
 
+#: the training lengths of the depth-exact models' recipe 'languages'
+RECIPE_LENGTHS = "1:40"
+
+
 def label_of(row: dict) -> str:
-    """The model as the table names it: a transformation tree with spare states says so."""
+    """The model as the table names it: a transformation tree with spare states says so, and a
+    run trained at lengths other than its recipe's (a sweep's per-task lengths) too.
+
+    >>> label_of({"model": "transform-tree", "model_options": {"state_factor": 2}})
+    'transform-tree (n = 2 x minimal)'
+    >>> label_of({"model": "transform-tree", "model_options": {"state_factor": 2},
+    ...           "train_lengths": "1:9"})
+    'transform-tree (n = 2 x minimal, per-task training lengths)'
+    """
     factor = (row.get("model_options") or {}).get("state_factor", 1)
-    return row["model"] + (f" (n = {factor} x minimal)" if factor and factor > 1 else "")
+    parts = [f"n = {factor} x minimal"] if factor and factor > 1 else []
+    if row.get("train_lengths") not in (None, RECIPE_LENGTHS):
+        parts.append("per-task training lengths")
+    return row["model"] + (f" ({', '.join(parts)})" if parts else "")
 
 
 def row_of(run_id: str, run: Path, results: dict, cfg: dict) -> dict:
@@ -78,6 +93,7 @@ def row_of(run_id: str, run: Path, results: dict, cfg: dict) -> dict:
     ev = results.get("evaluation") or {}
     return {"id": run_id, "task": results["problem"], "model": cfg["model"],
             "model_options": cfg["model_options"], "seed": cfg["seed"],
+            "train_lengths": str(cfg.get("train_lengths", RECIPE_LENGTHS)),
             "solved": results["solved"], "verdict": results.get("verdict", ""),
             "steps": results["steps"], "attempts": results.get("attempts", 1),
             "train_seconds": results["train_seconds"],

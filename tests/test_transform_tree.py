@@ -352,3 +352,23 @@ def test_options_object_and_keywords():
     assert model.options is opts and model.n_states == 3
     assert model.logits.shape == (2, 3, 3) and model.readout.shape == (4, 3)
     assert TransformTree(2, 4, states=3).options == opts.__class__(states=3)
+
+
+def test_certificate_of_a_model_of_expressions_tests_only_lengths_with_strings():
+    """modular-arithmetic's well-formed expressions have odd lengths only: the certificate's
+    agreement check draws the strict test's strings at the lengths that have some (it asked
+    for length 50 and stopped), and returns a verdict."""
+    from monoidlab.evaluation.kinds import lengths_with_strings
+    from monoidlab.evaluation.model_certificate import certify_finite_model
+
+    lang = ml.load_language("modular-arithmetic")
+    assert lengths_with_strings(lang, range(41, 52), "auto").tolist() == [41, 43, 45, 47, 49, 51]
+    torch.manual_seed(0)
+    model = TransformTree(lang.n_symbols, lang.n_classes, TransformTreeOptions(states=4))
+    from monoidlab.training import RunConfig
+
+    cfg = RunConfig(language="modular-arithmetic", model="transform-tree",
+                    test_lengths="41:52")
+    cert = certify_finite_model(model, lang, cfg)
+    assert cert.agreement == 1.0 and cert.agreement_strings > 0  # the DFA is the model
+    assert not cert.certificate.correct and cert.confirmed

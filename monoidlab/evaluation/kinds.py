@@ -96,6 +96,24 @@ def classes_at(lang: Any, L: int, within: Within = None) -> np.ndarray:
     return np.flatnonzero(C[int(L), lang.start] > 0)
 
 
+def lengths_with_strings(lang: Any, lengths: Any, within: Within = None) -> np.ndarray:
+    """The lengths of ``lengths`` (>= 1) at which the sub-language ``within`` has a string:
+    the lengths a strict test scores (well-formed expressions have odd lengths only).
+
+    >>> import monoidlab as ml
+    >>> lengths_with_strings(ml.load_language("modular-arithmetic"), [1, 2, 3, 4], "auto")
+    array([1, 3])
+    """
+    from monoidlab.geometry import length_array
+
+    lens = length_array(lengths)
+    keep = class_mask(lang, within)
+    out = np.asarray(lang.output)
+    C = path_counts(np.asarray(lang.delta, np.int64), np.where(keep[out], 0, -1), 1,
+                    int(lens.max(initial=0)))
+    return lens[(C[lens, lang.start, 0] > 0) & (lens >= 1)]
+
+
 @scalar_args
 def kind_batch(lang: Any, kind: str, L: int, n: int, rng: np.random.Generator,
                within: Within = None) -> Batch:

@@ -146,13 +146,15 @@ def finite_table_of(model: Any) -> Any:
 def _test_strings(lang: Any, config: Any, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """A spread of the run's strict test strings: about every ``AGREEMENT_STRIDE``-th test length,
     each kind, ``AGREEMENT_SAMPLES`` strings (41..500 for a bare model)."""
-    from monoidlab.evaluation.kinds import KINDS, check_kinds, kind_batch
-    from monoidlab.geometry import length_array
+    from monoidlab.evaluation.kinds import KINDS, check_kinds, kind_batch, lengths_with_strings
     from monoidlab.sublanguage import resolve_within
 
-    lengths = length_array(config.test_lengths if config is not None else range(41, 501))
-    kinds = check_kinds(config.eval_kinds) if config is not None else KINDS
     within = resolve_within(lang, "auto")
+    # the lengths the strict test scores: those with a string of the sub-language (a
+    # well-formed expression has an odd length; an even one has no string to draw)
+    lengths = lengths_with_strings(
+        lang, config.test_lengths if config is not None else range(41, 501), within)
+    kinds = check_kinds(config.eval_kinds) if config is not None else KINDS
     toks, lens = [], []
     # evenly spread, both parities (every 10th of 41..500 would be odd only: a Dyck language
     # has one class there)

@@ -147,15 +147,9 @@ class LanguageProblem:
 
     def lengths(self, lengths: Any) -> np.ndarray:
         """The given lengths that have at least one string (e.g. odd ones for expressions)."""
-        from monoidlab.strings.sampling import path_counts
-        from monoidlab.sublanguage import class_mask
+        from monoidlab.evaluation.kinds import lengths_with_strings
 
-        lens = length_array(lengths)
-        keep = class_mask(self.language, self.within)
-        out = np.asarray(self.language.output)
-        C = path_counts(np.asarray(self.language.delta, np.int64), np.where(keep[out], 0, -1), 1,
-                        int(lens.max()))
-        ok = lens[(C[lens, self.language.start, 0] > 0) & (lens >= 1)]
+        ok = lengths_with_strings(self.language, lengths, self.within)
         if not len(ok):
             raise InputError(f"{self.name}: no strings at any of the lengths {lengths}")
         return ok

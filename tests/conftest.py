@@ -177,3 +177,32 @@ def function_doctests():
         return tuple(runner.summarize(verbose=False))
 
     return run
+
+
+@pytest.fixture(scope="session")
+def mod_arith_right_on_expressions():
+    """``make(states)``: a transformation tree (n = ``states`` >= the language's 19) that runs
+    modular arithmetic's own automaton and answers '1' on every incomplete expression: right on
+    the well-formed expressions (the task's sub-language), wrong on '+'."""
+    import torch
+
+    import monoidlab as ml
+    from monoidlab.models.transform_tree import TransformTree
+
+    lang = ml.load_language("modular-arithmetic")
+    delta, output = np.asarray(lang.delta), np.asarray(lang.output).copy()
+    output[output == lang.classes.index("incomplete")] = 1
+    assert int(lang.start) == 0
+
+    def make(states: int = len(delta)) -> TransformTree:
+        model = TransformTree(lang.n_symbols, lang.n_classes, states=states)
+        with torch.no_grad():
+            model.logits.fill_(-30.0)
+            for q in range(states):  # spare states map to themselves, read as class 0
+                for a in range(lang.n_symbols):
+                    model.logits[a, delta[q, a] if q < len(delta) else q, q] = 30.0
+            model.readout.fill_(0.0)
+            model.readout[output, np.arange(len(delta))] = 10.0
+        return model
+
+    return make

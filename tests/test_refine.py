@@ -14,6 +14,7 @@ import torch
 import monoidlab as ml
 from monoidlab.errors import CheckpointError, ConfigError
 from monoidlab.evaluation.certificate import Certificate, certify_table
+from monoidlab.evaluation.model_certificate import certify_model_exactly
 from monoidlab.training import RunConfig, train
 from monoidlab.training.loop import Session
 from monoidlab.training.problems import make_problem
@@ -97,11 +98,36 @@ def test_a_counterexample_past_the_training_lengths_is_never_trained_on(monkeypa
                            counterexample="1" * 40, counterexample_tokens=(1,) * 40,
                            counterexample_offset=0, counterexample_length=40, expected=0,
                            predicted=1)
-    monkeypatch.setattr("monoidlab.training.refine._certify", lambda model, lang: long_one)
+    monkeypatch.setattr("monoidlab.training.refine._certify",
+                        lambda model, lang, within=None: long_one)
     r = refine(s)
     assert [x.outcome for x in r.rounds] == ["beyond"] and r.steps == 0 and r.pool == 0
     assert "longer than the training lengths" in r.text()
     assert all(torch.equal(before[k], s.model.state_dict()[k]) for k in before)
+
+
+def test_a_model_right_on_the_runs_sub_language_is_proved_without_training(
+        mod_arith_right_on_expressions):
+    """On modular arithmetic (within "auto": the well-formed expressions) a model right on
+    every expression and wrong on '+' is proved at round 0 and not trained on '+', a string
+    the run never sees; a short run's rounds meet well-formed counterexamples only."""
+    cfg = RunConfig(language="modular-arithmetic", model="transform-tree", steps=20,
+                    batch_size=16, train_lengths="1:7", test_lengths="41:45", test_samples=8,
+                    seed=0, refine_rounds=3, refine_steps=5, lr=0.05)
+    s = _session(cfg)
+    lang = s.problem.language
+    s.model.load_state_dict(mod_arith_right_on_expressions(s.model.n_states).state_dict())
+    assert not certify_model_exactly(s.model, lang).correct  # '+' over every string
+    before = _state(s.model)
+    r = refine(s)
+    assert [x.outcome for x in r.rounds] == ["proved"] and r.steps == 0 and r.pool == 0
+    assert all(torch.equal(before[k], s.model.state_dict()[k]) for k in before)
+    r = refine(_session(cfg))
+    found = [x.counterexample for x in r.rounds if x.counterexample is not None]
+    assert found and all("on the strings of classes" in x.verdict for x in r.rounds)
+    tokens, lengths = lang.encode(found)
+    classes = [lang.classes[c] for c in lang.classify(tokens, lengths)]
+    assert "incomplete" not in classes, list(zip(found, classes, strict=True))
 
 
 def test_pool_rows_replace_the_first_rows_of_a_batch():

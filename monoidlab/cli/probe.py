@@ -261,12 +261,13 @@ cmd_probe.configure = lambda p: (
 @command("certify", "prove a finite model correct at every length, or give its shortest "
                     "counterexample")
 def cmd_certify(args: argparse.Namespace) -> None:
-    """``monoidlab certify RUN [--offsets] [--json]``: the exact verdict over every length
-    (docs/probing.md, "certificates"); a continuous model's surrogate table is certified
-    instead, and the output says so."""
+    """``monoidlab certify RUN [--offsets] [--within W] [--json]``: the exact verdict over
+    every length (docs/probing.md, "certificates"), on the run's own sub-language unless
+    ``--within`` says otherwise; a continuous model's surrogate table is certified instead,
+    and the output says so."""
     from monoidlab.probing.certify import certify
 
-    c = certify(args.run, offsets=args.offsets, seed=args.seed)
+    c = certify(args.run, offsets=args.offsets, seed=args.seed, within=args.within)
     emit(args, c.to_dict(), c.text())
 
 
@@ -274,6 +275,11 @@ cmd_certify.configure = lambda p: (
     p.add_argument("run", help="a run folder (or checkpoint.pt)"),
     p.add_argument("--offsets", action="store_true",
                    help="also every left offset of every string (the tests use offset 0)"),
+    p.add_argument("--within", default="run",
+                   help="the strings to certify: 'run' (default: the run's own sub-language, "
+                        "e.g. modular arithmetic's well-formed expressions; the verdict over "
+                        "every string is shown beside it), 'none' (every string), or classes "
+                        "as training's --within ('A,B', 'all-but:A')"),
     p.add_argument("--seed", type=int, default=0,
                    help="seed of the test strings the table is compared with the model on"),
     p.add_argument("--json", action="store_true"))

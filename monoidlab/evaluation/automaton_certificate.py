@@ -19,6 +19,8 @@ correct at every length (proved: the model's 2 states and the language's 2 state
 >>> wrong = certify_automaton(np.array([[0, 1], [1, 1]]), np.array([0, 1]), 0, lang)
 >>> wrong.counterexample, wrong.predicted, wrong.expected
 ('11', 1, 0)
+>>> certify_automaton(np.array([[0, 1], [1, 1]]), np.array([0, 1]), 0, lang, within="1").correct
+True
 """
 
 from __future__ import annotations
@@ -29,17 +31,20 @@ import numpy as np
 
 from monoidlab.errors import InputError, MonoidTooLarge
 from monoidlab.evaluation.certificate import Certificate
+from monoidlab.evaluation.certificate_scope import kept_classes, misread
 
 __all__ = ["certify_automaton"]
 
 
-def certify_automaton(delta: Any, output: Any, start: int, lang: Any, *,
+def certify_automaton(delta: Any, output: Any, start: int, lang: Any, *, within: Any = None,
                       max_pairs: int = 50_000_000) -> Certificate:
     """Decide whether the DFA (``delta`` (n, V), ``output`` (n,) classes, ``start``) classifies
     every string of every length >= 1 as ``lang`` does; the counterexample, when there is one,
     is the shortest and, among the shortest, the shortlex-least string.
 
-    ``max_pairs``: the product's size n · |Q| allowed (past it :class:`MonoidTooLarge` says so).
+    ``within``: only the strings of these classes (a sub-language, as training's ``within``;
+    None: every string). ``max_pairs``: the product's size n · |Q| allowed (past it
+    :class:`MonoidTooLarge` says so).
     """
     from monoidlab.algebra.languages import as_language
 
@@ -59,6 +64,7 @@ def certify_automaton(delta: Any, output: Any, start: int, lang: Any, *,
                          f"shape ({n},), a start state and transitions in 0..{n - 1}")
     true_delta = np.asarray(lang.delta, np.int64)
     true_out = np.asarray(lang.output, np.int64)
+    kept, names = kept_classes(lang, within)
     Q = true_delta.shape[0]
     if n * Q > max_pairs:
         raise MonoidTooLarge(f"certify_automaton: {n} x {Q} state pairs exceed "
@@ -83,20 +89,20 @@ def certify_automaton(delta: Any, output: Any, start: int, lang: Any, *,
         seen[pair] = True
         total += len(pair)
         levels.append((pair, parent, last))
-        bad = np.flatnonzero(output[pair // Q] != true_out[pair % Q])
+        bad = np.flatnonzero(misread(output, true_out, pair, Q, kept))
         if len(bad):
-            return _refuted(levels, int(bad[0]), lang, delta, output, start, total)
+            return _refuted(levels, int(bad[0]), lang, delta, output, start, total, names)
         # children in (parent rank, letter) order: shortlex order of their witnesses
         pair = (delta[(pair // Q)[:, None], letters[None, :]] * Q
                 + true_delta[(pair % Q)[:, None], letters[None, :]]).ravel()
         parent = np.repeat(np.arange(len(levels[-1][0])), V)
     return Certificate(language=lang.name, correct=True, levels=len(levels), period=0,
                        pairs=total, n_codes=n, monoid_size=Q, padding="identity",
-                       offsets=False, layout="automaton")
+                       offsets=False, layout="automaton", within=names)
 
 
 def _refuted(levels: list, i: int, lang: Any, delta: np.ndarray, output: np.ndarray,
-             start: int, total: int) -> Certificate:
+             start: int, total: int, within: tuple[str, ...] | None) -> Certificate:
     """The certificate of a refuted automaton: the witness of pair ``i`` of the last level,
     rebuilt from the parent pointers and confirmed by running both automata on it."""
     Q = int(np.asarray(lang.delta).shape[0])
@@ -122,4 +128,4 @@ def _refuted(levels: list, i: int, lang: Any, delta: np.ndarray, output: np.ndar
                        expected=expected, predicted=predicted, expected_name=names[expected],
                        predicted_name=names[predicted],
                        confirmed=q * Q + t == target and predicted != expected,
-                       layout="automaton")
+                       layout="automaton", within=within)

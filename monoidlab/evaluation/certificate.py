@@ -14,6 +14,11 @@ first wrong level holds it; with offsets a short string at a large offset has a 
 the search goes on over witnesses shorter than the best until their state repeats.
 :func:`brute_force_counterexample` is the reference used by the tests.
 
+``within`` restricts the claim to a sub-language given by its classes (as training's
+``within``: modular arithmetic's well-formed expressions): the reachable pairs are the same,
+and only roots whose EC's class is kept are checked, since a string belongs to such a
+sub-language iff its EC's class does.
+
 Example
 -------
 >>> import monoidlab as ml
@@ -22,9 +27,11 @@ Example
 >>> print(certify_table(monoid_table(lang, "learned"), lang, offsets=True))
 correct at every length (proved: reachable (code, EC) pairs repeat after 3 levels, period 1; 2 pairs)
 >>> exact = monoid_table(lang)
->>> table = exact.table.copy(); table[1, 1] = 1   # "1"·"1" now says odd
+>>> table = exact.table.copy(); table[1, 1] = 1   # "1"·"1" now says odd: code = any 1
 >>> print(certify_table(FiniteTable(exact.leaf, table, exact.head), lang))
 WRONG: shortest counterexample '11' (length 2): the model says class 1 (1), the language 0 (0)
+>>> print(certify_table(FiniteTable(exact.leaf, table, exact.head), lang, within="1"))
+correct at every length on the strings of class 1 (proved: reachable (code, EC) pairs repeat after 3 levels, period 1; 3 pairs; a root is checked where its EC has one of these classes)
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from monoidlab.errors import InputError, MonoidTooLarge
+from monoidlab.evaluation.certificate_scope import kept_classes, misread
 from monoidlab.geometry import buffer_size
 from monoidlab.models.finite import FiniteTable
 
@@ -72,6 +80,7 @@ class Certificate:
     ``layout``: the table's (``"balanced"`` or ``"scan"``), or ``"automaton"`` for a model
     certified as a DFA (:mod:`monoidlab.evaluation.automaton_certificate`: then ``n_codes`` is
     its state count, ``monoid_size`` the language's, ``levels`` the longest shortest witness).
+    ``within``: the classes whose strings were checked (None: every string).
     """
 
     language: str
@@ -94,23 +103,41 @@ class Certificate:
     predicted_name: str | None = None
     confirmed: bool = False
     layout: str = "balanced"
+    within: tuple[str, ...] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain values (JSON)."""
         d = asdict(self)
         if self.counterexample_tokens is not None:
             d["counterexample_tokens"] = list(self.counterexample_tokens)
+        if self.within is not None:
+            d["within"] = list(self.within)
         return d
+
+    @property
+    def scope(self) -> str:
+        """Which strings the verdict is about: "" (every string) or " on the strings of
+        class(es) ..." (a sub-language)."""
+        if self.within is None:
+            return ""
+        return f" on the strings of class{'es' if len(self.within) > 1 else ''} " \
+               f"{', '.join(self.within)}"
 
     def text(self) -> str:
         """One line: the proof's size, or the shortest counterexample."""
         if self.correct and self.layout == "automaton":
-            return (f"correct at every length (proved: the model's {self.n_codes} states and the "
-                    f"language's {self.monoid_size} states agree on all {self.pairs} reachable "
-                    f"state pairs; every pair is reached by a string of length <= {self.levels})")
+            where = ("" if self.within is None
+                     else ", of those whose language state has one of these classes")
+            return (f"correct at every length{self.scope} (proved: the model's {self.n_codes} "
+                    f"states and the language's {self.monoid_size} states agree on all "
+                    f"{self.pairs} reachable state pairs{where}; every pair is reached by a "
+                    f"string of length <= {self.levels})")
         if self.correct:
-            return (f"correct at every length (proved: reachable (code, EC) pairs repeat after "
-                    f"{self.levels} levels, period {self.period}; {self.pairs} pairs)")
+            where = ("" if self.within is None
+                     else "; a root is checked where its EC has one of these classes")
+            return (f"correct at every length{self.scope} (proved: reachable (code, EC) pairs "
+                    f"repeat after {self.levels} levels, period {self.period}; {self.pairs} "
+                    f"pairs{where})")
         n = self.counterexample_length
         if self.counterexample is None:
             size = f"length {n}" if n is not None else f"length over 2^{_CAP.bit_length() - 1}"
@@ -118,8 +145,9 @@ class Certificate:
         else:
             at = f" at offset {self.counterexample_offset}" if self.offsets else ""
             what = f"{self.counterexample!r} (length {n}){at}"
-        return (f"WRONG: shortest counterexample {what}: the model says class {self.predicted} "
-                f"({self.predicted_name}), the language {self.expected} ({self.expected_name})")
+        return (f"WRONG{self.scope}: shortest counterexample {what}: the model says class "
+                f"{self.predicted} ({self.predicted_name}), the language {self.expected} "
+                f"({self.expected_name})")
 
     def __str__(self) -> str:
         return self.text()
@@ -296,7 +324,7 @@ class _Fixpoint:
         return tuple(parts)
 
 
-def certify_table(table: FiniteTable, lang: Any, *, offsets: bool = False,
+def certify_table(table: FiniteTable, lang: Any, *, offsets: bool = False, within: Any = None,
                   max_levels: int = 4096, max_pairs: int = 2_000_000,
                   max_witness_length: int = 1 << 20) -> Certificate:
     """Decide whether ``table`` classifies every string of every length >= 1 as ``lang`` does.
@@ -304,6 +332,8 @@ def certify_table(table: FiniteTable, lang: Any, *, offsets: bool = False,
     offsets : also every left offset r >= 0 (root read at level ceil(log2(r + n)), as
         :meth:`FiniteTable.fold` does); the counterexample is then the shortest over all
         offsets (shortlex among the shortest only at offset 0).
+    within : only the strings of these classes (a sub-language, as training's ``within``;
+        None: every string).
     max_levels, max_pairs : budgets (tree levels; reachable pairs of one node type at one
         level): past either, :class:`~monoidlab.errors.MonoidTooLarge` names it. Work per level
         is quadratic in the pairs held.
@@ -322,6 +352,7 @@ def certify_table(table: FiniteTable, lang: Any, *, offsets: bool = False,
                     ("max_witness_length", max_witness_length)):
         if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < 1:
             raise InputError(f"certify_table: {name} must be a positive integer, got {v!r}")
+    kept, names = kept_classes(lang, within)
     if table.layout == "scan":
         if offsets:
             raise InputError("certify_table: a scan-layout table reads every string from "
@@ -329,15 +360,16 @@ def certify_table(table: FiniteTable, lang: Any, *, offsets: bool = False,
         from monoidlab.evaluation.scan_certificate import certify_scan_table
 
         return Certificate(**certify_scan_table(table, lang, max_levels=max_levels,
-                                                max_pairs=max_pairs,
-                                                max_witness_length=max_witness_length))
+                                                max_pairs=max_pairs, kept=kept,
+                                                max_witness_length=max_witness_length),
+                           within=names)
     mono = lang.monoid()
     fx, outs = _Fixpoint(table, mono, offsets), np.asarray(mono.outputs)
     level, e, best, bound, largest = 0, table.pad_leaf, None, _CAP + 1, 1
     seen: dict[tuple[Any, ...], int] = {}
     while True:
         roots = fx.hist[level]["R"]
-        bad = np.flatnonzero((table.head[roots.p // fx.M] != outs[roots.p % fx.M])
+        bad = np.flatnonzero(misread(table.head, outs, roots.p, fx.M, kept)
                              & (roots.n < bound))
         if bad.size:  # shortest (then least-ranked) misread root of this level
             x = int(bad[np.lexsort((roots.gr[bad], roots.gl[bad], roots.n[bad]))[0]])
@@ -363,7 +395,8 @@ def certify_table(table: FiniteTable, lang: Any, *, offsets: bool = False,
             raise MonoidTooLarge(f"certify_table: {largest} reachable (code, EC) pairs at tree "
                                  f"level {level}, over max_pairs={max_pairs}")
     common = dict(language=lang.name, levels=level, pairs=largest, n_codes=table.n_codes,
-                  monoid_size=mono.size, padding=table.padding.value, offsets=offsets)
+                  monoid_size=mono.size, padding=table.padding.value, offsets=offsets,
+                  within=names)
     if best is None:
         return Certificate(correct=True, period=level - seen[key], **common)
     return _refutation(fx, table, lang, outs, best, max_witness_length, common)

@@ -33,8 +33,9 @@ import numpy as np
 
 from monoidlab.evaluation.certificate import Certificate, certify_table
 
-__all__ = ["ModelCertificate", "certify_finite_model", "certify_model_exactly",
-           "finite_classifier", "finite_table_of", "is_finite_model", "agreement", "confirm"]
+__all__ = ["ModelCertificate", "certify_finite_model", "certify_model_exactly", "run_within",
+           "both_scopes", "finite_classifier", "finite_table_of", "is_finite_model", "agreement",
+           "confirm"]
 
 #: strings per kind and length on which a surrogate is compared with its model
 AGREEMENT_SAMPLES = 32
@@ -53,6 +54,8 @@ class ModelCertificate:
     by the model too (True when correct: nothing to confirm). ``agreement``: the fraction of
     ``agreement_strings`` test strings on which the table's fold and the model agree (1.0
     for a finite model, checked, not assumed). ``source``: the run or model certified.
+    ``all_strings``: when ``certificate`` is about a sub-language (the run's ``within``:
+    modular arithmetic's well-formed expressions), the verdict over every string beside it.
     """
 
     subject: str
@@ -62,6 +65,7 @@ class ModelCertificate:
     agreement_strings: int
     source: str
     model: str
+    all_strings: Certificate | None = None
 
     @property
     def correct(self) -> bool:
@@ -70,10 +74,13 @@ class ModelCertificate:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain values (JSON); ``verdict`` is the one-line text."""
-        return {"subject": self.subject, "correct": self.correct, "confirmed": self.confirmed,
-                "agreement": self.agreement, "agreement_strings": self.agreement_strings,
-                "source": self.source, "model": self.model, "verdict": self.text(),
-                "certificate": self.certificate.to_dict()}
+        d = {"subject": self.subject, "correct": self.correct, "confirmed": self.confirmed,
+             "agreement": self.agreement, "agreement_strings": self.agreement_strings,
+             "source": self.source, "model": self.model, "verdict": self.text(),
+             "certificate": self.certificate.to_dict()}
+        if self.all_strings is not None:
+            d["all_strings"] = self.all_strings.to_dict()
+        return d
 
     def text(self) -> str:
         """One or two lines: what was certified, and the verdict."""
@@ -87,11 +94,15 @@ class ModelCertificate:
                     f"certificate of {self.model} ({c.n_codes} {unit}, {layout}): ")
             tail = "" if c.correct or self.confirmed else (
                 " [NOT confirmed by the model's forward pass: the table is not the model]")
-            return head + c.text() + tail
+            return head + c.text() + tail + self._all_strings_text()
         return (f"certificate of a SURROGATE of {self.model}, not of the model: the table "
                 f"extract_monoid built on {c.n_codes} clusters of its node states, which agrees "
                 f"with the model on {self.agreement:.3f} of {self.agreement_strings} test "
-                f"strings; the table is " + c.text())
+                f"strings; the table is " + c.text() + self._all_strings_text())
+
+    def _all_strings_text(self) -> str:
+        a = self.all_strings
+        return "" if a is None else f"; over every string: {a.text()}"
 
     def __str__(self) -> str:
         return self.text()
@@ -111,9 +122,23 @@ def is_finite_model(model: Any) -> bool:
     return isinstance(model, FiniteModel)
 
 
-def certify_model_exactly(model: Any, lang: Any, offsets: bool = False) -> Certificate:
+def run_within(config: Any, within: Any) -> Any:
+    """``within`` as the certifiers take it: ``"run"`` is the run's own sub-language (its
+    config's ``within``; ``"auto"`` without a config, training's default), else as given.
+
+    >>> run_within(None, "run"), run_within(None, None)
+    ('auto', None)
+    """
+    if isinstance(within, str) and within == "run":
+        return config.within if config is not None else "auto"
+    return within
+
+
+def certify_model_exactly(model: Any, lang: Any, offsets: bool = False,
+                          within: Any = None) -> Certificate:
     """The exact certificate of a finite model in eval mode: as its learned automaton when it
-    is one (``learned_automaton()``), else of its finite table."""
+    is one (``learned_automaton()``), else of its finite table; ``within`` as
+    :func:`~monoidlab.evaluation.certificate.certify_table`'s (None: every string)."""
     from monoidlab._util import eval_mode
 
     with eval_mode(model):
@@ -121,8 +146,20 @@ def certify_model_exactly(model: Any, lang: Any, offsets: bool = False) -> Certi
             from monoidlab.evaluation.automaton_certificate import certify_automaton
 
             dfa = model.learned_automaton()
-            return certify_automaton(dfa.delta, dfa.output, dfa.start, lang)
-        return certify_table(model.finite_table(), lang, offsets=offsets)
+            return certify_automaton(dfa.delta, dfa.output, dfa.start, lang, within=within)
+        return certify_table(model.finite_table(), lang, offsets=offsets, within=within)
+
+
+def both_scopes(certify_one: Any, lang: Any, within: Any) -> tuple[Certificate,
+                                                                   Certificate | None]:
+    """``(certificate on the sub-language, certificate over every string or None)``: the
+    second only when ``within`` restricts the strings, so a reader sees both claims.
+    ``certify_one(within)`` certifies one scope."""
+    from monoidlab.sublanguage import resolve_within
+
+    if resolve_within(lang, within) is None:
+        return certify_one(None), None
+    return certify_one(within), certify_one(None)
 
 
 def finite_classifier(model: Any) -> Any:
@@ -149,7 +186,7 @@ def _test_strings(lang: Any, config: Any, seed: int) -> tuple[np.ndarray, np.nda
     from monoidlab.evaluation.kinds import KINDS, check_kinds, kind_batch, lengths_with_strings
     from monoidlab.sublanguage import resolve_within
 
-    within = resolve_within(lang, "auto")
+    within = resolve_within(lang, run_within(config, "run"))
     # the lengths the strict test scores: those with a string of the sub-language (a
     # well-formed expression has an odd length; an even one has no string to draw)
     lengths = lengths_with_strings(
@@ -226,25 +263,34 @@ def confirm(model: Any, cert: Certificate) -> bool:
 
 
 def certify_finite_model(model: Any, lang: Any, config: Any = None, *, offsets: bool = False,
-                         seed: int = 0, source: str = "model") -> ModelCertificate:
+                         within: Any = "run", seed: int = 0, source: str = "model"
+                         ) -> ModelCertificate:
     """The certificate of a finite model (one with ``finite_table()``) on ``lang``: its table
     certified exactly, checked against the model's forward pass on the run's test strings, and
     a counterexample confirmed by that forward pass. A model that is a DFA whatever its layout
     (``learned_automaton()``: the transformation tree) is certified as that DFA
     (:func:`~monoidlab.evaluation.automaton_certificate.certify_automaton`: n · |Q| state
-    pairs, never its transformation semigroup)."""
+    pairs, never its transformation semigroup).
+
+    ``within``: the strings the claim is about: ``"run"`` (default) the run's own sub-language
+    (its config's ``within``, "auto" without one: what it was trained and tested on), None every
+    string, or classes as training's ``within``. On a sub-language the verdict over every
+    string is given beside it (``all_strings``)."""
+    within = run_within(config, within)
+    name = type(model).__name__ if config is None else config.model
     if callable(getattr(model, "learned_automaton", None)):
-        cert = certify_model_exactly(model, lang)
+        cert, every = both_scopes(lambda w: certify_model_exactly(model, lang, within=w), lang,
+                                  within)
         agree, n = agreement(model, model.learned_automaton(), lang, config, seed)
-        name = type(model).__name__ if config is None else config.model
-        return ModelCertificate("model", cert, confirm(model, cert), agree, n, source, name)
+        return ModelCertificate("model", cert, confirm(model, cert), agree, n, source, name,
+                                every)
     table = finite_table_of(model)
     if table is None:
         from monoidlab.errors import InputError
 
         raise InputError(f"{type(model).__name__} is not a finite model (no finite_table()); "
                          "monoidlab.certify certifies a continuous model's surrogate table")
-    cert = certify_table(table, lang, offsets=offsets)
+    cert, every = both_scopes(lambda w: certify_table(table, lang, offsets=offsets, within=w),
+                              lang, within)
     agree, n = agreement(model, table, lang, config, seed)
-    name = type(model).__name__ if config is None else config.model
-    return ModelCertificate("model", cert, confirm(model, cert), agree, n, source, name)
+    return ModelCertificate("model", cert, confirm(model, cert), agree, n, source, name, every)

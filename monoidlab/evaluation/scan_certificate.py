@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from monoidlab.errors import MonoidTooLarge
+from monoidlab.evaluation.certificate_scope import misread
 
 __all__ = ["certify_scan_table"]
 
@@ -115,12 +116,13 @@ class _Blocks:
 
 
 def certify_scan_table(table: Any, lang: Any, *, max_levels: int = 4096,
-                       max_pairs: int = 2_000_000, max_witness_length: int = 1 << 20
-                       ) -> dict[str, Any]:
+                       max_pairs: int = 2_000_000, max_witness_length: int = 1 << 20,
+                       kept: np.ndarray | None = None) -> dict[str, Any]:
     """Decide whether the scan-layout ``table`` classifies every string of every length >= 1
     as ``lang`` does (see the module docstring); the budgets are as
     :func:`~monoidlab.evaluation.certificate.certify_table`'s. Returns the fields of a
-    :class:`~monoidlab.evaluation.certificate.Certificate` (which wraps them)."""
+    :class:`~monoidlab.evaluation.certificate.Certificate` (which wraps them). ``kept``: a
+    mask over the classes whose strings are checked (None: every string)."""
     mono = lang.monoid()
     M, outs = mono.size, np.asarray(mono.outputs)
     blocks, seen = _Blocks(table, mono), {}
@@ -165,10 +167,9 @@ def certify_scan_table(table: Any, lang: Any, *, max_levels: int = 4096,
         largest = max(largest, len(reach))
     common = dict(language=lang.name, levels=t + period, pairs=largest, n_codes=table.n_codes,
                   monoid_size=M, padding=table.padding.value, offsets=False, layout="scan")
-    wrong = table.head[reach // M] != outs[reach % M]
-    if not wrong.any():
+    if not misread(table.head, outs, reach, M, kept).any():
         return dict(correct=True, period=period, **common)
-    return _shortest(blocks, table, lang, outs, max_witness_length, common)
+    return _shortest(blocks, table, lang, outs, max_witness_length, common, kept)
 
 
 def _level_pairs(blocks: _Blocks, k: int) -> np.ndarray:
@@ -179,7 +180,7 @@ def _level_pairs(blocks: _Blocks, k: int) -> np.ndarray:
 
 
 def _shortest(blocks: _Blocks, table: Any, lang: Any, outs: np.ndarray, limit: int,
-              common: dict[str, Any]) -> Any:
+              common: dict[str, Any], kept: np.ndarray | None) -> Any:
     """The shortest (then shortlex-least) misread string: see the module docstring."""
     tau, mul, M = blocks.tau, blocks.mul, blocks.M
     top = 0
@@ -192,7 +193,7 @@ def _shortest(blocks: _Blocks, table: Any, lang: Any, outs: np.ndarray, limit: i
             n = np.concatenate([size, size[flat // len(blocks.pairs[k])] + (1 << k)])
             acc, win = _least(p, n)
             size = n[win]
-        bad = table.head[acc // M] != outs[acc % M]
+        bad = misread(table.head, outs, acc, M, kept)
         if bad.any():
             length = int(size[bad].min())
             break
@@ -209,7 +210,7 @@ def _shortest(blocks: _Blocks, table: Any, lang: Any, outs: np.ndarray, limit: i
         seqs = np.concatenate([seqs[flat // nb], (flat % nb)[:, None]], 1)
         order = np.argsort(flat)  # keep prefixes in rank order for the next block
         acc, seqs = acc[order], seqs[order]
-    bad = np.flatnonzero(table.head[acc // M] != outs[acc % M])
+    bad = np.flatnonzero(misread(table.head, outs, acc, M, kept))
     x = int(bad[0])  # acc is in rank order: the first misread is the shortlex-least
     code, ec = divmod(int(acc[x]), M)
     expected, predicted = int(outs[ec]), int(table.head[code])

@@ -28,9 +28,11 @@ from monoidlab.evaluation.certificate import certify_table
 from monoidlab.evaluation.model_certificate import (
     ModelCertificate,
     agreement,
+    both_scopes,
     certify_finite_model,
     confirm,
     is_finite_model,
+    run_within,
 )
 from monoidlab.probing._target import resolve_target
 
@@ -39,20 +41,25 @@ __all__ = ["certify"]
 
 @scalar_args
 def certify(model_or_run: Any, language: Any = None, *, offsets: bool = False,
-            device: str | None = None, seed: int = 0, **extract: Any) -> ModelCertificate:
+            within: Any = "run", device: str | None = None, seed: int = 0, **extract: Any
+            ) -> ModelCertificate:
     """The certificate of a model (with its ``language``) or of a run folder / checkpoint.
 
     offsets : also certify every left offset of every string (the strict tests place strings
         at offset 0, which is what the default certifies; a model trained with random
         offsets can be asked for the stronger claim).
+    within : the strings the claim is about: ``"run"`` the run's own sub-language (its
+        config's ``within``; "auto" for a bare model: modular arithmetic's well-formed
+        expressions, every string elsewhere), None every string, or classes as training's
+        ``within``. On a sub-language the verdict over every string is given beside it.
     seed : of the test strings on which the table is compared with the model.
     extract : keyword arguments of ``extract_monoid`` for a continuous model.
     """
     target = resolve_target(model_or_run, language, device)
     model, lang = target.model, target.language
     if is_finite_model(model):
-        return certify_finite_model(model, lang, target.config, offsets=offsets, seed=seed,
-                                    source=target.source)
+        return certify_finite_model(model, lang, target.config, offsets=offsets, within=within,
+                                    seed=seed, source=target.source)
     from monoidlab.geometry import Padding
     from monoidlab.models.finite import FiniteTable
     from monoidlab.probing.extract_monoid import extract_monoid
@@ -60,10 +67,11 @@ def certify(model_or_run: Any, language: Any = None, *, offsets: bool = False,
     ex = extract_monoid(model, lang, **extract)
     table = FiniteTable(np.asarray(ex.letters), np.asarray(ex.table), np.asarray(ex.classes),
                         Padding.IDENTITY)
-    cert = certify_table(table, lang, offsets=offsets)
+    cert, every = both_scopes(lambda w: certify_table(table, lang, offsets=offsets, within=w),
+                              lang, run_within(target.config, within))
     agree, n = agreement(model, table, lang, target.config, seed)
     name = type(model).__name__ if target.config is None else target.config.model
     # a surrogate's counterexample is the table's; whether the model errs on it too is what
     # ``confirmed`` says
     return ModelCertificate("surrogate", cert, confirm(model, cert), agree, n, target.source,
-                            name)
+                            name, every)

@@ -123,14 +123,15 @@ def refine_lr(lr: float, step: int, steps: int) -> float:
     return lr * 0.5 * (1 + math.cos(math.pi * step / max(1, steps)))
 
 
-def _certify(model: Any, language: Any) -> Any:
-    """The model's exact certificate, offset 0 (the trainer's; a transformation tree's as its
-    automaton, any offset alike), or the text of a budget that refused it."""
+def _certify(model: Any, language: Any, within: Any = None) -> Any:
+    """The model's exact certificate on the run's sub-language ``within``, offset 0 (the
+    trainer's; a transformation tree's as its automaton, any offset alike), or the text of a
+    budget that refused it."""
     from monoidlab.errors import MonoidlabError
     from monoidlab.evaluation.model_certificate import certify_model_exactly
 
     try:
-        return certify_model_exactly(model, language)
+        return certify_model_exactly(model, language, within=within)
     except MonoidlabError as exc:
         return f"not certified: {exc}"
 
@@ -188,7 +189,8 @@ def refine(s: Session, say: Any = None) -> Refinement:
     proved = False
     for r in range(cfg.refine_rounds + 1):
         t0 = time.time()
-        cert = _certify(s.model, language)
+        # on the run's sub-language: a string it never trains on is no counterexample to train
+        cert = _certify(s.model, language, cfg.within)
         if isinstance(cert, str):
             rounds.append(RefineRound(r, "refused", cert, None, None, 0, time.time() - t0))
             break

@@ -85,3 +85,17 @@ def test_old_spellings_are_refused_in_what_a_user_writes_with_the_new_name():
     saved = config_from_dict({"language": "parity", "model_kwargs": {"d": 8},
                               "eval_kinds": ["balanced"]}, "config.json", saved=True)
     assert saved.model_options.d == 8 and saved.eval_kinds == ("paper",)
+
+
+def test_a_saved_config_takes_defaults_for_what_it_lacks_never_todays_recipe():
+    """A transformation tree run saved before ``state_factor`` existed (its recipe
+    'languages' then meant n = the minimal count) loads with n = the minimal count, though the
+    recipe now doubles it; the same keys written by a user get the recipe's value."""
+    old = {"language": "dyck-2", "model": "transform-tree", "recipe": "languages",
+           "model_options": {"states": 0, "temperature": 1.0, "init_scale": 1.0,
+                             "start": "fixed"}}
+    assert config_from_dict(old, "config.json", saved=True).model_options.state_factor == 1
+    assert config_from_dict(old, "mine.toml").model_options.state_factor == 2
+    # a saved config keeps every value it has, recipe or not
+    saved = config_from_dict({**old, "lr": 0.5, "steps": 7}, "config.json", saved=True)
+    assert (saved.lr, saved.steps) == (0.5, 7)

@@ -116,7 +116,11 @@ def config_from_dict(data: Mapping[str, Any], source: str = "config", *,
         raise ConfigError(f"{source}: key 'model_options': expected a table, got "
                           f"{type(options).__name__} {options!r}")
     explicit = given_keys(data) if explicit is None else set(explicit)
-    values = fill_recipe(data, explicit, source)
+    # a saved config is the run's as trained: its recipe was applied when it was written, and a
+    # key or model option it lacks is newer than the run, so it takes the default (the old
+    # behaviour), never the recipe's value today (a 'languages' transform tree saved before
+    # `state_factor` existed had n = the minimal count, which the recipe now doubles)
+    values = data if saved else fill_recipe(data, explicit, source)
     return RunConfig(**values, explicit=frozenset(explicit), source=source)
 
 

@@ -89,6 +89,28 @@ def test_a_certificate_is_computed_once_and_cached(config, tmp_path):
     cached["verdict"] = "planted"
     (run / "certificate.json").write_text(json.dumps(cached))
     assert mod.certificate_of(run)["verdict"] == "planted"
+    # cached before certificates took the run's sub-language (no "within"): computed again
+    del cached["certificate"]["within"]
+    (run / "certificate.json").write_text(json.dumps(cached))
+    again = mod.certificate_of(run)
+    assert again["verdict"] != "planted" and "within" in again["certificate"]
+
+
+def test_the_table_says_which_tasks_are_certified_on_their_sub_language_only():
+    """A row proved on its run's sub-language and refuted over every string counts as
+    certified and is named; a row from before the field (over every string) counts as both."""
+    def row(task, certified, every=None):
+        r = {"task": task, "model": "transform-tree", "model_options": {}, "solved": True,
+             "summary": [], "certified": certified, "certificate": "certificate of x (y): z",
+             "train_seconds": 10.0}
+        return r if every is None else r | {"certified_all_strings": every}
+
+    text = mod.table([row("parity", True), row("modular-arithmetic", True, False),
+                      row("dyck-6", False, False)], {}, 18, 900)
+    assert "2 of 3 tasks with a finished run" in text
+    assert "Of these, modular-arithmetic on the run's sub-language only" in text
+    assert "over every string 1 of 3." in text
+    assert "sub-language only" not in mod.table([row("parity", True)], {}, 18, 900)
 
 
 def test_ledger_keys_and_labels(function_doctests):

@@ -26,19 +26,18 @@ def test_gpu_check_runs_every_part_on_cpu(tmp_path):
     summary = json.loads((out / "summary.json").read_text())
     assert summary["env"]["device"] == "cpu"
     rows = summary["train"]
-    assert [(row["bf16"], row["compile"]) for row in rows] == [("false", "false"),
-                                                               ("true", "false")]
+    assert [(row["bf16"], row["compile"]) for row in rows] == [("true", "false")]
     assert all(row["steps"] == 20 and row["verdict"] != "FAILED" for row in rows)
     exact = {e["model"]: e for e in summary["exact"]}
     assert sorted(exact) == ["mlp-ldru-snap", "pr-lstm-snap", "transform-tree"]
     assert all(e["steps"] == 20 and e["certificate"].startswith(f"certificate of {m}")
                for m, e in exact.items())
     long = summary["long"]
-    assert long["condition"] == "dyck-4-identity-ours" and long["steps"] == 40
-    assert [v["step"] for v in long["validations"]] == [10, 20, 30, 40]
+    assert long["condition"] == "dyck-4-identity-ours" and long["steps"] == 20
+    assert [v["step"] for v in long["validations"]] == [10, 20]
     assert set(long["strict"]["min"]) == {"paper", "near_miss", "ec_stratified"}
     figures = sorted(p.name for p in (out / "figures").iterdir())
     assert figures == ["long-curve.png", "speed-cpu.png"]
     text = (out / "summary.md").read_text()
-    assert "| false | false | 20 |" in text and "dyck-4-identity-ours: 40 steps" in text
+    assert "| true | false | 20 |" in text and "dyck-4-identity-ours: 20 steps" in text
     assert "FAILED" not in (out / "log.txt").read_text()

@@ -4,6 +4,7 @@ freezing, the claims that share runs between processes, and the second round's s
 
 from __future__ import annotations
 
+import json
 import tomllib
 from pathlib import Path
 
@@ -77,7 +78,7 @@ def test_the_results_table_shows_each_language_under_each_recipe_and_the_times()
 def test_the_choice_rule_ranks_finished_recipes_and_waits_for_unfinished_ones(
         function_doctests):
     assert function_doctests(mod, mod.choose, mod.freeze_text, mod.held_out_text, mod.lineage,
-                             mod.bought, mod.claim)[0] == 0
+                             mod.bought, mod.claim, mod.cannot_win)[0] == 0
 
     def row(recipe, lang, seed, ok, t=100.0, half="dev", status="done"):
         return {"recipe": recipe, "half": half, "language": lang, "seed": seed,
@@ -101,6 +102,50 @@ def test_the_choice_rule_ranks_finished_recipes_and_waits_for_unfinished_ones(
         "median train 100 s" in why
     assert mod.choose({}, split, [0, 1]) == (None, [
         "no choice yet: no recipe has finished the dev half"])
+
+
+def test_a_recipe_that_can_no_longer_win_is_out_and_its_runs_are_not_run(tmp_path, monkeypatch):
+    """"many" finished with 2 of 3 languages; "slow" has failed two languages after 3 runs, so
+    it can reach 1 at most: the rule chooses "many" without waiting for "slow", and a further
+    "slow" run returns None before training (nothing recorded). One failure less and "slow"
+    could still tie: it is waited for, and its runs are run."""
+    from types import SimpleNamespace
+
+    def row(recipe, lang, seed, ok):
+        return {"id": f"{recipe}__{lang}__s{seed}", "recipe": recipe, "half": "dev",
+                "language": lang, "seed": seed, "status": "done", "solved": ok,
+                "train_seconds": 100.0}
+
+    split = {"dev": ["a", "b", "c"], "held_out": ["z"]}
+    rows = [row("many", lang, s, lang != "c") for lang in "abc" for s in (0, 1)]
+    rows += [row("slow", "a", 0, False), row("slow", "b", 0, True), row("slow", "b", 1, False)]
+    ledger = {r["id"]: r for r in rows}
+    chosen, why = mod.choose(ledger, split, [0, 1], ["many", "slow"])
+    assert chosen == "many", why
+    assert "slow: 3 of 6 dev runs finished; out: at most 1 dev languages left to solve on " \
+        "every seed, below the 2 of a finished recipe" in why
+    assert mod.cannot_win(ledger, split, [0, 1], "slow") == \
+        "slow can solve at most 1 of 3 dev languages on every seed; many solved 2"
+
+    path = tmp_path / "ledger.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    config = SimpleNamespace(data={"benchmark": {"seeds": [0, 1], "fresh_seeds": [9]},
+                                   "recipes": {"slow": {}}},
+                             ledger=path, root=tmp_path, out=tmp_path)
+    monkeypatch.setattr(mod, "read_split", lambda *a, **k: split)
+    monkeypatch.setattr(mod, "train_or_resume",
+                        lambda *a, **k: pytest.fail("a run that cannot change the choice ran"))
+    run = {"id": "slow__c__s0", "language": "c", "half": "dev", "recipe": "slow", "seed": 0,
+           "path": "parity"}
+    assert mod.run_one(run, config) is None
+    # with "b" solved on seed 1, "slow" can still reach 2 = the leader's: waited for, and run
+    rows[-1] = row("slow", "b", 1, True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    ledger = {r["id"]: r for r in rows}
+    assert mod.choose(ledger, split, [0, 1], ["many", "slow"])[0] is None
+    assert mod.cannot_win(ledger, split, [0, 1], "slow") is None
+    with pytest.raises(pytest.fail.Exception, match="cannot change the choice ran"):
+        mod.run_one(run, config)
 
 
 def test_the_info_table_adds_the_support_length_of_the_offsets_recipes_layout():

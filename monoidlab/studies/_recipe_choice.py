@@ -107,19 +107,18 @@ def choose(ledger: dict[str, dict], split: dict[str, list[str]], seeds: list[int
     'no choice yet: c not through the dev half'
     >>> del ledger["7"]; choose(ledger, {"dev": ["x", "y"]}, [0, 1])[0] is None  # b unfinished
     True
+
+    An unfinished recipe that can no longer reach the languages of a finished one (its dev
+    languages not yet failed on some seed are fewer) is out: the rule would never choose it,
+    whatever its other runs do, so its remaining runs are not needed (:func:`cannot_win`).
     """
+    by_recipe = dev_runs(ledger)
     want = {(lang, seed) for lang in split["dev"] for seed in seeds}
-    by_recipe: dict[str, dict[tuple[str, int], dict]] = {}
-    for r in ledger.values():
-        if r["half"] == "dev":
-            by_recipe.setdefault(r["recipe"], {})[(r["language"], int(r["seed"]))] = r
     ranked, lines, unfinished = [], [], []
-    for recipe in sorted(set(by_recipe) | set(recipes or [])):
+    names = sorted(set(by_recipe) | set(recipes or []))
+    for recipe in names:
         runs = by_recipe.get(recipe, {})
-        missing = want - set(runs)
-        if missing:
-            unfinished.append(recipe)
-            lines.append(f"{recipe}: {len(want) - len(missing)} of {len(want)} dev runs finished")
+        if want - set(runs):
             continue
         ok = {k: r["status"] == "done" and bool(r["solved"]) for k, r in runs.items()}
         langs = sum(all(ok[(lang, s)] for s in seeds) for lang in split["dev"])
@@ -128,12 +127,72 @@ def choose(ledger: dict[str, dict], split: dict[str, list[str]], seeds: list[int
         ranked.append((langs, sum(ok.values()), -med, recipe))
         lines.append(f"{recipe}: {langs} of {len(split['dev'])} dev languages solved on every "
                      f"seed, {sum(ok.values())} of {len(want)} runs, median train {med:.0f} s")
+    lead = max(ranked)[0] if ranked else None
+    for recipe in names:
+        runs = by_recipe.get(recipe, {})
+        missing = want - set(runs)
+        if not missing:
+            continue
+        most = reachable(runs, split["dev"])
+        done = f"{recipe}: {len(want) - len(missing)} of {len(want)} dev runs finished"
+        if lead is not None and most < lead:
+            lines.append(f"{done}; out: at most {most} dev languages left to solve on every "
+                         f"seed, below the {lead} of a finished recipe")
+        else:
+            unfinished.append(recipe)
+            lines.append(done)
     if unfinished or not ranked:
         why = (f"no choice yet: {', '.join(unfinished)} not through the dev half"
                if unfinished else "no choice yet: no recipe has finished the dev half")
         return None, lines + [why]
     best = max(ranked)[3]
     return best, lines + [f"chosen by the rule: {best}"]
+
+
+def dev_runs(ledger: dict[str, dict]) -> dict[str, dict[tuple[str, int], dict]]:
+    """The development half's rows by recipe, keyed by (language, seed)."""
+    by_recipe: dict[str, dict[tuple[str, int], dict]] = {}
+    for r in ledger.values():
+        if r["half"] == "dev":
+            by_recipe.setdefault(r["recipe"], {})[(r["language"], int(r["seed"]))] = r
+    return by_recipe
+
+
+def reachable(runs: dict[tuple[str, int], dict], dev: list[str]) -> int:
+    """The most dev languages a recipe can still solve on every seed: those none of its
+    finished runs failed (a refusal is a failure)."""
+    failed = {lang for (lang, _), r in runs.items()
+              if not (r["status"] == "done" and r["solved"])}
+    return sum(lang not in failed for lang in dev)
+
+
+def cannot_win(ledger: dict[str, dict], split: dict[str, list[str]], seeds: list[int],
+               recipe: str) -> str | None:
+    """Why ``recipe``'s remaining dev runs cannot change the choice (None when they can): a
+    recipe through the dev half solved more languages on every seed than ``recipe`` can still
+    reach. Outcome-preserving: the rule (most languages first) never chooses it.
+
+    >>> row = lambda rc, lang, seed, ok: {"recipe": rc, "half": "dev", "language": lang,
+    ...     "seed": seed, "status": "done", "solved": ok}
+    >>> led = {str(i): r for i, r in enumerate([row("a", "x", 0, True), row("a", "y", 0, True),
+    ...     row("b", "x", 0, False)])}
+    >>> cannot_win(led, {"dev": ["x", "y"]}, [0], "b")
+    'b can solve at most 1 of 2 dev languages on every seed; a solved 2'
+    >>> cannot_win(led, {"dev": ["x", "y"]}, [0], "a") is None
+    True
+    """
+    by_recipe = dev_runs(ledger)
+    want = {(lang, seed) for lang in split["dev"] for seed in seeds}
+    most = reachable(by_recipe.get(recipe, {}), split["dev"])
+    for other, runs in sorted(by_recipe.items()):
+        if other == recipe or want - set(runs):
+            continue
+        langs = sum(all(runs[(lang, s)]["status"] == "done" and bool(runs[(lang, s)]["solved"])
+                        for s in seeds) for lang in split["dev"])
+        if langs > most:
+            return (f"{recipe} can solve at most {most} of {len(split['dev'])} dev languages on "
+                    f"every seed; {other} solved {langs}")
+    return None
 
 
 def held_out_text(ledger: dict[str, dict], split: dict[str, list[str]], seeds: list[int],

@@ -23,6 +23,7 @@ recipe has scored it, every other recipe is refused there.
 from __future__ import annotations
 
 import json
+import sys
 import time
 import tomllib
 from collections.abc import Sequence
@@ -33,6 +34,7 @@ from monoidlab.errors import ConfigError
 from monoidlab.studies._recipe_choice import (  # noqa: F401  (the study's names, kept here)
     BOOKKEEPING,
     bought,
+    cannot_win,
     choose,
     freeze,
     freeze_text,
@@ -233,6 +235,14 @@ def run_one(run: dict, config: StudyConfig) -> dict | None:
     meta = config.data["benchmark"]
     if run.get("claims") and not claim(Path(run["claims"]), run["id"], str(config.ledger)):
         return None
+    if run["half"] == "dev":  # a recipe the choice rule can no longer pick: its runs are moot
+        from monoidlab.studies.ledger import read_ledger
+
+        split = read_split(Path(), meta, config.root)
+        why = cannot_win(read_ledger(config.ledger), split, meta["seeds"], run["recipe"])
+        if why:
+            print(f"{run['id']}: not run ({why})", file=sys.stderr, flush=True)
+            return None
     recipe = config.data["recipes"][run["recipe"]]
     out, fresh_seeds = config.out, meta["fresh_seeds"]
 

@@ -33,3 +33,21 @@ def test_a_continuous_model_gets_a_surrogate_said_plainly(tiny_ldru_run):
     assert "SURROGATE" in c.text() and "not of the model" in c.text()
     assert 0.0 <= c.agreement <= 1.0 and c.agreement_strings > 0
     assert c.to_dict()["subject"] == "surrogate"
+
+
+def test_certifying_a_finite_model_imports_no_scikit_learn():
+    """monoidlab.probing loads each name's module on first use: certifying a transformation
+    tree reaches neither scikit-learn nor umap (clustering.py's), and every name of
+    ``monoidlab.probing.__all__`` still imports."""
+    import subprocess
+    import sys
+
+    code = ("import sys, monoidlab as ml; from monoidlab.models.transform_tree import "
+            "TransformTree; c = ml.certify(TransformTree(2, 2, states=2), 'parity'); "
+            "assert not any(m.split('.')[0] in ('sklearn', 'umap') for m in sys.modules), "
+            "sorted(m for m in sys.modules if m.startswith(('sklearn', 'umap')))[:3]; "
+            "import monoidlab.probing as p; [getattr(p, n) for n in p.__all__]; "
+            "assert 'sklearn' in sys.modules; print('ok')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]

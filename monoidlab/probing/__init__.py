@@ -32,33 +32,77 @@ of them; the modules are :mod:`~monoidlab.probing.embeddings`,
 :mod:`~monoidlab.probing.associativity` and :mod:`~monoidlab.probing.probe`.
 """
 
-from monoidlab.probing.associativity import associativity, root_states, summarise_associativity
-from monoidlab.probing.certify import certify
-from monoidlab.probing.clustering import (
-    CLUSTERERS,
-    METRICS,
-    Agreement,
-    ClusterAgreement,
-    agreement_scores,
-    chance_scores,
-    cluster_agreement,
-    linear_probe,
-    purity_score,
-)
-from monoidlab.probing.drift import Drift, drift
-from monoidlab.probing.embeddings import (
-    HeldOut,
-    NodeEmbeddings,
-    heldout_strings,
-    node_embeddings,
-    training_strings,
-)
-from monoidlab.probing.probe import model_at_init, probe_checkpoint, probe_model, summary_tables
-from monoidlab.probing.triples import Triples, draw_triples, heldout_triples
+from __future__ import annotations
 
-__all__ = ["certify", "Drift", "drift", "NodeEmbeddings", "node_embeddings", "HeldOut", "training_strings",
-           "heldout_strings", "Triples", "draw_triples", "heldout_triples", "purity_score",
-           "agreement_scores", "chance_scores", "ClusterAgreement", "Agreement",
+import importlib
+from typing import TYPE_CHECKING
+
+# Each name loads its module on first use: `monoidlab certify` needs certify.py alone, not
+# scikit-learn (clustering.py), which costs about 1.5 s a process.
+_WHERE = {
+    "associativity": ("associativity", "root_states", "summarise_associativity"),
+    "certify": ("certify",),
+    "clustering": ("CLUSTERERS", "METRICS", "Agreement", "ClusterAgreement", "agreement_scores",
+                   "chance_scores", "cluster_agreement", "linear_probe", "purity_score"),
+    "drift": ("Drift", "drift"),
+    "embeddings": ("HeldOut", "NodeEmbeddings", "heldout_strings", "node_embeddings",
+                   "training_strings"),
+    "probe": ("model_at_init", "probe_checkpoint", "probe_model", "summary_tables"),
+    "triples": ("Triples", "draw_triples", "heldout_triples"),
+}
+_MODULE_OF = {name: module for module, names in _WHERE.items() for name in names}
+
+if TYPE_CHECKING:
+    from monoidlab.probing.associativity import (
+        associativity,
+        root_states,
+        summarise_associativity,
+    )
+    from monoidlab.probing.certify import certify
+    from monoidlab.probing.clustering import (
+        CLUSTERERS,
+        METRICS,
+        Agreement,
+        ClusterAgreement,
+        agreement_scores,
+        chance_scores,
+        cluster_agreement,
+        linear_probe,
+        purity_score,
+    )
+    from monoidlab.probing.drift import Drift, drift
+    from monoidlab.probing.embeddings import (
+        HeldOut,
+        NodeEmbeddings,
+        heldout_strings,
+        node_embeddings,
+        training_strings,
+    )
+    from monoidlab.probing.probe import (
+        model_at_init,
+        probe_checkpoint,
+        probe_model,
+        summary_tables,
+    )
+    from monoidlab.probing.triples import Triples, draw_triples, heldout_triples
+
+
+def __getattr__(name: str) -> object:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'monoidlab.probing' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"monoidlab.probing.{module}"), name)
+    globals()[name] = value  # the next lookup is a plain attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_MODULE_OF})
+
+
+__all__ = ["certify", "Drift", "drift", "NodeEmbeddings", "node_embeddings", "HeldOut",
+           "training_strings", "heldout_strings", "Triples", "draw_triples", "heldout_triples",
+           "purity_score", "agreement_scores", "chance_scores", "ClusterAgreement", "Agreement",
            "cluster_agreement", "linear_probe", "root_states", "associativity",
            "summarise_associativity", "model_at_init", "probe_model", "probe_checkpoint",
            "summary_tables", "CLUSTERERS", "METRICS"]

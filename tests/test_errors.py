@@ -176,6 +176,8 @@ BUILTIN_RAISES = {
                                                   "frozen dataclasses do",
     ("monoidlab/__init__.py", "AttributeError"): "a module __getattr__ (PEP 562) must raise "
                                                  "AttributeError for names it does not have",
+    ("monoidlab/probing/__init__.py", "AttributeError"): "the same, for the probing package's "
+                                                         "lazy names",
     ("monoidlab/probing/_lstar.py", "IndexError"): "a sequence's __getitem__ must raise "
                                                    "IndexError past its end (AALpy iterates "
                                                    "words by index)",

@@ -183,7 +183,7 @@ def test_the_coverage_by_length_table_shows_the_worst_seed_per_level():
 
 def test_the_threshold_studys_doctests(function_doctests):
     assert function_doctests(mod, mod.at_baseline_text, mod.coverage_by_length_text,
-                             mod.certificate_text) == (0, 6)
+                             mod.certificate_text) == (0, 8)
 
 
 def test_the_depth_exact_study_certifies_every_run_and_plans_3s(tmp_path):

@@ -372,6 +372,11 @@ def certificate_text(ledger: dict[str, dict], study: dict) -> str:
     >>> certificate_text({"a": row}, {"languages": ["p"], "samplers": ["covering"]}
     ...                  ).splitlines()[2]
     "| p | covering | 0 / 1 | – | 1: '0110' (length 4, level 2) at L = 4 |"
+    >>> row["certificate"] = {"correct": False, "counterexample": None, "length": None,
+    ...                       "level": None, "verdict": "not certified: ... table ..."}
+    >>> certificate_text({"a": row}, {"languages": ["p"], "samplers": ["covering"]}
+    ...                  ).splitlines()[2]
+    "| p | covering | 0 / 1 | – | 1: undecided (refused by the certificate's budget) at L = 4 |"
     """
     lines = ["| language | sampler | certified / done | lowest L certified | not certified at "
              "L >= s: shortest counterexample (length, root level) |", "|---|---|---|---|---|"]
@@ -385,14 +390,23 @@ def certificate_text(ledger: dict[str, dict], study: dict) -> str:
             low = min((r["max_length"] for r in ok), default=None)
             bad = sorted((r for r in rows if not r["certificate"]["correct"]
                           and r["max_length"] >= r["s"]), key=lambda r: r["id"])
-            shown = "; ".join(
-                f"{r['certificate']['counterexample']!r} (length {r['certificate']['length']}, "
-                f"level {r['certificate']['level']}) at L = {r['max_length']}"
-                for r in bad[:4]) + (f"; ... {len(bad) - 4} more" if len(bad) > 4 else "")
+            shown = "; ".join(f"{_failure(r['certificate'])} at L = {r['max_length']}"
+                              for r in bad[:4]) + (f"; ... {len(bad) - 4} more"
+                                                   if len(bad) > 4 else "")
             lines.append(f"| {name} | {sampler} | {len(ok)} / {len(rows)} | "
                          f"{'–' if low is None else low} | "
                          f"{f'{len(bad)}: {shown}' if bad else '–'} |")
     return "\n".join(lines) + "\n"
+
+
+def _failure(cert: dict) -> str:
+    """A refuted run's shortest counterexample, or why there is none (a budget refused it)."""
+    if cert.get("counterexample") is not None:
+        return (f"{cert['counterexample']!r} (length {cert['length']}, level "
+                f"{cert['level']})")
+    if cert.get("length") is not None:  # too long to write out
+        return f"a string of length {cert['length']} (level {cert['level']})"
+    return "undecided (refused by the certificate's budget)"
 
 
 def rules_text(fitted: dict[str, dict], rec: dict) -> str:

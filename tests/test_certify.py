@@ -47,6 +47,7 @@ def test_certifying_a_finite_model_imports_no_scikit_learn():
             "assert not any(m.split('.')[0] in ('sklearn', 'umap') for m in sys.modules), "
             "sorted(m for m in sys.modules if m.startswith(('sklearn', 'umap')))[:3]; "
             "import monoidlab.probing as p; [getattr(p, n) for n in p.__all__]; "
+            "assert sorted(p.__all__) == sorted(p._MODULE_OF), 'lazy names != __all__'; "
             "assert 'sklearn' in sys.modules; print('ok')")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=300)

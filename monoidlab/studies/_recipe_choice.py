@@ -120,8 +120,8 @@ def choose(ledger: dict[str, dict], split: dict[str, list[str]], seeds: list[int
         runs = by_recipe.get(recipe, {})
         if want - set(runs):
             continue
-        ok = {k: r["status"] == "done" and bool(r["solved"]) for k, r in runs.items()}
-        langs = sum(all(ok[(lang, s)] for s in seeds) for lang in split["dev"])
+        ok = {k: _solved(r) for k, r in runs.items()}
+        langs = solved_languages(runs, split["dev"], seeds)
         secs = sorted(r.get("train_seconds", 0.0) for r in runs.values() if r["status"] == "done")
         med = secs[len(secs) // 2] if secs else float("inf")
         ranked.append((langs, sum(ok.values()), -med, recipe))
@@ -158,11 +158,22 @@ def dev_runs(ledger: dict[str, dict]) -> dict[str, dict[tuple[str, int], dict]]:
     return by_recipe
 
 
+def _solved(row: dict) -> bool:
+    """A finished run solved (a refusal, status not done, is a failure)."""
+    return row["status"] == "done" and bool(row["solved"])
+
+
+def solved_languages(runs: dict[tuple[str, int], dict], dev: list[str], seeds: list[int]
+                     ) -> int:
+    """The dev languages a recipe solved on every seed (its runs keyed by (language, seed),
+    every one present)."""
+    return sum(all(_solved(runs[(lang, s)]) for s in seeds) for lang in dev)
+
+
 def reachable(runs: dict[tuple[str, int], dict], dev: list[str]) -> int:
     """The most dev languages a recipe can still solve on every seed: those none of its
     finished runs failed (a refusal is a failure)."""
-    failed = {lang for (lang, _), r in runs.items()
-              if not (r["status"] == "done" and r["solved"])}
+    failed = {lang for (lang, _), r in runs.items() if not _solved(r)}
     return sum(lang not in failed for lang in dev)
 
 
@@ -187,8 +198,7 @@ def cannot_win(ledger: dict[str, dict], split: dict[str, list[str]], seeds: list
     for other, runs in sorted(by_recipe.items()):
         if other == recipe or want - set(runs):
             continue
-        langs = sum(all(runs[(lang, s)]["status"] == "done" and bool(runs[(lang, s)]["solved"])
-                        for s in seeds) for lang in split["dev"])
+        langs = solved_languages(runs, split["dev"], seeds)
         if langs > most:
             return (f"{recipe} can solve at most {most} of {len(split['dev'])} dev languages on "
                     f"every seed; {other} solved {langs}")

@@ -1,16 +1,16 @@
 # The two commands of the README:
 #   make demo   -- set up (venv, torch 2.13.0 CPU, the package) and run the main job
 #   make test   -- set up, lint (ruff), type-check the package (mypy) and run the whole test suite
-#                  (and, first, install Debian's chromium for the browser test and Debian's gap-core
-#                  for the GAP oracle tests when they are missing and the machine allows it: see
-#                  `browser` and `oracles`)
+#                  (and, beside the setup, install Debian's chromium for the browser test and
+#                  Debian's gap-core for the GAP oracle tests when they are missing and the
+#                  machine allows it: see `system-tools`)
 # Setup is idempotent: a stamp file is rebuilt only when pyproject.toml changes.
 PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.monoidlab-installed
 
-.PHONY: setup browser oracles demo test bench clean
+.PHONY: setup system-tools demo test bench clean
 
 setup: $(STAMP)
 
@@ -25,64 +25,60 @@ $(STAMP): pyproject.toml
 demo: setup
 	$(BIN)/monoidlab demo
 
-# The browser test (tests/test_report.py::test_report_renders_in_headless_chromium) opens the
-# HTML report in headless Chromium. When no chromium is on PATH and this is root with apt-get
-# (CI, containers), Debian's `chromium` is installed; otherwise nothing is installed and the
-# test is skipped, saying why (pytest prints skip reasons). BROWSER=0 never installs.
+# Two Debian packages that some tests use when they are there:
+# - chromium: the browser test (tests/test_report.py::test_report_renders_in_headless_chromium)
+#   opens the HTML report in headless Chromium;
+# - gap-core: GAP, the second oracle of the monoid tests (tests/oracle.py, gap_monoid_facts),
+#   beside libsemigroups from the dev extra.
+# When one is missing and this is root with apt-get (CI, containers), `system-tools` installs the
+# missing ones in one apt-get call; otherwise nothing is installed and those tests are skipped,
+# saying why (pytest prints skip reasons). BROWSER=0 / GAP=0 never install that package.
 BROWSER ?= 1
+GAP ?= 1
 CHROMIUM := $(shell command -v chromium || command -v chromium-browser || command -v google-chrome)
+GAPBIN := $(shell command -v gap)
+APT_WANT := $(if $(CHROMIUM),,$(if $(filter 0,$(BROWSER)),,chromium)) \
+            $(if $(GAPBIN),,$(if $(filter 0,$(GAP)),,gap-core))
+APT_LOG := /tmp/monoidlab-apt.log
 
-browser:
+system-tools:
 ifneq ($(CHROMIUM),)
 	@echo "browser: $(CHROMIUM) (the browser test runs)"
 else ifeq ($(BROWSER),0)
 	@echo "browser: no chromium and BROWSER=0: the browser test will be skipped"
-else
-	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	  echo "browser: installing Debian's chromium (apt-get) for the browser test"; \
-	  if (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-	      --no-install-recommends chromium) >/tmp/monoidlab-apt-chromium.log 2>&1; then \
-	    echo "browser: $$(command -v chromium) (the browser test runs)"; \
-	  else echo "browser: apt-get install chromium failed (log: /tmp/monoidlab-apt-chromium.log):" \
-	       "the browser test will be skipped"; fi; \
-	else echo "browser: no chromium on PATH and no root apt-get to install it: the browser test" \
-	  "will be skipped (install Debian's chromium to run it)"; fi
 endif
-
-# GAP (Debian's gap-core) is the second oracle of the monoid tests (tests/oracle.py,
-# gap_monoid_facts), beside libsemigroups from the dev extra. As for the browser: installed
-# when missing and this is root with apt-get (CI, containers), else its test is skipped saying
-# why. GAP=0 never installs.
-GAP ?= 1
-GAPBIN := $(shell command -v gap)
-
-oracles:
 ifneq ($(GAPBIN),)
 	@echo "oracles: $(GAPBIN) (the GAP oracle tests run)"
 else ifeq ($(GAP),0)
 	@echo "oracles: no gap and GAP=0: the GAP oracle tests will be skipped"
-else
+endif
+ifneq ($(strip $(APT_WANT)),)
 	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	  echo "oracles: installing Debian's gap-core (apt-get) for the GAP oracle tests"; \
-	  if (apt-get install -y -qq --no-install-recommends gap-core || (apt-get update -qq && \
+	  echo "system-tools: installing Debian's $(strip $(APT_WANT)) (apt-get, log: $(APT_LOG))"; \
+	  if (apt-get install -y -qq --no-install-recommends $(APT_WANT) || (apt-get update -qq && \
 	      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-	      gap-core)) >/tmp/monoidlab-apt-gap.log 2>&1; then \
-	    echo "oracles: $$(command -v gap) (the GAP oracle tests run)"; \
-	  else echo "oracles: apt-get install gap-core failed (log: /tmp/monoidlab-apt-gap.log):" \
-	       "the GAP oracle tests will be skipped"; fi; \
-	else echo "oracles: no gap on PATH and no root apt-get to install it: the GAP oracle" \
-	  "tests will be skipped (install Debian's gap-core to run them)"; fi
+	      $(APT_WANT))) >$(APT_LOG) 2>&1; then \
+	    echo "system-tools: installed $(strip $(APT_WANT)) (the tests that need them run)"; \
+	  else echo "system-tools: apt-get install $(strip $(APT_WANT)) failed (log: $(APT_LOG)):" \
+	       "the tests that need them will be skipped"; fi; \
+	else echo "system-tools: no root apt-get to install $(strip $(APT_WANT)): the tests that" \
+	  "need them will be skipped (install Debian's chromium and gap-core to run them)"; fi
 endif
 
-# mypy checks what [tool.mypy] in pyproject.toml names: the package. The suite runs on every
-# logical core (pytest-xdist), a test file to one worker so that its module fixtures are built
-# once; tests/conftest.py runs the notebooks side by side, starts the longest files first and
-# gives every process one torch/BLAS thread (one worker per core); `pytest tests` alone runs
-# it in one process.
-test: setup browser oracles
+# `make test`: the venv and the Debian packages side by side (pip works the CPU, apt mostly the
+# disk), then ruff; mypy checks what [tool.mypy] in pyproject.toml names (the package) while the
+# suite runs, and its report is printed after the suite's (either failing fails the target). The
+# suite runs on every logical core (pytest-xdist), a test file to one worker so that its module
+# fixtures are built once; tests/conftest.py runs the notebooks side by side, starts the longest
+# files first and gives every process one torch/BLAS thread (one worker per core); `pytest
+# tests` alone runs it in one process.
+test:
+	@$(MAKE) --no-print-directory -j2 setup system-tools
 	$(BIN)/ruff check monoidlab tests bench tools
-	$(BIN)/python -m mypy
-	$(BIN)/python -m pytest -n logical --dist loadfile tests
+	@$(BIN)/python -m mypy > .mypy-report.txt 2>&1 & mypy=$$!; \
+	  $(BIN)/python -m pytest -n logical --dist loadfile tests; suite=$$?; \
+	  wait $$mypy; typed=$$?; echo "mypy:"; cat .mypy-report.txt; rm -f .mypy-report.txt; \
+	  [ $$suite = 0 ] && [ $$typed = 0 ]
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache

@@ -169,6 +169,15 @@ class RunConfig(metaclass=_FillsRecipe):
                                                   "`A:B:STEP`; each batch has one length, drawn "
                                                   "uniformly (lengths without strings skipped)",
                                   "data")
+    curriculum_start: int = _key(0, "a length curriculum: the longest training length at the "
+                                    "first step of every attempt, growing linearly to the top "
+                                    "of `train_lengths` over `curriculum_fraction` of the "
+                                    "attempt's steps (each batch's length drawn uniformly from "
+                                    "the training lengths up to it); 0: off, every training "
+                                    "length from the first step", "data")
+    curriculum_fraction: float = _key(0.5, "the fraction of each attempt's steps over which a "
+                                           "curriculum (`curriculum_start` > 0) grows to the "
+                                           "longest training length", "data")
     batch_size: int = _key(128, "strings per training batch (PR-LSTM's authors: 128, MLP-LDRU's: "
                                 "256)", "data")
     sampler: str = _key(DEFAULT_SAMPLER, "training strings: {samplers} (their laws: "

@@ -50,7 +50,8 @@ if TYPE_CHECKING:
 
     from monoidlab.training.problems import Problem
 
-__all__ = ["Session", "run_steps", "train_step", "lr_at", "training_batch", "build_for", "MetricsLog"]
+__all__ = ["Session", "run_steps", "train_step", "lr_at", "training_batch", "curriculum_lengths",
+           "build_for", "MetricsLog"]
 
 
 def lr_at(cfg: RunConfig, step: int) -> float:
@@ -64,11 +65,37 @@ def lr_at(cfg: RunConfig, step: int) -> float:
     return cfg.lr
 
 
+def curriculum_lengths(cfg: RunConfig, train_lengths: np.ndarray, step: int) -> np.ndarray:
+    """The training lengths that step ``step`` of an attempt draws from: all of
+    ``train_lengths`` without a curriculum; with one, those up to ``curriculum_start`` at step
+    0, the bound growing linearly to the longest length at the last step of the first
+    ``curriculum_fraction`` × ``steps`` (the shortest length when none is that short).
+
+    >>> from monoidlab.training.config import RunConfig
+    >>> cfg = RunConfig(language="parity", steps=100, curriculum_start=8)
+    >>> lens = np.arange(1, 41)
+    >>> [int(curriculum_lengths(cfg, lens, s).max()) for s in (0, 25, 50, 99)]
+    [8, 24, 40, 40]
+    """
+    if not cfg.curriculum_start:
+        return train_lengths
+    grow = max(1, round(cfg.curriculum_fraction * cfg.steps))
+    longest = int(train_lengths.max())
+    top = cfg.curriculum_start + (longest - cfg.curriculum_start) * min(1.0,
+                                                                     step / max(1, grow - 1))
+    kept = train_lengths[train_lengths <= max(top, cfg.curriculum_start)]
+    return kept if kept.size else train_lengths[train_lengths == train_lengths.min()]
+
+
 def training_batch(cfg: RunConfig, problem: Problem, train_lengths: np.ndarray,
-                   step: int) -> tuple[int, dict[str, Any]]:
-    """``(length, numpy batch)`` of training step ``step``: a length drawn uniformly from
-    ``train_lengths``, then the problem's batch, both from ``default_rng([seed, step])``."""
+                   step: int, curriculum: bool = True) -> tuple[int, dict[str, Any]]:
+    """``(length, numpy batch)`` of training step ``step`` (of its attempt): a length drawn
+    uniformly from ``train_lengths`` (those the run's curriculum allows at this step, unless
+    ``curriculum`` is False), then the problem's batch, both from
+    ``default_rng([seed, step])``."""
     rng = np.random.default_rng([cfg.seed, step])
+    if curriculum:
+        train_lengths = curriculum_lengths(cfg, train_lengths, step)
     L = int(rng.choice(train_lengths))
     return L, problem.batch(rng, L, cfg.batch_size, train=True, step=step)
 
@@ -310,6 +337,10 @@ def plan_text(cfg: RunConfig) -> str:
                 f"; {cfg.early_stop} passed validations in a row end the run")
         if attempts > 1:
             text += "; an attempt that fails restarts from a fresh seed"
+    if cfg.curriculum_start:
+        text += (f"; a length curriculum: each attempt starts at lengths up to "
+                 f"{cfg.curriculum_start}, growing to the longest by step "
+                 f"{max(1, round(cfg.curriculum_fraction * cfg.steps))} of the attempt")
     if cfg.refine_rounds:
         text += (f"; then up to {cfg.refine_rounds} refinement rounds of {cfg.refine_steps} "
                  "steps on the certificate's counterexamples (kept only if proved)")

@@ -225,7 +225,7 @@ def refine(s: Session, say: Any = None) -> Refinement:
         for i in range(cfg.refine_steps):
             for g in s.opt.param_groups:
                 g["lr"] = refine_lr(cfg.lr, i, cfg.refine_steps)
-            L, batch = training_batch(s.acfg, problem, train_lengths, i)
+            L, batch = training_batch(s.acfg, problem, train_lengths, i, curriculum=False)
             batch = _with_pool(batch, pool, n, np.random.default_rng([seed, i, 1]))
             train_step(s, batch, i, f"refinement round {r + 1}, step {i} (length {L})")
         rounds.append(RefineRound(r, "counterexample", cert.text(), text, length,

@@ -117,7 +117,7 @@ def test_every_shell_command_of_the_page_is_in_the_tour_or_a_known_long_run(page
 def test_ci_runs_the_readme_test_command_with_the_browser_step():
     """CI (.ci/run) runs exactly the README's test command, and that command first installs
     chromium and gap-core when it can (the `system-tools` target, beside the setup), so the
-    headless-browser and GAP oracle tests run in CI; mypy's verdict counts as the suite's."""
+    headless-browser and GAP oracle tests run in CI."""
     (two,) = [b for b in blocks("bash") if "make test" in b]
     readme_cmd = next(ln.split("#", 1)[0].strip() for ln in two.splitlines()
                       if ln.startswith("make test"))
@@ -130,30 +130,10 @@ def test_ci_runs_the_readme_test_command_with_the_browser_step():
     recipe = makefile.split("\ntest:\n", 1)[1].split("\n\n", 1)[0]
     first = recipe.splitlines()[0].split()
     assert "setup" in first and "system-tools" in first and "-j2" in first
-    assert "ruff check" in recipe and "mypy" in recipe and "pytest -n logical" in recipe
-    assert "[ $$suite = 0 ] && [ $$typed = 0 ]" in recipe  # a mypy error fails `make test`
+    steps = [ln.strip() for ln in recipe.splitlines()[1:]]
+    assert [ln.split()[1:3] for ln in steps] == [["check", "monoidlab"], ["-m", "mypy"],
+                                                 ["-m", "pytest"]]
     tools = makefile.split("\nsystem-tools:", 1)[1].split("\n\n", 1)[0]
     assert "apt-get install" in tools and "id -u" in tools and "$(APT_WANT)" in tools
     want = makefile.split("\nAPT_WANT :=", 1)[1].split("\nAPT_LOG", 1)[0]
     assert "chromium" in want and "gap-core" in want
-
-
-def test_make_test_fails_when_mypy_fails_and_reports_it(tmp_path):
-    """The test target's shell line, with stand-ins for mypy and pytest: either failing fails
-    it, and mypy's report is printed after the suite's output."""
-    makefile = (ROOT / "Makefile").read_text()
-    recipe = makefile.split("\ntest:\n", 1)[1].split("\n\n", 1)[0]
-    line = recipe.split("\n\t", 2)[2].lstrip("@").replace("$$", "$").replace("\\\n", "\n")
-    for mypy_rc, suite_rc, want in [(0, 0, 0), (1, 0, 1), (0, 1, 1)]:
-        bin_ = tmp_path / f"bin{mypy_rc}{suite_rc}"
-        bin_.mkdir()
-        py = bin_ / "python"
-        py.write_text("#!/bin/bash\n"
-                      f'if [ "$2" = mypy ]; then echo "typed {mypy_rc}"; exit {mypy_rc}; fi\n'
-                      f'echo "suite {suite_rc}"; exit {suite_rc}\n')
-        py.chmod(0o755)
-        done = subprocess.run(["bash", "-c", line.replace("$(BIN)", str(bin_))], cwd=tmp_path,
-                              capture_output=True, text=True)
-        assert (done.returncode != 0) == bool(want), (mypy_rc, suite_rc, done)
-        assert done.stdout.index(f"suite {suite_rc}") < done.stdout.index(f"typed {mypy_rc}")
-        assert not (tmp_path / ".mypy-report.txt").exists()

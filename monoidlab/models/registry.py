@@ -195,7 +195,7 @@ def _transform_languages(language: str | None, task: str | None) -> tuple[dict, 
     (configs/transform-states-dev-x*.toml: 2x certified 13 of 18 development languages, as 4x
     did, against 11 for the minimal count; 2x solved more, 14 against 13), and a length
     curriculum from 8 over the first half of each attempt (configs/transform-curriculum-dev*.toml:
-    31 of 42 development runs certified with it, 27 of 41 without)."""
+    31 of 42 development runs certified with it, 27 of 42 without)."""
     _language_only("languages", language, task)
     return ({**_EXACT_BUDGET, "lr": 0.05, "curriculum_start": 8, "curriculum_fraction": 0.5},
             {"states": 0, "state_factor": 2})

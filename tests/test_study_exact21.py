@@ -115,5 +115,26 @@ def test_the_table_says_which_tasks_are_certified_on_their_sub_language_only():
 
 def test_ledger_keys_and_labels(function_doctests):
     assert function_doctests(mod, mod.ledger_id) == (0, 2)
+    assert function_doctests(mod, mod.label_of) == (0, 3)
     assert mod.label_of({"model": "transform-tree", "model_options": {"state_factor": 1}}) == \
         "transform-tree"
+
+
+def test_a_row_keeps_the_run_s_curriculum_and_the_table_names_it(tmp_path):
+    """A pass with a length curriculum is told apart from the same model without one."""
+    import json as _json
+
+    cert = {"certificate": {"within": None}, "correct": True, "verdict": "certificate of "
+            "transform-tree (8 states): correct at every length (proved)", "seconds": 0.1}
+    (tmp_path / "certificate.json").write_text(_json.dumps(cert))
+    results = {"problem": "dyck-2", "solved": True, "steps": 4000, "train_seconds": 12.0,
+               "evaluation": {"summary": []}}
+    cfg = {"model": "transform-tree", "model_options": {"state_factor": 2}, "seed": 0,
+           "train_lengths": "1:40", "curriculum_start": 8}
+    with_it = mod.row_of("x:dyck-2__transform-tree__s0", tmp_path, results, cfg)
+    without = mod.row_of("dyck-2__transform-tree__s0", tmp_path, results,
+                         {**cfg, "curriculum_start": 0})
+    assert with_it["curriculum_start"] == 8 and "curriculum_start" not in without
+    assert mod.label_of(with_it) != mod.label_of(without)
+    text = mod.table([with_it, without], {}, 18, 900)
+    assert "| dyck-2 | transform-tree (n = 2 x minimal, length curriculum from 8) |" in text

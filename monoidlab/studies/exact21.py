@@ -76,19 +76,25 @@ RECIPE_LENGTHS = "1:40"
 
 
 def label_of(row: dict) -> str:
-    """The model as the table names it: a transformation tree with spare states says so, and a
-    run trained at lengths other than its recipe's (a sweep's per-task lengths) too.
+    """The model as the table names it: a transformation tree with spare states says so, a run
+    trained at lengths other than its recipe's (a sweep's per-task lengths) too, and a run with
+    a length curriculum.
 
     >>> label_of({"model": "transform-tree", "model_options": {"state_factor": 2}})
     'transform-tree (n = 2 x minimal)'
     >>> label_of({"model": "transform-tree", "model_options": {"state_factor": 2},
     ...           "train_lengths": "1:9"})
     'transform-tree (n = 2 x minimal, per-task training lengths)'
+    >>> label_of({"model": "transform-tree", "model_options": {"state_factor": 2},
+    ...           "curriculum_start": 8})
+    'transform-tree (n = 2 x minimal, length curriculum from 8)'
     """
     factor = (row.get("model_options") or {}).get("state_factor", 1)
     parts = [f"n = {factor} x minimal"] if factor and factor > 1 else []
     if row.get("train_lengths") not in (None, RECIPE_LENGTHS):
         parts.append("per-task training lengths")
+    if row.get("curriculum_start"):
+        parts.append(f"length curriculum from {row['curriculum_start']}")
     return row["model"] + (f" ({', '.join(parts)})" if parts else "")
 
 
@@ -99,6 +105,8 @@ def row_of(run_id: str, run: Path, results: dict, cfg: dict) -> dict:
     return {"id": run_id, "task": results["problem"], "model": cfg["model"],
             "model_options": cfg["model_options"], "seed": cfg["seed"],
             "train_lengths": str(cfg.get("train_lengths", RECIPE_LENGTHS)),
+            **({"curriculum_start": cfg["curriculum_start"]} if cfg.get("curriculum_start")
+               else {}),
             "solved": results["solved"], "verdict": results.get("verdict", ""),
             "steps": results["steps"], "attempts": results.get("attempts", 1),
             "train_seconds": results["train_seconds"],

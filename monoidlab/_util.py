@@ -143,6 +143,9 @@ def write_section(path: str | os.PathLike, name: str, text: str, title: str | No
     >>> write_section(p, "a", "one"); write_section(p, "b", "two"); write_section(p, "a", "ONE")
     >>> p.read_text().count("ONE"), "one" in p.read_text(), "two" in p.read_text()
     (1, False, True)
+    >>> _ = p.write_text(p.read_text() + "\\nprose after b\\n"); write_section(p, "b", "TWO")
+    >>> p.read_text().endswith("<!-- end b -->\\n\\nprose after b\\n")   # its blank line kept
+    True
     """
     path = Path(path)
     begin, end = f"<!-- begin {name} -->", f"<!-- end {name} -->"
@@ -150,7 +153,8 @@ def write_section(path: str | os.PathLike, name: str, text: str, title: str | No
     old = path.read_text(encoding="utf-8") if path.is_file() else (f"# {title}\n\n" if title else "")
     if begin in old and end in old:
         head, rest = old.split(begin, 1)
-        new = head + block + rest.split(end, 1)[1].lstrip("\n")
+        after = rest.split(end, 1)[1].lstrip("\n")
+        new = head + block + ("\n" + after if after else "")
     else:
         new = old.rstrip("\n") + ("\n\n" if old.strip() else "") + block
     atomic_write_text(path, new)

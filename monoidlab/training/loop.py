@@ -65,6 +65,11 @@ def lr_at(cfg: RunConfig, step: int) -> float:
     return cfg.lr
 
 
+def curriculum_steps(cfg: RunConfig) -> int:
+    """The steps of an attempt over which a length curriculum grows to the longest length."""
+    return max(1, round(cfg.curriculum_fraction * cfg.steps))
+
+
 def curriculum_lengths(cfg: RunConfig, train_lengths: np.ndarray, step: int) -> np.ndarray:
     """The training lengths that step ``step`` of an attempt draws from: all of
     ``train_lengths`` without a curriculum; with one, those up to ``curriculum_start`` at step
@@ -79,7 +84,7 @@ def curriculum_lengths(cfg: RunConfig, train_lengths: np.ndarray, step: int) -> 
     """
     if not cfg.curriculum_start:
         return train_lengths
-    grow = max(1, round(cfg.curriculum_fraction * cfg.steps))
+    grow = curriculum_steps(cfg)
     longest = int(train_lengths.max())
     top = cfg.curriculum_start + (longest - cfg.curriculum_start) * min(1.0,
                                                                      step / max(1, grow - 1))
@@ -340,7 +345,7 @@ def plan_text(cfg: RunConfig) -> str:
     if cfg.curriculum_start:
         text += (f"; a length curriculum: each attempt starts at lengths up to "
                  f"{cfg.curriculum_start}, growing to the longest by step "
-                 f"{max(1, round(cfg.curriculum_fraction * cfg.steps))} of the attempt")
+                 f"{curriculum_steps(cfg)} of the attempt")
     if cfg.refine_rounds:
         text += (f"; then up to {cfg.refine_rounds} refinement rounds of {cfg.refine_steps} "
                  "steps on the certificate's counterexamples (kept only if proved)")

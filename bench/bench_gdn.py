@@ -34,11 +34,9 @@ from pathlib import Path
 
 import torch
 import torch.nn.functional as F
+from bench_speed import BareLSTM, device_info, round_robin  # the script's own folder is on the path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_speed import BareLSTM, device_info, round_robin  # noqa: E402
-
-from monoidlab.models import build_model  # noqa: E402
+from monoidlab.models import build_model
 
 
 class LSTMPeer(torch.nn.Module):

@@ -327,7 +327,6 @@ def main(argv=None) -> int:
         print(f"skipped: {mods}")
         return 0
     torch.set_num_threads(1)
-    sys.path.insert(0, str(REPO))
     from monoidlab.models.pr_lstm import PRLSTM
     from monoidlab.tasks import get_task
 

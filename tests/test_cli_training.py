@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from monoidlab.cli import main
+from monoidlab.evaluation.kinds import KINDS
 
 CONFIGS = Path(__file__).resolve().parent.parent / "monoidlab" / "configs"
 # the trainer's own defaults: these tests are about the command's mechanics, and the
@@ -53,7 +54,7 @@ def test_train_json(capsys, tmp_path):
     assert code == 0
     res = json.loads(stdout)
     assert res["steps"] == 3 and res["model"] == "mlp-ldru" and res["problem"] == "parity"
-    assert set(res["accuracy"]) == {"paper", "near_miss", "ec_stratified"}
+    assert set(res["accuracy"]) == set(KINDS)
     assert all(set(per) == {"41", "42"} for per in res["accuracy"].values())
     mins = [min(per.values()) for per in res["accuracy"].values()]
     assert res["solved"] is (min(mins) >= 0.99)  # strict: every length of every kind
@@ -83,7 +84,7 @@ def test_evaluate_json(capsys, trained):
     code, stdout, _ = run(capsys, "evaluate", out, "--lengths", "41:43", "--json")
     assert code == 0
     data = json.loads(stdout)
-    assert data["kinds"] == ["paper", "near_miss", "ec_stratified"]
+    assert data["kinds"] == list(KINDS)
     assert all(list(data["accuracy"][k]) == ["41", "42", "43"] for k in data["kinds"])
     bal = data["accuracy"]["paper"]
     assert data["paper_score"] == pytest.approx(sum(bal.values()) / 3)
@@ -197,7 +198,8 @@ def test_train_until_pauses_and_resume_continues(capsys, tmp_path):
     (["--test_lengths=9:2"], "key 'test_lengths'"),
     (["--steps", "0"], "key 'steps'"),
     (["--model", "gpt"], "unknown model 'gpt'"),
-    (["--lr", "0.1"], "unrecognised argument"),
+    (["--lr", "0.1"], "look like --key=value (here: --lr=0.1)"),
+    (["--lr"], "unrecognised argument(s) ['--lr']"),
     (["--config", "/nonexistent/run.toml"], "cannot read"),
 ])
 def test_bad_train_arguments_exit_2_with_one_line(capsys, tmp_path, extra, needle):

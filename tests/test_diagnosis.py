@@ -191,6 +191,23 @@ def test_a_solved_evaluation_needs_no_diagnosis():
     assert ev.solved and diagnose(model, cfg, problem, ev).cause == "solved"
 
 
+@pytest.mark.parametrize("accuracy, majority, says", [
+    ({9: 1.0, 10: 0.995}, {9: 1.0, 10: 0.995}, "a majority-class model also scores"),
+    ({}, {}, "nothing could be scored")])
+def test_a_failure_with_no_failing_length_is_untestable_not_a_crash(accuracy, majority, says):
+    """Not solved although no length is below the threshold (test strings a constant answer
+    passes, or none scored): there is no failing set to re-draw, and the diagnosis says why."""
+    from monoidlab.evaluation import Evaluation
+
+    cfg, problem = setup("dyck-2", "1:8", "9:10")
+    model = PlantedModel(problem.language, (50, 0, 0))
+    ev = Evaluation("dyck-2", ("paper",), 0.99, 16, accuracy={"paper": accuracy},
+                    baselines={"majority": {"paper": majority}})
+    assert not ev.solved
+    d = diagnose(model, cfg, problem, ev)
+    assert d.cause == "untestable" and says in d.text(), d.text()
+
+
 def test_evaluate_prints_the_diagnosis_of_a_failed_run(tmp_path, capsys):
     """`monoidlab evaluate RUN` of a run that fails: the diagnosis before the table (the
     verdict stays the last line), and in the JSON; `--no-diagnosis` leaves it out."""

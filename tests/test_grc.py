@@ -12,6 +12,7 @@ import torch
 import torch.nn.functional as F
 
 from monoidlab.errors import ConfigError, InputError
+from monoidlab.evaluation.kinds import KINDS, TASK_KINDS
 from monoidlab.models import build_model, model_spec
 from monoidlab.models.grc import BeamTree, GatedRecursiveCell
 from monoidlab.models.protocols import Classifier, PrefixModel
@@ -215,7 +216,7 @@ def test_a_paused_run_resumes_bit_identically_and_is_evaluated_strictly(tmp_path
     a = torch.load(tmp_path / "full" / "checkpoint.pt", weights_only=True)["model"]
     b = torch.load(tmp_path / "p" / "checkpoint.pt", weights_only=True)["model"]
     assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
-    kinds = {"paper", "near_miss", "ec_stratified"} if "language" in keys else {"task"}
+    kinds = set(KINDS) if "language" in keys else {"task"}
     assert set(full["accuracy"]) == kinds == set(full["evaluation"]["solved_kinds"])
     assert isinstance(full["solved"], bool) and full["verdict"]
     assert all(0.0 <= v <= 1.0 for acc in full["accuracy"].values() for v in acc.values()
@@ -227,7 +228,7 @@ def test_a_one_output_deletang_task_is_read_at_the_end_of_its_tape(tmp_path):
     the run is scored on the task's strings and on the automaton's near misses."""
     result = train(_cfg(task="parity_check", train_lengths="1:6", test_lengths="7:8", steps=2),
                    tmp_path / "r", progress=False)
-    assert set(result["accuracy"]) == {"task", "near_miss", "ec_stratified"}
+    assert set(result["accuracy"]) == {"task", *TASK_KINDS}
     assert result["evaluation"]["summary"][0]["majority"] >= 0.5
 
 

@@ -19,6 +19,7 @@ import torch
 
 import monoidlab.studies.bracketing as mod
 from monoidlab.errors import ConfigError
+from monoidlab.evaluation.kinds import KINDS
 from monoidlab.models.mlp_ldru import MLPLDRU
 from monoidlab.studies.ledger import read_ledger
 from monoidlab.studies.runner import read_config, run_study, study_sections
@@ -78,7 +79,7 @@ def test_an_associative_operator_is_bracketing_invariant_and_the_paper_one_is_no
 def test_a_run_folder_is_scored_recorded_and_a_learned_padding_is_refused(tiny_ldru_run,
                                                                         tmp_path, capsys):
     res = mod.measure(tiny_ldru_run, np.array([9, 12]), 8, 16)
-    assert set(res) == {"paper", "near_miss", "ec_stratified"}
+    assert set(res) == set(KINDS)
     for bal, rnd, maj in res.values():
         assert len(bal) == len(rnd) == len(maj) == 2
         assert ((0 <= rnd) & (rnd <= 1)).all() and maj.shape == (2, 2)
@@ -95,12 +96,12 @@ def test_a_run_folder_is_scored_recorded_and_a_learned_padding_is_refused(tiny_l
     assert "| parity | near_miss | " in capsys.readouterr().out  # printed as it ends
     ledger = read_ledger(tmp_path / "docs" / "data" / "b.jsonl")
     row = ledger[tiny_ldru_run.as_posix()]
-    assert set(row["kinds"]) == {"paper", "near_miss", "ec_stratified"}
+    assert set(row["kinds"]) == set(KINDS)
     assert all(len(v["random"]) == 2 for v in row["kinds"].values())
     text = study_sections(mod.STUDY, config)["ldru21 bracketing"]
     assert text.startswith("### The same strings under random bracketings\n\n`monoidlab study "
                            "bracketing --config ")
-    assert text.count("| parity | ") == 3
+    assert text.count("| parity | ") == len(KINDS)  # one row per kind
     assert "Lengths 9:12:3 (2 lengths), 8 fresh strings per length and kind" in text
     run = tmp_path / tiny_ldru_run.name  # a copy: the shared run stays as it is
     shutil.copytree(tiny_ldru_run, run)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from monoidlab.evaluation.kinds import KINDS
 from monoidlab.studies import identity_padding as mod
 from monoidlab.studies.ledger import read_ledger, write_ledger
 from monoidlab.studies.runner import read_config, run_study, study_sections
@@ -71,7 +72,7 @@ def test_rows_and_coverage_column(table):
         assert r["covered"] == (expect.support_length <= r["train_max"])
         assert r["config"]["model_options"]["padding"] == padding
         assert r["config"]["train_lengths"] == f"1:{r['train_max']}"
-        assert set(r["min_accuracy"]) == {"paper", "near_miss", "ec_stratified"}
+        assert set(r["min_accuracy"]) == set(KINDS)
         assert r["scored_lengths"] == [42, 44, 46]
         assert r["hypothesis"] == mod.hypothesis(r)
     # dyck-6: 44 with learned padding, 28 with identity padding (docs/coverage.md)
@@ -106,7 +107,7 @@ def test_needing_lengths_are_the_exact_gap(table):
     # an untrained model fails there: the per-string check re-scores the evaluation's strings
     assert std["failing_lengths"]
     st = std["strings"]
-    assert st["strings"] == 3 * 4 * len(st["lengths"]) and st["matches_evaluation"]
+    assert st["strings"] == len(KINDS) * 4 * len(st["lengths"]) and st["matches_evaluation"]
     ev = json.loads((runs / "dyck-6__standard__s0" / "results.json").read_text())["evaluation"]
     for kind, per in st["accuracy"].items():
         for L, a in per.items():

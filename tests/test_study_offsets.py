@@ -10,6 +10,7 @@ import pytest
 
 import monoidlab.studies.offsets as mod
 from monoidlab.errors import ConfigError
+from monoidlab.evaluation.kinds import KINDS
 from monoidlab.studies.ledger import read_ledger
 from monoidlab.studies.runner import read_config, run_study, study_sections
 
@@ -97,7 +98,7 @@ def test_conditions_and_a_tiny_study_end_to_end(tmp_path, monkeypatch):
     row = ledger["dyck-2__off__s0"]
     assert row["condition"] == "L<=40, random offsets" and row["predicted"] == \
         ledger["_support"]["table"][1]["support_length"]
-    assert set(row["acc_500"]) == {"paper", "near_miss", "ec_stratified"}
+    assert set(row["acc_500"]) == set(KINDS)
     assert (tmp_path / "runs" / "offsets" / "dyck-2__off__s0" / "results.json").is_file()
     text = study_sections(mod.STUDY, config)["offsets tiny"]
     assert "| dyck-2 | L<=40, offset 0 | 0 | " in text and "test lengths 14..16 need" in text

@@ -10,6 +10,7 @@ import pytest
 
 import monoidlab.studies.strict_evaluation as mod
 from monoidlab.errors import ConfigError
+from monoidlab.evaluation.kinds import KINDS
 from monoidlab.studies.ledger import read_ledger
 from monoidlab.studies.runner import read_config, run_study, study_sections
 
@@ -42,7 +43,7 @@ def test_runs_train_once_evaluate_strictly_and_tabulate(tmp_path, monkeypatch, c
     ledger = read_ledger(tmp_path / "docs" / "data" / "strict.jsonl")
     assert sorted(ledger) == ["demo__balanced", "dyck-4__near_miss"]
     row = ledger["dyck-4__near_miss"]
-    assert set(row["summary"]) == {"paper", "near_miss", "ec_stratified"}
+    assert set(row["summary"]) == set(KINDS)
     assert 0 <= row["summary"]["near_miss"]["min"] <= row["summary"]["near_miss"]["mean"] <= 1
     assert (tmp_path / "runs" / "strict" / "dyck-4" / "near_miss" / "checkpoint.pt").is_file()
     text = study_sections(mod.STUDY, config)["strict evaluation"]

@@ -13,6 +13,7 @@ import pytest
 import monoidlab.studies.threshold as mod
 from monoidlab.cli import main as cli_main
 from monoidlab.errors import ConfigError
+from monoidlab.evaluation.kinds import KINDS
 from monoidlab.studies import get_study, read_config, run_study, study_sections
 from monoidlab.studies.ledger import read_ledger
 
@@ -88,7 +89,7 @@ def test_threshold_study_runs_once_resumes_from_its_ledger_and_tabulates(
     row = ledger["parity__L4__covering__s0"]
     assert row["status"] == "done" and row["s"] == 2 and row["coverage"]["uncovered"] == 0
     assert row["coverage"]["sampled"][-1]["level"] == "any"
-    assert set(row["baselines"]) == {"paper", "near_miss", "ec_stratified"}
+    assert set(row["baselines"]) == set(KINDS)
     assert row["solved"] == (row["solved_own"] and all(f["solved"] for f in row["fresh"]))
     # a second call trains nothing: every run is in the ledger
     monkeypatch.setattr(mod, "STUDY", dataclasses.replace(

@@ -39,7 +39,11 @@ def _config(args: argparse.Namespace, extra: list[str]) -> RunConfig:
 
     bad = [x for x in extra if not x.startswith("--") or "=" not in x]
     if bad:
-        raise UsageError(f"unrecognised argument(s) {bad}; config overrides look like --key=value")
+        hint = "--key=value"
+        i = extra.index(bad[0])
+        if bad[0].startswith("--") and i + 1 < len(extra) and not extra[i + 1].startswith("--"):
+            hint += f" (here: {bad[0]}={extra[i + 1]})"  # the space an option would take
+        raise UsageError(f"unrecognised argument(s) {bad}; config overrides look like {hint}")
     if args.config:  # a path, or the name of a config the package ships (monoidlab.bundled)
         args.config = str(resolve_config(args.config))
     keys: dict[str, Any] = config_keys_of_file(args.config) if args.config else {}

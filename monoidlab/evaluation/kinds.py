@@ -50,7 +50,7 @@ from monoidlab.strings.near_miss import NearMissTooLarge, near_miss_classes, nea
 from monoidlab.strings.sampling import Batch, path_counts, sample
 from monoidlab.sublanguage import Within, class_mask
 
-__all__ = ["KINDS", "kind_batch", "classes_at", "check_kinds", "TaskKinds", "KindSpec",
+__all__ = ["KINDS", "TASK_KINDS", "kind_batch", "classes_at", "check_kinds", "TaskKinds", "KindSpec",
            "REGISTRY", "kind_table_markdown"]
 
 _WARNED: set = set()  # languages whose near misses were refused (warned once per process)
@@ -188,6 +188,8 @@ REGISTRY: dict[str, KindSpec] = {s.name: s for s in (
 )}
 #: The test kinds of a language, in the order of their test-set seeds (the registry's).
 KINDS = tuple(REGISTRY)
+#: The kinds a regular task draws too (after its own kind, ``task``).
+TASK_KINDS = tuple(k for k, s in REGISTRY.items() if s.tasks)
 
 
 def kinds_sentence() -> str:

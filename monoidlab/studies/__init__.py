@@ -1,30 +1,11 @@
 """Studies: resumable experiments on the package's runner, each a config plus its own rows and
 tables (see :mod:`monoidlab.studies.runner`).
 
-=====================  ===========================================================
-``threshold``          L* against the support length s (configs/threshold-*.toml)
-``random-languages``   recipes on random languages, a development and a held-out half
-``exact21``            the 21 tasks with the depth-exact models and their certificates
-``refine``             counterexample-guided refinement of the unproved 21-task runs
-``long``               the five unsolved tasks at 100,000 steps (recipe pairs, curves)
-``identity-padding``   identity padding and random offsets against the Dyck support lengths
-``listops``            the MLP-LDRU paper's ListOps models at CPU scale
-``ldru21``             MLP-LDRU (PR-LSTM, LSTM) on the 21 tasks, one sweep file each
-``ldru21-choices``     each choice of the 21-task sweep against its alternative
-``offsets``            random left offsets against the predicted support
-``fresh-test``         the same weights on fresh test sets
-``strict-evaluation``  the runs earlier figures rested on, strictly evaluated
-``bracketing``         solved models under random bracketings: the monoid, or one tree?
-``blame``              a run's wrong strings and the tree nodes to blame
-``drift``              node states of one EC against tree depth
-``recipe``             the authors' recipe against the defaults at CPU scale
-``addition``           decimal addition: the Zhou et al. recipe against a baseline
-``extraction``         automata and monoids extracted from solved models
-``probing``            probes of trained models against their initialisation
-=====================  ===========================================================
+Each study is one module here, found by its file name (``fresh_test.py`` is ``monoidlab study
+fresh-test``); docs/studies.md lists them with their configs and what each measures.
 
->>> sorted(STUDIES)[:4]
-['addition', 'blame', 'bracketing', 'drift']
+>>> "threshold" in STUDIES, STUDIES["fresh-test"]
+(True, 'monoidlab.studies.fresh_test')
 """
 
 from __future__ import annotations

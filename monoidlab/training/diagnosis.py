@@ -49,8 +49,10 @@ def depth_of(length: int) -> int:
 
 @dataclass
 class Diagnosis:
-    """What :func:`diagnose` found; ``cause`` is ``budget``, ``data``, ``depth``, ``training``
-    or ``solved``, ``reasons`` the lines that support it."""
+    """What :func:`diagnose` found; ``cause`` is ``budget``, ``data``, ``depth``, ``training``,
+    ``solved`` or ``untestable`` (not solved with no length below the threshold: the test
+    strings are of one class, or a majority-class model passes them too), ``reasons`` the lines
+    that support it."""
 
     cause: str
     reasons: list[str]
@@ -105,6 +107,8 @@ def diagnose(model: Any, cfg: RunConfig, problem: Any, ev: Evaluation, *, seed: 
 
     if ev.solved:
         return Diagnosis("solved", ["every kind is at or above the threshold at every length"])
+    if not _failing(ev):  # not solved, yet no length is below the threshold: nothing to re-draw
+        return Diagnosis("untestable", [ev.verdict()])
     lang = problem.language
     schedule = model_spec(cfg.model).schedule
     reasons: list[str] = []

@@ -239,7 +239,7 @@ class TapeProblem(TaskKinds):
             # automaton symbol id -> task token id (by symbol name)
             self._to_task = np.array([task.input_vocab.index(a)
                                       for a in self.automaton.alphabet], np.int64)
-        extra = (tuple(k for k, s in test_kinds.REGISTRY.items() if s.tasks)
+        extra = (test_kinds.TASK_KINDS
                  if self.automaton is not None  # its automaton's kinds, relabelled by the task
                  else ("near_miss",) if task.has_near_miss else ())
         self.kinds = ("task", *extra)

@@ -13,8 +13,8 @@ Example
 >>> cfg = RunConfig(language="parity", model="mlp-ldru", steps=5, batch_size=8,
 ...                 test_lengths="41:42", test_samples=4, model_options={"d": 16})
 >>> result = train(cfg, out_dir=None, progress=False)
->>> sorted(result["accuracy"]), sorted(result["accuracy"]["paper"])
-(['ec_stratified', 'near_miss', 'paper'], [41, 42])
+>>> "near_miss" in result["accuracy"], sorted(result["accuracy"]["paper"])  # kind, length
+(True, [41, 42])
 """
 
 from __future__ import annotations

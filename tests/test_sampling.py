@@ -14,6 +14,7 @@ from scipy.stats import chisquare
 
 import monoidlab as ml
 from monoidlab.geometry import length_array as as_lengths
+from monoidlab.strings.samplers import sampler_spec
 from monoidlab.strings.sampling import SAMPLERS, Batch, length_batches, path_counts, sample
 
 P_MIN = 1e-4  # chi-square p-value below which a law is rejected
@@ -273,7 +274,7 @@ def test_uniform_classes_is_uniform_over_those_classes(modarith, within):
     assert_uniform(freq[inside], f"strings of classes {picked}")
 
 
-@pytest.mark.parametrize("method", [m for m in SAMPLERS if m not in ("uniform", "balanced")])
+@pytest.mark.parametrize("method", [m for m in SAMPLERS if not sampler_spec(m).takes_classes])
 def test_classes_is_refused_where_the_sampler_draws_its_own_classes(dyck2, method):
     with pytest.raises(ValueError, match=f"only the samplers .*'{method}' draws its own mix"):
         sample(dyck2, [4], 10, sampler=method, classes=["accept"], seed=0)

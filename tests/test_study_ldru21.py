@@ -19,6 +19,7 @@ import pytest
 import monoidlab.studies.ldru21 as mod
 import monoidlab.studies.ldru21_choices as choices
 from monoidlab.errors import ConfigError
+from monoidlab.evaluation.kinds import KINDS
 from monoidlab.studies.runner import (
     read_config,
     run_study,
@@ -105,8 +106,9 @@ def test_a_sweep_study_trains_once_and_tabulates_its_run_folders(tmp_path, monke
                            "configs/ldru21-languages.toml --write-docs` (one sweep): ")
     assert "over 1 invocation(s)" in text and "at most 30 steps, d = 8;" in text
     assert "| parity | mlp-ldru | 2 / 2 (identity) |" in text
-    assert ("| dyck-2-covering | mlp-ldru | 12 / 8 (identity) | no | — (0) | 0 | — | — | — | — "
-            "| 0 | refused before training: key 'covering':") in text
+    dashes = " | ".join(["—"] * (len(KINDS) + 1))  # a column per kind, and the paper score
+    assert ("| dyck-2-covering | mlp-ldru | 12 / 8 (identity) | no | — (0) | 0 | " + dashes +
+            " | 0 | refused before training: key 'covering':") in text
     assert "**Strictly solved: " in text and text.endswith("\n\nTwo runs.\n")
     assert "on the 2 tasks both have: solved there 2, here " in text
     before = done.stat().st_mtime_ns

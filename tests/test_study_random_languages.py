@@ -12,6 +12,7 @@ import pytest
 
 import monoidlab.studies.random_languages as mod
 from monoidlab.errors import ConfigError
+from monoidlab.evaluation.kinds import KINDS
 from monoidlab.studies import StudyConfig
 from monoidlab.studies.random_languages import (
     bought,
@@ -173,7 +174,7 @@ def test_a_frozen_recipe_with_its_basis_runs(tmp_path, one_torch_thread):
                          data={"benchmark": {"fresh_seeds": [1000]}, "recipes": {"final": recipe}},
                          ledger=tmp_path / "ledger.jsonl", out=tmp_path)
     row = mod.run_one(run, config)
-    assert row["status"] == "done" and row["scored"] == 3 * 2 * 4, row
+    assert row["status"] == "done" and row["scored"] == len(KINDS) * 2 * 4, row
     assert (tmp_path / run["id"] / "results.json").is_file()
 
 

@@ -19,6 +19,7 @@ Example
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,7 +29,7 @@ from monoidlab._checks import check_record, scalar_args
 from monoidlab.evaluation import scores as run_scores
 from monoidlab.evaluation.baselines import BASELINES
 
-__all__ = ["Evaluation", "min_beside_baselines", "upgrade_results", "scores_of_results",
+__all__ = ["Evaluation", "min_beside_baselines", "kinds_of", "upgrade_results", "scores_of_results",
            "DEFAULT_THRESHOLD"]
 
 DEFAULT_THRESHOLD = 0.99  # "solved": the papers call 100% solved; this leaves sampling noise
@@ -300,6 +301,23 @@ def scores_of_results(res: dict[str, Any]) -> dict[str, float]:
 
 
 @scalar_args
+def kinds_of(evaluations: Iterable[dict | None]) -> list[str]:
+    """The kinds that any of these evaluations (JSON form, ``results.json["evaluation"]``)
+    summarises, in the registry's order: a results table's columns, so that a kind added to
+    the registry later leaves the tables of runs that never met it as they were.
+
+    >>> kinds_of([{"summary": [{"kind": "near_miss"}]}, None, {"summary": [{"kind": "paper"}]}])
+    ['paper', 'near_miss']
+    >>> kinds_of([None])[0]   # nothing evaluated: every kind
+    'paper'
+    """
+    from monoidlab.evaluation.kinds import KINDS
+
+    seen = {_OLD_KINDS.get(r["kind"], r["kind"]) for ev in evaluations if ev
+            for r in ev.get("summary", [])}
+    return [k for k in KINDS if k in seen] or list(KINDS)
+
+
 def min_beside_baselines(evaluation: dict, kind: str) -> str:
     """A kind's minimum accuracy beside what a majority-class / a count-only model scores on the
     same strings (their means over the scored lengths), from an evaluation's JSON form
@@ -311,6 +329,10 @@ def min_beside_baselines(evaluation: dict, kind: str) -> str:
     >>> min_beside_baselines(ev, "near_miss"), min_beside_baselines(ev, "paper")
     ('0.984 (0.50 / 0.75)', 'n/a')
     """
+    if not isinstance(kind, str):
+        from monoidlab.errors import InputError
+
+        raise InputError(f"kind: a test kind's name, got {type(kind).__name__} {kind!r}")
     kind = _OLD_KINDS.get(kind, kind)
     row = next((r for r in evaluation.get("summary", [])
                 if _OLD_KINDS.get(r["kind"], r["kind"]) == kind), None)

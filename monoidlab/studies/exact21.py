@@ -119,19 +119,20 @@ def row_of(run_id: str, run: Path, results: dict, cfg: dict) -> dict:
 def table(rows: list[dict], plain: dict[str, bool], goal: int = 18, budget_s: int = 900
           ) -> str:
     """The results table (markdown): ``goal`` tasks certified, each within ``budget_s``."""
-    from monoidlab.evaluation import KINDS
     from monoidlab.evaluation import min_beside_baselines as acc
+    from monoidlab.evaluation.result import kinds_of
 
-    lines = ["| task | model | solved | " + " | ".join(f"min {k}" for k in KINDS)
+    kinds = kinds_of({"summary": x["summary"]} for x in rows)  # the rows' kinds: the columns
+    lines = ["| task | model | solved | " + " | ".join(f"min {k}" for k in kinds)
              + " | certificate | train s | plain MLP-LDRU solved |",
-             "|---|---|---|" + "---|" * len(KINDS) + "---|---|---|"]
+             "|---|---|---|" + "---|" * len(kinds) + "---|---|---|"]
     for x in sorted(rows, key=lambda x: (TASK_ORDER.get(x["task"], 99), label_of(x))):
         ev = {"summary": x["summary"]}
         # "certificate of MODEL (...): VERDICT" -> VERDICT; a budget's refusal stays whole
         cert = x["certificate"].split("): ", 1)[1] if x["certificate"].startswith(
             "certificate of") and "): " in x["certificate"] else x["certificate"]
         lines.append(f"| {x['task']} | {label_of(x)} | {'**yes**' if x['solved'] else 'no'} | "
-                     + " | ".join(acc(ev, k) for k in KINDS)
+                     + " | ".join(acc(ev, k) for k in kinds)
                      + f" | {'**proved** ' if x['certified'] else ''}{cert} | "
                      f"{x['train_seconds']:.0f} | "
                      f"{_yes_no(plain.get(x['task']))} |")

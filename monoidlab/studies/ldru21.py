@@ -129,8 +129,10 @@ def table_text(sweep: dict, name: str, rows: list[dict], walls: list[float],
                there: dict[str, bool] | None = None, section: str = "") -> str:
     """The section (markdown): heading, settings, the table, the counts; ``there``: the solved
     tasks of the table in ``section``, to compare with."""
-    from monoidlab.evaluation import KINDS  # the tables' columns, in this order
     from monoidlab.evaluation import min_beside_baselines as acc
+    from monoidlab.evaluation.result import kinds_of
+
+    kinds = kinds_of(x["evaluation"] for x in rows)  # the rows' kinds: the tables' columns
 
     solved = sum(x["solved"] for x in rows)
     base = sweep["runs"][0]["config"].as_dict()  # the settings every run shares ([base])
@@ -153,9 +155,9 @@ def table_text(sweep: dict, name: str, rows: list[dict], walls: list[float],
              "scores on the same strings (mean over the scored lengths).", "",
              "| task | model | support length (learned / model's padding) | solved | first "
              "solved at step (stopped at) | attempts | "
-             + " | ".join(f"min {k}" for k in KINDS) + " | paper score | train s | "
+             + " | ".join(f"min {k}" for k in kinds) + " | paper score | train s | "
              "where it fails | paper |",
-             "|---|---|---|---|---|---|" + "---|" * len(KINDS) + "---|---|---|---|"]
+             "|---|---|---|---|---|---|" + "---|" * len(kinds) + "---|---|---|---|"]
     for x in rows:
         first = "—" if x["first"] is None else str(x["first"])
         paper = PAPER_LONGER if (x["support"]["learned"] or 999) > 40 else PAPER_FULL
@@ -167,7 +169,7 @@ def table_text(sweep: dict, name: str, rows: list[dict], walls: list[float],
                      f"{'**yes**' if x['solved'] else 'no'} | "
                      f"{first} ({x['steps']}) | {x['attempts']} | "
                      + " | ".join(acc(x["evaluation"], k) if x["evaluation"] else "—"
-                                  for k in KINDS) +
+                                  for k in kinds) +
                      f" | {'—' if x['score'] != x['score'] else format(x['score'], '.3f')}"
                      f" | {x['secs']:.0f} | "
                      f"{x['where']} | {paper} |")

@@ -314,7 +314,7 @@ def kinds_of(evaluations: Iterable[dict | None]) -> list[str]:
     from monoidlab.evaluation.kinds import KINDS
 
     seen = {_OLD_KINDS.get(r["kind"], r["kind"]) for ev in evaluations if ev
-            for r in ev.get("summary", [])}
+            for r in ev.get("summary") or []}
     return [k for k in KINDS if k in seen] or list(KINDS)
 
 

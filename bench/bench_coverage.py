@@ -10,8 +10,8 @@
 
 Usage::
 
-    .venv/bin/python bench/bench_coverage.py            # full run (~2-3 min on 2 cores)
-    .venv/bin/python bench/bench_coverage.py --quick    # 100k strings, test lengths 41..200
+    .venv/bin/python -m bench.bench_coverage            # full run (~2-3 min on 2 cores)
+    .venv/bin/python -m bench.bench_coverage --quick    # 100k strings, test lengths 41..200
 """
 
 from __future__ import annotations
@@ -29,8 +29,10 @@ import numpy as np
 
 import monoidlab as ml
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
-from references import reference_node_labels  # noqa: E402  (test-only slow reference)
+try:  # the slow reference lives with the tests: run from the repository root
+    from tests.references import reference_node_labels
+except ModuleNotFoundError:
+    raise SystemExit("run it from the repository root: python -m bench.bench_coverage") from None
 
 from monoidlab.cli import main as cli_main
 from monoidlab.coverage.compositions import composition_counts

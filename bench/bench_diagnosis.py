@@ -9,15 +9,13 @@ in tests/test_diagnosis.py as the reference); both must give the same tally and 
 
 Usage::
 
-    .venv/bin/python bench/bench_diagnosis.py            # 20,000 strings (~10 s on one core)
-    .venv/bin/python bench/bench_diagnosis.py --n 2000   # a quick look
+    .venv/bin/python -m bench.bench_diagnosis            # 20,000 strings (~10 s on one core)
+    .venv/bin/python -m bench.bench_diagnosis --n 2000   # a quick look
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 import time
 
 import numpy as np
@@ -26,8 +24,10 @@ import monoidlab as ml
 from monoidlab.coverage.levels import level_coverage
 from monoidlab.training.diagnosis import tally_sets
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
-from test_diagnosis import reference_tally  # noqa: E402  (test-only slow reference)
+try:  # the slow reference lives with the tests: run from the repository root
+    from tests.test_diagnosis import reference_tally
+except ModuleNotFoundError:
+    raise SystemExit("run it from the repository root: python -m bench.bench_diagnosis") from None
 
 
 def main(argv: list[str] | None = None) -> dict:

@@ -9,21 +9,21 @@
 
 Usage::
 
-    .venv/bin/python bench/bench_minimise.py           # ~1-2 min on 2 cores
-    .venv/bin/python bench/bench_minimise.py --quick   # smaller Moore reference
+    .venv/bin/python -m bench.bench_minimise           # ~1-2 min on 2 cores
+    .venv/bin/python -m bench.bench_minimise --quick   # smaller Moore reference
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
-from references import reference_minimise  # noqa: E402  (test-only slow reference)
+try:  # the slow reference lives with the tests: run from the repository root
+    from tests.references import reference_minimise
+except ModuleNotFoundError:
+    raise SystemExit("run it from the repository root: python -m bench.bench_minimise") from None
 
 from monoidlab.algebra import families  # noqa: E402
 from monoidlab.algebra.automaton import minimise  # noqa: E402

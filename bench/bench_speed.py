@@ -35,9 +35,9 @@ The device is chosen automatically (CUDA when present) and recorded; CPU runs us
 thread unless ``--threads`` says otherwise (the cores are shared: MACHINE.md). Output: a
 markdown table on stdout, ``<out>/speed-<device>.json`` and ``<out>/speed-<device>.png``.
 
-    python bench/bench_speed.py                       # about 10 minutes on one CPU core
-    python bench/bench_speed.py --sections ratios     # the ratio table only (about 5 minutes)
-    python bench/bench_speed.py --quick               # lengths up to 256, fewer repeats
+    python -m bench.bench_speed                       # about 10 minutes on one CPU core
+    python -m bench.bench_speed --sections ratios     # the ratio table only (about 5 minutes)
+    python -m bench.bench_speed --quick               # lengths up to 256, fewer repeats
 """
 
 from __future__ import annotations
@@ -98,8 +98,10 @@ def round_robin(fns: dict, rounds: int, device) -> dict:
 
 def ratio_table(device, batch: int, lengths: list[int], rounds: int, quick: bool) -> dict:
     """The speed table: forward times, same-run ratios; training steps; labelling."""
-    sys.path.insert(0, str(REPO / "tests"))
-    from references import old_mlp_ldru_forward, old_scan_forward, old_scan_forward_all
+    try:  # the previous implementations live with the tests: run from the repository root
+        from tests.references import old_mlp_ldru_forward, old_scan_forward, old_scan_forward_all
+    except ModuleNotFoundError:
+        raise SystemExit("run it from the repository root: python -m bench.bench_speed") from None
 
     from monoidlab.models.mlp_ldru import MLPLDRU
     from monoidlab.models.pr_lstm import PRLSTM

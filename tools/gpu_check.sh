@@ -84,7 +84,7 @@ for model in mlp-ldru-snap pr-lstm-snap transform-tree; do
 done
 
 log "2. bench_speed.py on the device"
-"$PY" bench/bench_speed.py --device "$DEVICE" --out "$OUT/speed" "${SPEED[@]}" > "$OUT/speed.md" \
+"$PY" -m bench.bench_speed --device "$DEVICE" --out "$OUT/speed" "${SPEED[@]}" > "$OUT/speed.md" \
   2> "$OUT/speed.err" || log "   bench_speed FAILED: $(tail -1 "$OUT/speed.err")"
 cp "$OUT"/speed/*.png "$OUT/figures/" 2>/dev/null || true
 

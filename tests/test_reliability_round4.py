@@ -117,6 +117,7 @@ NOT_SIZES = {
     ("transformer", "max_len"): "a cap on string lengths (learned positions count as "
                                 "parameters of their own option)",
     ("decoder-lm", "max_len"): "a cap on string lengths",
+    ("transform-tree", "anneal_steps"): "a number of training steps, not a size",
 }
 
 

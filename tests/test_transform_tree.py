@@ -3,6 +3,8 @@ forward is the left-to-right product of the letters' 0/1 matrices (a DFA), both 
 orders agree in value and gradient, the finite-table view folds like the model, and a short
 training run learns parity and tomita-5 exactly."""
 
+import json
+
 import numpy as np
 import pytest
 import torch
@@ -320,6 +322,12 @@ def test_training_learns_the_language_exactly(name, steps):
     (dict(state_factor=0), "option 'state_factor': an integer >= 1"),
     (dict(state_factor=17), "option 'state_factor': at most 16"),
     (dict(stats=4), "no option 'stats' .*did you mean 'states'"),
+    (dict(relaxation="gumbel"), "option 'relaxation': unknown value 'gumbel'"),
+    (dict(relaxation="soft", anneal_steps=-1), "option 'anneal_steps': an integer >= 0"),
+    (dict(relaxation="soft", final_temperature=0.1), "needs relaxation = 'soft' and anneal_steps"),
+    (dict(final_temperature=0.1, anneal_steps=10), "needs relaxation = 'soft'"),
+    (dict(relaxation="soft", final_temperature=-0.1, anneal_steps=10),
+     "option 'final_temperature': a finite number > 0"),
 ])
 def test_options_errors_are_clear(kw, match):
     with pytest.raises(InputError, match=match):
@@ -372,3 +380,77 @@ def test_certificate_of_a_model_of_expressions_tests_only_lengths_with_strings()
     cert = certify_finite_model(model, lang, cfg)
     assert cert.agreement == 1.0 and cert.agreement_strings > 0  # the DFA is the model
     assert not cert.certificate.correct and cert.confirmed
+
+
+# ------------------------------------------------------------------ the soft relaxation
+def soft_loop(model, tokens, lengths, temperature):
+    """S(x_L) ... S(x_1) e_0 by a plain loop, S the column softmax at ``temperature``."""
+    S = torch.softmax(model.logits.detach() / temperature, dim=1).numpy()
+    out = []
+    for b in range(len(lengths)):
+        s = np.zeros(model.n_states)
+        s[0] = 1
+        for t in tokens[b, : int(lengths[b])].tolist():
+            s = S[t] @ s
+        out.append(s)
+    return torch.as_tensor(np.stack(out), dtype=torch.float32)
+
+
+def test_the_soft_relaxation_trains_on_the_soft_product_and_evaluates_the_argmax_machine():
+    """relaxation = "soft": a training forward is the readout of the product of the soft
+    matrices (a plain loop agrees, and the gradient reaches every column); in eval mode the
+    model is the hard machine, exactly as the straight-through model of the same weights."""
+    model = make(V=3, C=2, n=5, relaxation="soft", temperature=0.7)
+    tokens, lengths = random_batch(16, 12, 3, seed=4)
+    model.train()
+    logits = model(tokens, lengths)
+    want = soft_loop(model, tokens, lengths, 0.7) @ model.readout.detach().T
+    torch.testing.assert_close(logits.detach(), want, rtol=1e-5, atol=1e-6)
+    assert not torch.equal(logits.detach(), (loop_product(model, tokens, lengths)
+                                             @ model.readout.detach().T))  # not the hard value
+    logits.sum().backward()
+    assert (model.logits.grad.abs().sum(1) > 0).float().mean() > 0.9  # soft: every column moves
+    model.eval()
+    with torch.no_grad():
+        hard = model(tokens, lengths)
+    twin = make(V=3, C=2, n=5).eval()
+    twin.load_state_dict({k: v for k, v in model.state_dict().items() if k != "trained_steps"})
+    with torch.no_grad():
+        torch.testing.assert_close(hard, twin(tokens, lengths))
+    torch.testing.assert_close(hard, loop_product(model, tokens, lengths) @ model.readout.T)
+
+
+def test_the_annealing_counts_training_steps_and_resumes_from_the_weights():
+    model = make(V=2, C=2, n=4, relaxation="soft", temperature=1.0, final_temperature=0.01,
+                 anneal_steps=4)
+    tokens, lengths = random_batch(8, 6, 2, seed=1)
+    temps = []
+    for _ in range(6):
+        temps.append(model.current_temperature())
+        model(tokens, lengths).sum().backward()
+    np.testing.assert_allclose(temps, [1.0, 10**-0.5, 0.1, 10**-1.5, 0.01, 0.01], rtol=1e-9)
+    with torch.no_grad():  # neither evaluation nor a no-grad call is a training step
+        model(tokens, lengths)
+        model.eval()(tokens, lengths)
+    assert int(model.trained_steps) == 6
+    again = make(V=2, C=2, n=4, seed=5, relaxation="soft", temperature=1.0,
+                 final_temperature=0.01, anneal_steps=4)
+    again.load_state_dict(model.state_dict())  # a resumed run: the count is in the weights
+    assert again.current_temperature() == pytest.approx(0.01)
+    plain = make(V=2, C=2, n=4)  # the straight-through model keeps its old weights' keys
+    assert "trained_steps" not in plain.state_dict()
+
+
+def test_a_soft_run_trains_and_is_certified_from_the_command_line(tmp_path, capsys):
+    from monoidlab.cli import main
+
+    out = tmp_path / "run"
+    assert main(["train", "--language", "parity", "--model", "transform-tree", "--steps=60",
+                 "--train_lengths=1:8", "--test_lengths=41:60:19", "--test_samples=8",
+                 "--threads=1", "--lr=0.05", "--seed=0", "--out", str(out), "--json",
+                 '--model_options={relaxation = "soft", final_temperature = 0.05, '
+                 'anneal_steps = 50}']) == 0
+    res = json.loads(capsys.readouterr().out)
+    saved = json.loads((out / "config.json").read_text())["model_options"]
+    assert saved["relaxation"] == "soft" and saved["anneal_steps"] == 50
+    assert res["certificate"]["correct"] and res["solved"], res["certificate"]["verdict"]

@@ -87,6 +87,7 @@ MAX_STATES = 1024
 MAX_STATE_FACTOR = 16
 ORDERS = ("auto", "tree", "chain")
 STARTS = ("fixed",)
+RELAXATIONS = ("straight-through", "soft")
 TABLE_ENTRIES = 2**27  # most entries (k * k codes) of a finite table built here: 1 GiB int64
 
 
@@ -114,6 +115,15 @@ class TransformTreeOptions(ModelOptions):
     temperature : softmax temperature of the soft columns S = softmax(L / temperature) (the
         gradient's; the forward value is the hard argmax whatever the temperature).
     init_scale : standard deviation of the initial transition logits and readout.
+    relaxation : what the training forward composes: ``"straight-through"`` (the default: the
+        hard matrices H, with S's gradient) or ``"soft"`` (the soft matrices S themselves, a
+        probabilistic automaton whose state is a distribution, with their exact gradient).
+        Evaluation, the finite table and the certificate always use H, the argmax machine.
+    final_temperature : ``"soft"`` only: the temperature falls geometrically from
+        ``temperature`` to this over ``anneal_steps`` training steps, so that S hardens
+        towards H (0, the default: no annealing).
+    anneal_steps : the number of training steps of that fall (counted by the model, kept in
+        its weights, so a resumed run goes on where it stopped; a restart starts again).
     start : ``"fixed"`` (the start state is state 0; the only choice: states are
         interchangeable, so a learned start adds nothing a permutation of states cannot do).
 
@@ -134,6 +144,9 @@ class TransformTreeOptions(ModelOptions):
     temperature: float = 1.0
     init_scale: float = 1.0
     start: str = "fixed"
+    relaxation: str = "straight-through"
+    final_temperature: float = 0.0
+    anneal_steps: int = 0
 
     def check(self) -> None:
         positive_int(self, "states", minimum=0)
@@ -147,6 +160,13 @@ class TransformTreeOptions(ModelOptions):
         _positive_number(self, "temperature")
         _positive_number(self, "init_scale")
         one_of(self, "start", STARTS)
+        one_of(self, "relaxation", RELAXATIONS)
+        positive_int(self, "anneal_steps", minimum=0)
+        if self.final_temperature != 0:
+            _positive_number(self, "final_temperature")
+            if self.relaxation != "soft" or not self.anneal_steps:
+                raise InputError("option 'final_temperature': anneals the soft relaxation, so it "
+                                 "needs relaxation = 'soft' and anneal_steps >= 1")
 
 
     def for_language(self, lang: Any) -> TransformTreeOptions:
@@ -347,6 +367,9 @@ class TransformTree(nn.Module):
         self.padding = Padding.IDENTITY
         self.logits = nn.Parameter(torch.randn(vocab_size, n, n) * o.init_scale)
         self.readout = nn.Parameter(torch.randn(n_classes, n) * o.init_scale)
+        self.soft = o.relaxation == "soft"
+        if self.soft:  # training steps seen, for the annealing (only here: old weights load)
+            self.register_buffer("trained_steps", torch.zeros((), dtype=torch.long))
 
     # ------------------------------------------------------------------ letters
 
@@ -354,9 +377,25 @@ class TransformTree(nn.Module):
         """(V, n) long: ``f_a(j)``, the state after letter a from state j (no gradient)."""
         return self.logits.detach().argmax(1)
 
+    def current_temperature(self) -> float:
+        """The softmax temperature now: ``temperature``, annealed geometrically towards
+        ``final_temperature`` over ``anneal_steps`` training steps (``relaxation = "soft"``).
+
+        >>> m = TransformTree(2, 2, states=3, relaxation="soft", temperature=1.0,
+        ...                   final_temperature=0.01, anneal_steps=4)
+        >>> _ = m.trained_steps.fill_(2); round(m.current_temperature(), 6)
+        0.1
+        """
+        o = self.options
+        if not (self.soft and o.final_temperature):
+            return self.temperature
+        steps: Tensor = self.trained_steps  # type: ignore[assignment]
+        done = min(1.0, int(steps) / o.anneal_steps)
+        return self.temperature * (o.final_temperature / self.temperature) ** done
+
     def soft_matrices(self) -> Tensor:
         """(V, n, n): S, each column a softmax (sums to 1 over rows)."""
-        return torch.softmax(self.logits / self.temperature, dim=1)
+        return torch.softmax(self.logits / self.current_temperature(), dim=1)
 
     def matrices(self) -> Tensor:
         """(V, n, n): the letters' matrices P, valued H (0/1, column-one-hot) with S's
@@ -418,6 +457,8 @@ class TransformTree(nn.Module):
         ids, _, end = self._placed(tokens, lengths, longest, offsets)
         if order == "auto":
             order = self.order_for(B, end, ids.device)
+        if self.soft and self.training and torch.is_grad_enabled():
+            return self._soft_states(ids)
         P, f = self._extended()
         if order == "chain":  # offsets only add identities: the same walk
             return _Chain.apply(P, f, ids)
@@ -429,14 +470,30 @@ class TransformTree(nn.Module):
             h = h[:, 1::2] @ h[:, 0::2]  # P(uv) = P(v) P(u)
         return h[:, 0, :, 0]  # P(w) e_0
 
+    def _soft_states(self, ids: Tensor) -> Tensor:
+        """(B, n): the state distribution ``S(x_T) ... S(x_1) e_0`` of the soft relaxation,
+        left to right (``ids``: letters over the buffer, V at padding: the identity)."""
+        n = self.n_states
+        S = self.soft_matrices()
+        S = torch.cat([S, torch.eye(n, dtype=S.dtype, device=S.device)[None]])
+        s = F.one_hot(torch.zeros(len(ids), dtype=torch.long, device=ids.device), n).to(S.dtype)
+        for t in range(ids.shape[1]):
+            s = torch.einsum("bij,bj->bi", S[ids[:, t]], s)
+        return s
+
     def forward(self, tokens: Tensor, lengths: Tensor | None = None,
                 offsets: Tensor | None = None) -> Tensor:
-        """Logits (B, n_classes) = ``readout @ P(w) e_0``.
+        """Logits (B, n_classes) = ``readout @ P(w) e_0`` (in training with ``relaxation =
+        "soft"``, ``readout`` of the soft state distribution; each such call is one step of
+        the annealing).
 
         ``offsets`` (optional, (B,) ints >= 0) places string b at buffer positions
         r_b..r_b+L_b-1 with identity padding on both sides; the product, hence the value, is
         the same at every offset (exactly, with hard matrices).
         """
+        if self.soft and self.training and torch.is_grad_enabled():
+            steps: Tensor = self.trained_steps  # type: ignore[assignment]
+            steps.add_(1)
         return self.final_states(tokens, lengths, offsets) @ self.readout.T
 
     def forward_at_offsets(self, tokens: Tensor, lengths: Tensor, offsets: Tensor) -> Tensor:

@@ -454,3 +454,15 @@ def test_a_soft_run_trains_and_is_certified_from_the_command_line(tmp_path, caps
     saved = json.loads((out / "config.json").read_text())["model_options"]
     assert saved["relaxation"] == "soft" and saved["anneal_steps"] == 50
     assert res["certificate"]["correct"] and res["solved"], res["certificate"]["verdict"]
+
+
+def test_the_soft_relaxation_is_sized_by_its_n_squared_activations():
+    """The soft forward keeps each step's n x n matrices for its backward pass: the memory
+    check refuses a soft 682-state model (the suite's largest automaton) that the
+    straight-through one, whose walk keeps n per step, trains."""
+    from monoidlab.models.memory import check_model_memory
+
+    check_model_memory("transform-tree", 3, 2, {"states": 682}, 64, 40)
+    check_model_memory("transform-tree", 3, 2, {"states": 14, "relaxation": "soft"}, 64, 40)
+    with pytest.raises(InputError, match="states 682.*GiB"):
+        check_model_memory("transform-tree", 3, 2, {"states": 682, "relaxation": "soft"}, 64, 40)

@@ -97,9 +97,12 @@ ACTIVATIONS: dict[str, Callable[[Any, int, int], int]] = {
     "mlp-ldru": _tree("d", 16),
     "mlp-ldru-snap": _snapped("d", 16),
     # the chain walk keeps O(n) per token; the tree order runs only while B·M·n² fits its cap
+    # the soft relaxation keeps every step's gathered n x n matrices for its backward pass
     "transform-tree": lambda o, B, L: (4 * B * 2 * L * _get(o, "states", 8)
-                                       + min(2 * B * 2 * L * _get(o, "states", 8) ** 2,
-                                             TREE_ELEMENTS)),
+                                       + (2 * B * 2 * L * _get(o, "states", 8) ** 2
+                                          if getattr(o, "relaxation", "") == "soft" else
+                                          min(2 * B * 2 * L * _get(o, "states", 8) ** 2,
+                                              TREE_ELEMENTS))),
     "pr-lstm": _tree("hidden", 16),
     "pr-lstm-snap": _snapped("hidden", 16),
     "pr-rnn": _tree("hidden", 8),

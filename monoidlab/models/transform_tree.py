@@ -447,7 +447,8 @@ class TransformTree(nn.Module):
                      offsets: Tensor | None = None, order: str = "auto") -> Tensor:
         """(B, n): ``s = P(w) e_0`` for each string (one-hot of the final state), with the
         straight-through gradient. ``order``: ``"auto"``, ``"tree"`` or ``"chain"`` (module
-        docstring); every order gives the same value."""
+        docstring); every order gives the same value. A training call of a ``"soft"`` model
+        returns the soft state distribution instead (:meth:`_soft_states`, any order)."""
         if order not in ORDERS:
             raise InputError(f"order: one of {', '.join(ORDERS)}, got {order!r}")
         tokens, lengths, longest = read_inputs(tokens, lengths)

@@ -397,9 +397,15 @@ class TransformTree(nn.Module):
         """(V, n, n): S, each column a softmax (sums to 1 over rows)."""
         return torch.softmax(self.logits / self.current_temperature(), dim=1)
 
+    def _soft_step(self) -> bool:
+        """A training call of the soft relaxation (it composes S itself)."""
+        return self.soft and self.training and torch.is_grad_enabled()
+
     def matrices(self) -> Tensor:
         """(V, n, n): the letters' matrices P, valued H (0/1, column-one-hot) with S's
-        gradient."""
+        gradient; in a training call of the soft relaxation, S itself."""
+        if self._soft_step():
+            return self.soft_matrices()
         f = self.functions()
         hard = F.one_hot(f, self.n_states).transpose(1, 2).to(self.logits.dtype)
         if not torch.is_grad_enabled() or not self.logits.requires_grad:
@@ -448,7 +454,8 @@ class TransformTree(nn.Module):
         """(B, n): ``s = P(w) e_0`` for each string (one-hot of the final state), with the
         straight-through gradient. ``order``: ``"auto"``, ``"tree"`` or ``"chain"`` (module
         docstring); every order gives the same value. A training call of a ``"soft"`` model
-        returns the soft state distribution instead (:meth:`_soft_states`, any order)."""
+        returns the soft state distribution instead (the tree order over S, whatever
+        ``order``)."""
         if order not in ORDERS:
             raise InputError(f"order: one of {', '.join(ORDERS)}, got {order!r}")
         tokens, lengths, longest = read_inputs(tokens, lengths)
@@ -458,8 +465,8 @@ class TransformTree(nn.Module):
         ids, _, end = self._placed(tokens, lengths, longest, offsets)
         if order == "auto":
             order = self.order_for(B, end, ids.device)
-        if self.soft and self.training and torch.is_grad_enabled():
-            return self._soft_states(ids)
+        if self._soft_step():  # soft columns: only the product of matrices, not the integer walk
+            order = "tree"
         P, f = self._extended()
         if order == "chain":  # offsets only add identities: the same walk
             return _Chain.apply(P, f, ids)
@@ -471,17 +478,6 @@ class TransformTree(nn.Module):
             h = h[:, 1::2] @ h[:, 0::2]  # P(uv) = P(v) P(u)
         return h[:, 0, :, 0]  # P(w) e_0
 
-    def _soft_states(self, ids: Tensor) -> Tensor:
-        """(B, n): the state distribution ``S(x_T) ... S(x_1) e_0`` of the soft relaxation,
-        left to right (``ids``: letters over the buffer, V at padding: the identity)."""
-        n = self.n_states
-        S = self.soft_matrices()
-        S = torch.cat([S, torch.eye(n, dtype=S.dtype, device=S.device)[None]])
-        s = F.one_hot(torch.zeros(len(ids), dtype=torch.long, device=ids.device), n).to(S.dtype)
-        for t in range(ids.shape[1]):
-            s = torch.einsum("bij,bj->bi", S[ids[:, t]], s)
-        return s
-
     def forward(self, tokens: Tensor, lengths: Tensor | None = None,
                 offsets: Tensor | None = None) -> Tensor:
         """Logits (B, n_classes) = ``readout @ P(w) e_0`` (in training with ``relaxation =
@@ -492,7 +488,7 @@ class TransformTree(nn.Module):
         r_b..r_b+L_b-1 with identity padding on both sides; the product, hence the value, is
         the same at every offset (exactly, with hard matrices).
         """
-        if self.soft and self.training and torch.is_grad_enabled():
+        if self._soft_step():
             steps: Tensor = self.trained_steps  # type: ignore[assignment]
             steps.add_(1)
         return self.final_states(tokens, lengths, offsets) @ self.readout.T

@@ -296,3 +296,25 @@ def test_the_second_random_language_round_holds_out_only_fresh_languages():
     assert round1_meta["n"] == 36
     round1 = tomllib.loads(CONFIG.read_text())
     assert read_split(Path(), round1["benchmark"], ROOT) == first  # the first round as before
+
+
+def test_hardest_first_runs_every_seed_0_first_and_bigger_monoids_first():
+    """The order option reorders the same runs (a permutation): seed by seed, the syntactic
+    monoid's size never grows within a seed; an unknown order names the field."""
+    import monoidlab as ml
+
+    config = StudyConfig(path=ROOT / "configs" / "random-languages-2.toml", root=ROOT,
+                         data=tomllib.loads((ROOT / "configs" / "random-languages-2.toml")
+                                            .read_text()),
+                         ledger=ROOT / "none.jsonl", out=ROOT / "runs" / "none")
+    assert config.data["benchmark"]["order"] == "hardest-first"
+    runs = mod._plan(config, {}, "languages-v1")
+    assert sorted(r["id"] for r in runs) == sorted(
+        r["id"] for r in plan(config.data, "languages-v1", "dev",
+                              read_split(Path(), config.data["benchmark"], ROOT), {}))
+    seeds = [r["seed"] for r in runs]
+    assert seeds == sorted(seeds) and set(seeds) == {0, 1}
+    sizes = [ml.load_language(r["path"]).monoid().size for r in runs if r["seed"] == 0]
+    assert sizes == sorted(sizes, reverse=True) and sizes[0] > sizes[-1]
+    with pytest.raises(ConfigError, match=r"\[benchmark\] order: 'biggest' is not an order"):
+        mod.ordered(runs, "biggest", "x.toml: [benchmark] order")

@@ -407,9 +407,35 @@ def _plan(config: StudyConfig, ledger: dict, recipe: str | None = None, half: st
     if half not in ("dev", "held_out"):
         raise ConfigError(f"--half: dev or held_out, got {half!r}")
     split = read_split(Path(), meta, config.root)
-    return [{**r, "path": str(spec_path(r["language"], meta, config.root)),
+    runs = [{**r, "path": str(spec_path(r["language"], meta, config.root)),
              **({"claims": str(config.resolve(claims))} if claims else {})}
             for r in plan(bench, recipe, half, split, ledger)]
+    return ordered(runs, meta.get("order", "as-listed"), f"{config.path}: [benchmark] order")
+
+
+ORDERS = ("as-listed", "hardest-first")
+
+
+def ordered(runs: list[dict], order: str, where: str = "order") -> list[dict]:
+    """``runs`` in the order they are run: ``as-listed`` (language by language, each one's
+    seeds together) or ``hardest-first`` (seed by seed, the larger syntactic monoid first;
+    ties by name). The order never changes a recipe's outcome; with the choice rule's pruning
+    (:func:`cannot_win`) it decides how soon a recipe that cannot win stops running: big
+    languages fail most often, and one failed seed fails a language.
+
+    >>> runs = [{"language": n, "seed": s, "path": f"bench/random-languages/{n}.toml"}
+    ...         for n in ("rl-01-counter-mod-3", "rl-00-dfa-3x2") for s in (0, 1)]
+    >>> [(r["language"][:5], r["seed"]) for r in ordered(runs, "hardest-first")]  # |M| 6 and 7
+    [('rl-00', 0), ('rl-01', 0), ('rl-00', 1), ('rl-01', 1)]
+    """
+    if order not in ORDERS:
+        raise ConfigError(f"{where}: {order!r} is not an order; orders: {', '.join(ORDERS)}")
+    if order == "as-listed":
+        return runs
+    import monoidlab as ml
+
+    size = {p: ml.load_language(p).monoid().size for p in {r["path"] for r in runs}}
+    return sorted(runs, key=lambda r: (r["seed"], -size[r["path"]], r["language"]))
 
 
 def runs_text(config: StudyConfig, ledger: dict) -> str:

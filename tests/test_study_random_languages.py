@@ -318,3 +318,48 @@ def test_hardest_first_runs_every_seed_0_first_and_bigger_monoids_first():
     assert sizes == sorted(sizes, reverse=True) and sizes[0] > sizes[-1]
     with pytest.raises(ConfigError, match=r"\[benchmark\] order: 'biggest' is not an order"):
         mod.ordered(runs, "biggest", "x.toml: [benchmark] order")
+
+
+ROUND2 = ROOT / "configs" / "random-languages-2.toml"
+
+
+def _largest_language() -> tuple[str, int]:
+    """Round 2's language with the largest syntactic monoid (both halves) and its size."""
+    import monoidlab as ml
+
+    meta = tomllib.loads(ROUND2.read_text())["benchmark"]
+    split = read_split(Path(), meta, ROOT)
+    size = {n: ml.load_language(str(spec_path(n, meta, ROOT))).monoid().size
+            for n in split["dev"] + split["held_out"]}
+    name = max(size, key=lambda n: (size[n], n))
+    return name, size[name]
+
+
+@pytest.mark.parametrize("recipe", ["v1-fallback", pytest.param("snap", marks=pytest.mark.slow),
+                                    "transform", "transform-curriculum", "languages-v1"])
+def test_each_round_2_candidate_trains_on_the_largest_language_instead_of_refusing(
+        tmp_path, one_torch_thread, recipe):
+    """Round 2's candidates may refuse no language (refusals count as failures, and the frozen
+    recipe becomes the default of `monoidlab train --language`): each one trains a few steps
+    on the set's largest language (snap is slow here: the certificate's table of 1948 x 1948
+    codes). languages-v1, the first round's recipe kept as it ran, refuses it (its covering
+    plan cannot fit in its steps)."""
+    data = tomllib.loads(ROUND2.read_text())
+    meta = data["benchmark"]
+    short = {"steps": 3, "restarts": 0, "eval_every": 0, "early_stop": 0, "test_lengths": "41:42",
+             "test_samples": 2, "checkpoint_every": 3, "log_every": 3}
+    config = StudyConfig(path=tmp_path / "rl2.toml", root=ROOT,
+                         data={"benchmark": {**meta, "fresh_seeds": []},
+                               "recipes": {recipe: {**data["recipes"][recipe], **short}}},
+                         ledger=tmp_path / "ledger.jsonl", out=tmp_path)
+    name, size = _largest_language()
+    assert size > 900  # the set's |M| reaches the draw's bound of 1000
+    run = {"id": f"{recipe}__{name}__s0", "language": name, "half": "held_out",
+           "recipe": recipe, "seed": 0, "path": str(spec_path(name, meta, ROOT))}
+    row = mod.run_one(run, config)
+    if recipe == "languages-v1":
+        assert row["status"] == "refused" and "covering" in row["message"], row
+        return
+    assert row["status"] == "done", row
+    results = json.loads((tmp_path / run["id"] / "results.json").read_text())
+    assert results["steps"] == 3 and row["scored"] > 0, (results.get("steps"), row)

@@ -196,3 +196,24 @@ def test_near_misses_of_a_huge_pair_automaton_are_refused_before_allocating(monk
         b = evalsets.kind_batch(lang, "near_miss", 40, 8, np.random.default_rng(0))
     assert len(b.tokens) == 0 and any("unavailable" in str(x.message) for x in w)
     assert issubclass(NearMissTooLarge, MonoidTooLarge)
+
+
+def test_a_mix_for_a_sampler_without_settings_is_refused_not_ignored(tmp_path):
+    """`mix` shapes only near_miss; handed to another sampler it would be dropped silently, so
+    `sample` refuses it, naming the samplers that take one. A run's `near_miss_mix` (read by its
+    near_miss draws) still trains with another sampler."""
+    for sampler in ("balanced", "uniform", "ec_stratified"):
+        with pytest.raises(ValueError, match=rf"only the samplers \['near_miss'\] take a mix; "
+                                             rf"'{sampler}' has no settings"):
+            ml.sample("dyck-2", [6], 4, sampler=sampler, seed=0, mix={"members": 1.0})
+    assert len(ml.sample("dyck-2", [6], 4, sampler="balanced", seed=0, mix=None)) == 4
+    from monoidlab.training import train
+    from monoidlab.training.parse import config_from_dict
+
+    cfg = config_from_dict({"language": "dyck-2", "model": "mlp-ldru", "sampler": "balanced",
+                            "near_miss_mix": {"members": 0.5, "near_miss": 0.5}, "steps": 2,
+                            "batch_size": 4, "train_lengths": "1:6", "test_lengths": "41:42",
+                            "test_samples": 2, "threads": 1, "device": "cpu",
+                            "model_options": {"d": 8}}, "mix-with-balanced")
+    res = train(cfg, out_dir=tmp_path / "run")
+    assert res["steps"] == 2

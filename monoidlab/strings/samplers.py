@@ -111,8 +111,22 @@ class SamplerSpec:
         return _load(self.function_target)
 
     def check_settings(self, value: Any) -> Any:
-        """Its settings checked and normalised (``value`` itself for a sampler without)."""
-        return value if self.settings_target is None else _load(self.settings_target)(value)
+        """Its settings checked and normalised; a sampler without settings takes only None (a
+        ``mix`` handed to it would be ignored, so it is refused)."""
+        if self.settings_target is not None:
+            return _load(self.settings_target)(value)
+        if value is not None:
+            from monoidlab.errors import InputError
+
+            takers = [s.name for s in REGISTRY.values() if s.settings_target and not s.tree]
+            raise InputError(f"mix={value!r}: only the samplers {takers} take a mix; "
+                             f"{self.name!r} has no settings"[:300])
+        return value
+
+    def settings_or_none(self, value: Any) -> Any:
+        """``value`` for a sampler with settings, else None: for a caller that holds one run's
+        settings (a config's ``near_miss_mix``) and draws with several samplers."""
+        return value if self.settings_target is not None else None
 
     def __reduce__(self) -> tuple:
         # a spec travels (sweeps pickle configs) as its name: one object per sampler

@@ -283,7 +283,8 @@ def sample(lang: Automaton | str, lengths: LengthsLike, n: int, *,
         for ``uniform``, the classes to draw from (uniform over their strings, inside
         ``within``). The other samplers draw their own mix of classes and refuse it.
     mix : for ``near_miss``, the proportions of ``members``, ``near_miss``, ``uniform`` and
-        ``ec_stratified`` strings (default ``DEFAULT_MIX``: no ``ec_stratified``).
+        ``ec_stratified`` strings (default ``DEFAULT_MIX``: no ``ec_stratified``); another
+        sampler refuses a mix (it would be ignored).
     limits : ``True`` (the default) refuses, before any work, lengths above
         ``MAX_LENGTH`` (100,000), more than ``MAX_STRINGS`` (10^7) strings, more than
         ``MAX_BATCH_SYMBOLS`` (2^27) symbols or length tables of more than

@@ -170,7 +170,7 @@ class LanguageProblem:
             return self.plan.batch(self, rng, int(length), batch_size, step)
         sampler = self.sampler if train else self.test_sampler
         b = sample(self.language, [int(length)], batch_size, sampler=sampler, seed=rng,
-                   within=self.within, mix=self.mix)
+                   within=self.within, mix=sampler.settings_or_none(self.mix))
         out = {"tokens": b.tokens, "lengths": b.lengths, "targets": b.labels}
         if train and not self.offsets.none:
             out["offsets"] = rng.choice(self.offsets.for_length(int(length)), size=batch_size)

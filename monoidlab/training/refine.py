@@ -167,8 +167,9 @@ def _mined(model: Any, problem: Any, lengths: np.ndarray, n: int, seed: int
     from monoidlab.evaluation.model_certificate import finite_classifier
     from monoidlab.strings.sampling import sample
 
-    b = sample(problem.language, lengths, n, sampler=problem.plain_sampler, seed=seed,
-               within=problem.within, mix=problem.mix)
+    spec = problem.plain_sampler
+    b = sample(problem.language, lengths, n, sampler=spec, seed=seed,
+               within=problem.within, mix=spec.settings_or_none(problem.mix))
     got = finite_classifier(model)(b.tokens, b.lengths)
     wrong = np.flatnonzero(got != b.labels)
     return [(tuple(int(x) for x in b.tokens[i, : b.lengths[i]]), int(b.labels[i]))

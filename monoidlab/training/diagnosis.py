@@ -107,7 +107,8 @@ def diagnose(model: Any, cfg: RunConfig, problem: Any, ev: Evaluation, *, seed: 
 
     if ev.solved:
         return Diagnosis("solved", ["every kind is at or above the threshold at every length"])
-    if not _failing(ev):  # not solved, yet no length is below the threshold: nothing to re-draw
+    failing = _failing(ev)
+    if not failing:  # not solved, yet no length is below the threshold: nothing to re-draw
         return Diagnosis("untestable", [ev.verdict()])
     lang = problem.language
     schedule = model_spec(cfg.model).schedule
@@ -126,7 +127,7 @@ def diagnose(model: Any, cfg: RunConfig, problem: Any, ev: Evaluation, *, seed: 
     # 2. data: the failing test sets re-drawn, their wrong and right strings' compositions
     monoid = lang.monoid()
     words = monoid.labels()
-    failing = _failing(ev)[:MAX_SETS]
+    failing = failing[:MAX_SETS]
     lc = level_coverage(lang, train, sorted({L for _, L, _ in failing}), schedule=schedule,
                         padding=cfg.padding, offsets=cfg.offsets, within=cfg.within)
     shown = np.asarray(lc.shown)

@@ -5,6 +5,7 @@ freezing, the claims that share runs between processes, and the second round's s
 from __future__ import annotations
 
 import json
+import os
 import tomllib
 from pathlib import Path
 
@@ -239,6 +240,43 @@ def test_claims_share_a_recipes_runs_between_processes_once_each(tmp_path):
         got = list(pool.map(_claim_all, [(str(tmp_path / "claims"), o, ids) for o in owners]))
     assert sorted(i for g in got for i in g) == sorted(ids)
     assert _claim_all((str(tmp_path / "claims"), owners[0], ids)) == got[0]
+
+
+def _claim_one(args):
+    folder, owner, run_id, hold = args
+    import time
+
+    got = claim(Path(folder), run_id, owner)
+    time.sleep(hold)  # alive while the other process tries
+    return got
+
+
+def test_two_live_processes_of_one_ledger_never_take_the_same_run(tmp_path):
+    """Two processes in one worktree (one ledger, one claims folder): while the first is alive
+    the second does not get its run; once the first has ended, its run is taken over (a killed
+    run is resumed). A claim file of the old form (the ledger alone) is the ledger's own."""
+    import subprocess
+    import sys
+    from concurrent.futures import ProcessPoolExecutor
+
+    folder, owner = str(tmp_path / "claims"), str(tmp_path / "ledger.jsonl")
+    with ProcessPoolExecutor(2) as pool:
+        first = pool.submit(_claim_one, (folder, owner, "r1", 3.0))
+        import time
+
+        deadline = time.time() + 30
+        while not (tmp_path / "claims" / "r1").exists() and time.time() < deadline:
+            time.sleep(0.05)
+        second = pool.submit(_claim_one, (folder, owner, "r1", 0.0))
+        assert (first.result(), second.result()) == (True, False)
+    ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                           capture_output=True, text=True, check=True).stdout.strip()
+    host = (tmp_path / "claims" / "r1").read_text().splitlines()[1].split()[1]
+    (tmp_path / "claims" / "r1").write_text(f"{owner}\n{ended} {host}\n")
+    assert claim(Path(folder), "r1", owner)  # its holder has ended: taken over
+    assert (tmp_path / "claims" / "r1").read_text().splitlines()[1].split()[0] == str(os.getpid())
+    (tmp_path / "claims" / "r2").write_text(owner + "\n")
+    assert claim(Path(folder), "r2", owner) and not claim(Path(folder), "r2", owner + "x")
 
 
 def test_each_recipe_is_read_as_one_change_of_an_earlier_one():

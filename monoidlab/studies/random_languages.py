@@ -292,26 +292,54 @@ def plan(bench: dict, recipe_name: str, half: str, split: dict, ledger: dict) ->
 
 
 def claim(folder: Path, run_id: str, owner: str) -> bool:
-    """Claim a run for the benchmark writing ledger ``owner``: True when it is this owner's
-    (newly claimed, or claimed by the same ledger before it was killed), False when another
-    ledger has it. Lets two processes with their own ledgers (two worktrees, one per core)
-    share one recipe's runs without running any twice; the claim is one file made with O_EXCL,
-    so two processes reaching a run at the same moment cannot both get it.
+    """Claim a run for the benchmark writing ledger ``owner``: True when this process may run
+    it (newly claimed; or claimed by the same ledger in a process that has ended, i.e. killed
+    before the run's row was written), False when another ledger has it or another live
+    process of this ledger on this machine does. Lets several processes share one recipe's runs
+    without running any twice, with their own ledgers (two worktrees) or one (two processes in
+    one worktree: without the process check both would take the same run and write one run
+    folder at once). The claim is one file made with O_EXCL, so two processes reaching a run at
+    the same moment cannot both get it; it holds the ledger, the process id and the host.
 
     >>> import tempfile; d = Path(tempfile.mkdtemp())
     >>> claim(d, "r1", "/a/ledger.jsonl"), claim(d, "r1", "/a/ledger.jsonl"), claim(d, "r1", "/b")
     (True, True, False)
     """
     import os
+    import socket
 
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / run_id
+    me = f"{os.getpid()} {socket.gethostname()}"
     try:
         fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
     except FileExistsError:
-        return path.read_text().strip() == owner
+        lines = path.read_text().splitlines()
+        if not lines or lines[0].strip() != owner:
+            return False
+        holder = lines[1].split() if len(lines) > 1 else []
+        if len(holder) == 2 and f"{holder[0]} {holder[1]}" != me:
+            if holder[1] != socket.gethostname() or _alive(int(holder[0])):
+                return False  # another live process of this ledger (or one we cannot check)
+        tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
+        tmp.write_text(f"{owner}\n{me}\n")
+        os.replace(tmp, path)  # taken over from an ended process of this ledger
+        return True
     with os.fdopen(fd, "w") as f:
-        f.write(owner + "\n")
+        f.write(f"{owner}\n{me}\n")
+    return True
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` exists on this machine."""
+    import os
+
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # it exists, owned by another user
+        return True
     return True
 
 

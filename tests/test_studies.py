@@ -218,6 +218,16 @@ def test_the_command_line_prints_a_studys_tables_and_names_bad_options(capsys):
     assert main(["study", "random-languages", "--config",
                  str(ROOT / "configs" / "random-languages.toml"), "--action", "drw"]) == 2
     assert "unknown action 'drw'; its actions: draw, info, freeze" in capsys.readouterr().err
+    # an action's own options (freeze --name) reach it; the round-1 recipe is frozen already
+    assert main(["study", "random-languages", "--config",
+                 str(ROOT / "configs" / "random-languages.toml"), "--action", "freeze",
+                 "--name", "languages-v1"]) == 2
+    assert "frozen already" in capsys.readouterr().err
+    assert main(["study", "random-languages", "--config",
+                 str(ROOT / "configs" / "random-languages.toml"), "--action", "freeze",
+                 "--recipe", "x"]) == 2
+    assert ("study random-languages --action freeze: unknown option --recipe; its options: "
+            "--name" in capsys.readouterr().err)
 
 
 def test_the_command_line_runs_a_study_from_its_config(tmp_path, capsys, monkeypatch):

@@ -31,6 +31,14 @@ def _options(extra: list[str], allowed: tuple[str, ...], name: str) -> dict[str,
     return out
 
 
+def _action_options(action: object) -> tuple[str, ...]:
+    """The keyword options an action takes (its parameters after the config), e.g. ``name``
+    of random-languages' ``freeze``."""
+    import inspect
+
+    return tuple(list(inspect.signature(action).parameters)[1:])  # type: ignore[arg-type]
+
+
 def _study_names() -> list[str]:
     from monoidlab.studies import STUDIES
 
@@ -44,14 +52,20 @@ def cmd_study(args: argparse.Namespace) -> None:
 
     study = get_study(args.name)
     config = read_config(study, args.config)
-    options = _options(args.extra, study.options, study.name)
     if args.action:
         if args.action not in study.actions:
             raise UsageError(f"study {study.name}: unknown action {args.action!r}; its actions: "
                              f"{', '.join(study.actions) or 'none'}")
-        text = study.actions[args.action](config, **options)
+        action = study.actions[args.action]
+        takes = _action_options(action)
+        options = _options(args.extra, tuple(k for k in takes if k != "write_docs"),
+                           f"{study.name} --action {args.action}")
+        if "write_docs" in takes:
+            options["write_docs"] = args.write_docs
+        text = action(config, **options)
         emit(args, {"study": study.name, "action": args.action, "text": text}, text)
         return
+    options = _options(args.extra, study.options, study.name)
     if args.table or args.write_docs:
         sections = (write_study_docs(study, config) if args.write_docs
                     else study_sections(study, config))

@@ -93,16 +93,19 @@ def _chunked_beam(o: Any, B: int, L: int) -> int:
 
 
 #: per model of the registry: elements (floats) a training forward keeps, f(options, B, L)
+def _transform_tree(o: Any, B: int, L: int) -> int:
+    # the chain walk keeps O(n) per token; the tree order runs only while B·M·n² fits its cap,
+    # except in the soft relaxation, which keeps every step's n x n matrices for its backward
+    n = _get(o, "states", 8)
+    leaves = 2 * B * 2 * L * n ** 2
+    soft = getattr(o, "relaxation", "") == "soft"
+    return 4 * B * 2 * L * n + (leaves if soft else min(leaves, TREE_ELEMENTS))
+
+
 ACTIVATIONS: dict[str, Callable[[Any, int, int], int]] = {
     "mlp-ldru": _tree("d", 16),
     "mlp-ldru-snap": _snapped("d", 16),
-    # the chain walk keeps O(n) per token; the tree order runs only while B·M·n² fits its cap
-    # the soft relaxation keeps every step's gathered n x n matrices for its backward pass
-    "transform-tree": lambda o, B, L: (4 * B * 2 * L * _get(o, "states", 8)
-                                       + (2 * B * 2 * L * _get(o, "states", 8) ** 2
-                                          if getattr(o, "relaxation", "") == "soft" else
-                                          min(2 * B * 2 * L * _get(o, "states", 8) ** 2,
-                                              TREE_ELEMENTS))),
+    "transform-tree": _transform_tree,
     "pr-lstm": _tree("hidden", 16),
     "pr-lstm-snap": _snapped("hidden", 16),
     "pr-rnn": _tree("hidden", 8),

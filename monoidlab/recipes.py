@@ -1,14 +1,19 @@
-"""The training recipe for a user's own language: the random-language benchmark's frozen recipe.
+"""The training recipe for a user's own language: the random-language benchmark's frozen recipes.
 
-The random-language benchmark (the study config ``configs/random-languages.toml``) measures recipes for MLP-LDRU on
-languages the suite does not have, one setting at a time on a development half, and marks the
-one it chose ``frozen = true`` before scoring it once on a held-out half (docs/results.md, "The
-random-language benchmark"). That recipe, shipped as package data (``data/frozen-recipe.toml``,
-written by the benchmark's ``freeze`` action and tested equal to the config's block, so that the
-default can never drift from what was measured), is ``recipe = "languages"`` of MLP-LDRU, and the default of
-``monoidlab train --language ...`` (the command line; from Python, ask for it by name).
+The random-language benchmark (the study configs ``configs/random-languages*.toml``) measures
+recipes on languages the suite does not have, one setting at a time on a development half, and
+marks the one it chose ``frozen = true`` before scoring it once on a held-out half (docs/results.md,
+"The random-language benchmark"). Two frozen recipes ship as package data, each written by the
+benchmark's ``freeze`` action and tested equal to its config's block, so that a default can never
+drift from what was measured:
 
-Only its training keys are taken: the model, the test lengths and sample size, threads,
+- ``data/default-recipe.toml``: the latest round's choice, whichever model (round 2:
+  ``languages-v2``, the transformation tree): what ``monoidlab train --language L`` trains when
+  no model is named (:func:`default_model`), and what ``min-length`` and the report recommend;
+- ``data/frozen-recipe.toml``: the benchmark's recipe for MLP-LDRU (round 1: ``languages-v1``),
+  ``recipe = "languages"`` of MLP-LDRU (``--model mlp-ldru``).
+
+Only a recipe's training keys are taken: the model, the test lengths and sample size, threads,
 device, checkpoint and log intervals stay the run's own.
 
 >>> from monoidlab.recipes import frozen_recipe, has_frozen_recipe
@@ -26,8 +31,12 @@ from typing import Any
 
 from monoidlab.errors import ConfigError
 
-#: the frozen recipe as the package ships it: a copy of the benchmark config's frozen block
+#: MLP-LDRU's recipe 'languages' as the package ships it: a copy of a benchmark config's frozen
+#: block for MLP-LDRU (round 1's languages-v1)
 FROZEN = Path(__file__).resolve().parent / "data" / "frozen-recipe.toml"
+#: the benchmark's latest choice, whichever model (a copy of the latest config's frozen block):
+#: the default of ``monoidlab train --language`` when no model is named
+DEFAULT_RECIPE = Path(__file__).resolve().parent / "data" / "default-recipe.toml"
 #: recipe keys that are the run's own, never the recipe's
 RUN_KEYS = frozenset({"frozen", "basis", "model", "test_lengths", "test_samples", "threads",
                       "device", "checkpoint_every", "log_every", "eval_kinds"})
@@ -51,13 +60,9 @@ def _parse(path: str, stamp: int) -> dict[str, Any]:
                           f"({exc})") from None
 
 
-def frozen_recipe(path: str | Path | None = None) -> tuple[str, dict[str, Any], dict[str, Any]]:
-    """``(name, keys, model_options)`` of the recipe marked ``frozen = true`` in ``path``
-    (default :data:`FROZEN`).
-
-    A file with no frozen recipe (the benchmark has not chosen one yet) or with two is an
-    error that says so."""
-    path = FROZEN if path is None else path
+def _frozen(path: str | Path) -> tuple[str, dict[str, Any]]:
+    """``(name, table)`` of the one recipe marked ``frozen = true`` in ``path``; none or two is
+    an error that says so."""
     recipes = _read(str(path)).get("recipes", {})
     frozen = [n for n, r in recipes.items() if isinstance(r, dict) and r.get("frozen") is True]
     if not frozen:
@@ -67,8 +72,17 @@ def frozen_recipe(path: str | Path | None = None) -> tuple[str, dict[str, Any], 
     if len(frozen) > 1:
         raise ConfigError(f"{path}: {len(frozen)} recipes are frozen ({', '.join(frozen)}); "
                           "exactly one may be")
-    name = frozen[0]
-    recipe = recipes[name]
+    return frozen[0], recipes[frozen[0]]
+
+
+def frozen_recipe(path: str | Path | None = None) -> tuple[str, dict[str, Any], dict[str, Any]]:
+    """``(name, keys, model_options)`` of the recipe marked ``frozen = true`` in ``path``
+    (default :data:`FROZEN`, MLP-LDRU's).
+
+    A file with no frozen recipe (the benchmark has not chosen one yet) or with two is an
+    error that says so, and so is one for another model."""
+    path = FROZEN if path is None else path
+    name, recipe = _frozen(path)
     if recipe.get("model", "mlp-ldru") != "mlp-ldru":
         raise ConfigError(f"{path}: recipe {name!r} is for model {recipe['model']!r}; "
                           "recipe 'languages' serves mlp-ldru")
@@ -85,49 +99,83 @@ def has_frozen_recipe(path: str | Path | None = None) -> bool:
     return True
 
 
-def recipe_advice(path: str | Path | None = None) -> dict[str, Any]:
-    """Which recipe to train a user's own language with, as ``min-length`` and the report print
-    it: ``{"recipe", "frozen", "basis"}``.
+def default_model(path: str | Path | None = None) -> str:
+    """The model ``monoidlab train --language L`` trains when none is named: the model of the
+    benchmark's latest frozen recipe (``path``, default :data:`DEFAULT_RECIPE`); MLP-LDRU while
+    none is frozen.
 
-    Once the benchmark has frozen a recipe, it is ``"languages"`` with the measured basis the
-    config records (its ``basis`` key); before, no recipe is recommended and the basis says why
-    (a recipe is recommended only on the benchmark's evidence, never by default).
+    >>> default_model() in {"mlp-ldru", "transform-tree"}
+    True
+    """
+    path = DEFAULT_RECIPE if path is None else path
+    if not Path(path).is_file():
+        return "mlp-ldru"
+    recipes = _read(str(path)).get("recipes", {})
+    if not any(isinstance(r, dict) and r.get("frozen") is True for r in recipes.values()):
+        return "mlp-ldru"
+    _, recipe = _frozen(path)  # two frozen: a broken file, never a silent default
+    return str(recipe.get("model", "mlp-ldru"))
+
+
+def recipe_advice(path: str | Path | None = None, model: str | None = None) -> dict[str, Any]:
+    """The benchmark's frozen recipe for ``model`` (default: :func:`default_model`, what
+    ``monoidlab train --language L`` trains), as ``min-length`` and the report print it:
+    ``{"recipe", "frozen", "basis", "model"}``, the basis the measured one its config records
+    (its ``basis`` key): the latest round's for its model (:data:`DEFAULT_RECIPE`), round 1's
+    ``languages-v1`` for MLP-LDRU (``path``, default :data:`FROZEN`). A model the benchmark
+    froze nothing for gets ``recipe`` None (its own recipe, if any, is the registry's:
+    :func:`monoidlab.training.config.training_recipe`); so does MLP-LDRU before any freeze, and
+    the basis says why (a recipe is recommended only on the benchmark's evidence).
 
     >>> advice = recipe_advice()
     >>> sorted(advice)
-    ['basis', 'frozen', 'recipe']
+    ['basis', 'frozen', 'model', 'recipe']
     """
+    default = default_model()
+    model = default if model is None else model
+    how = "monoidlab train --language uses it" + ("" if model == default else
+                                                  f" with --model {model}")
+    if model != "mlp-ldru":
+        if model != default:
+            return {"recipe": None, "frozen": None, "model": model,
+                    "basis": f"none: the random-language benchmark froze no recipe for model "
+                             f"{model}"}
+        name, recipe = _frozen(DEFAULT_RECIPE)
+        basis = str(recipe.get("basis", "")).split(" (the others: ")[0]
+        return {"recipe": "languages", "frozen": name, "model": model,
+                "basis": f"model {model}, recipe 'languages' (the benchmark's {name!r}, frozen "
+                         "on its development half" + (f": {basis}" if basis else "")
+                         + f"); {how}"}
     path = FROZEN if path is None else path
     recipes = _read(str(path)).get("recipes", {})
     if not any(isinstance(r, dict) and r.get("frozen") is True for r in recipes.values()):
-        return {"recipe": None, "frozen": None,
+        return {"recipe": None, "frozen": None, "model": model,
                 "basis": "none yet: the random-language benchmark has not frozen a recipe "
                          "(docs/results.md, 'The random-language benchmark'); monoidlab train "
                          "keeps its own defaults"}
     name, _, _ = frozen_recipe(path)  # two frozen, or one for another model: an error
     # the comparison with every other recipe stays in the config; one line names the choice
     basis = str(recipes[name].get("basis", "")).split(" (the others: ")[0]
-    return {"recipe": "languages", "frozen": name,
+    return {"recipe": "languages", "frozen": name, "model": model,
             "basis": f"recipe 'languages' (the benchmark's {name!r}, frozen on its development "
-                     "half" + (f": {basis}" if basis else "") + "); monoidlab train --language "
-                     "uses it"}
+                     "half" + (f": {basis}" if basis else "") + f"); {how}"}
 
 
 def recipe_layout(path: str | Path | None = None) -> dict[str, str | None]:
-    """The padding and training sampler of the recipe ``monoidlab train --language`` uses
-    (:func:`recipe_advice`), with ``from`` saying whose they are: the defaults ``min-length``
-    and the report assume, so that a support length is computed for the layout the user is
-    told to train with. Without a frozen recipe, the models' defaults: learned padding, and
-    ``sampler`` None (the caller's default sampler: this layer does not know the samplers).
+    """The padding and training sampler of MLP-LDRU's frozen recipe (:func:`recipe_advice`),
+    with ``from`` saying whose they are; without a frozen recipe, the models' defaults:
+    learned padding, and ``sampler`` None (the caller's default sampler: this layer does not
+    know the samplers). Any model's: :func:`monoidlab.training.config.training_recipe`.
 
     >>> sorted(recipe_layout())
-    ['from', 'padding', 'sampler']
+    ['from', 'model', 'padding', 'sampler']
     """
-    if recipe_advice(path)["recipe"] is None:
-        return {"padding": "learned", "sampler": None, "from": "the models' defaults"}
+    if recipe_advice(path, "mlp-ldru")["recipe"] is None:
+        return {"padding": "learned", "sampler": None, "model": "mlp-ldru",
+                "from": "the models' defaults"}
     name, keys, options = frozen_recipe(path)
     sampler = keys.get("sampler")
-    return {"padding": str(options.get("padding", "learned")),
+    return {"padding": str(options.get("padding", "learned")), "model": "mlp-ldru",
             "sampler": None if sampler is None else str(sampler),
             "from": f"the training recipe's ('languages', {name})"}
 

@@ -163,11 +163,11 @@ def test_errors_exit_2_with_one_line(capsys, argv, message):
 
 # ------------------------------------------------------------------ min-length
 def test_min_length_suite_json(capsys):
-    from monoidlab.recipes import recipe_layout
+    from monoidlab.training.config import training_recipe
 
     rows = run_json(capsys, "min-length", "--suite", "tomita", "--test", "41:60")
     assert [r["name"] for r in rows] == ml.suite("tomita")
-    padding = recipe_layout()["padding"]  # unset: the training recipe's padding
+    padding = training_recipe()[0]["padding"]  # unset: the training recipe's padding
     for r in rows:
         assert {"support_length", "needed", "uncovered_at_limit", "schedule"} <= set(r)
         assert r["padding"] == padding
@@ -222,20 +222,21 @@ def test_min_length_train_offsets_and_schedules(capsys):
 
 
 def test_min_length_report_and_train_assume_one_layout(capsys):
-    """The layout `monoidlab train --language` trains with (recipe 'languages') is the one
-    `min-length` and the report assume when the user sets none: one padding, one sampler."""
+    """The layout `monoidlab train --language` trains with (the default model's recipe
+    'languages') is the one `min-length` and the report assume when the user sets none: one
+    model, one padding, one sampler."""
     import argparse
 
     from monoidlab.cli.training import _config
-    from monoidlab.recipes import recipe_layout
     from monoidlab.report.sections import Report
+    from monoidlab.training.config import training_recipe
 
-    layout = recipe_layout()
+    layout = training_recipe()[0]
     args = argparse.Namespace(config=None, language="tomita-5", task=None, model=None,
                               steps=None, seed=None, resume=False, out=None, data=None)
     cfg = _config(args, [])
-    assert (cfg.recipe, cfg.padding.value, cfg.sampler) == (
-        "languages", layout["padding"], layout["sampler"])
+    assert (cfg.model, cfg.recipe, cfg.padding.value, cfg.sampler) == (
+        layout["model"], "languages", layout["padding"], layout["sampler"])
     row = run_json(capsys, "min-length", "tomita-5", "--test", "41:60")
     assert (row["padding"], row["layout_from"]) == (
         layout["padding"], {"padding": layout["from"], "sampler": layout["from"]})

@@ -218,7 +218,8 @@ def test_evaluate_prints_the_diagnosis_of_a_failed_run(tmp_path, capsys):
     run = tmp_path / "run"
     # one attempt validated on the test lengths (the recipe's restarts, each validated at
     # 42..500, cost most of the time and change nothing here: the run fails either way)
-    assert main(["train", "--language", "tomita-3", "--out", str(run), "--steps=20",
+    assert main(["train", "--language", "tomita-3", "--model", "mlp-ldru", "--out", str(run),
+                 "--steps=20",
                  "--train_lengths=1:8", "--test_lengths=9:12", "--test_samples=16",
                  "--restarts=0", "--val_lengths=9:12",
                  "--model_options={d = 4, padding = \"identity\"}", "--json"]) in (0, None)

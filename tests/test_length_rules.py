@@ -199,7 +199,7 @@ def test_a_rule_stands_only_where_it_does_as_well_as_the_baseline():
 def test_the_min_length_command_prints_the_recommendation_with_the_sampler(capsys):
     rules = load_rules()
     assert cli_main(["min-length", "tomita-5", "--padding", "identity",
-                     "--sampler", "covering"]) in (0, None)
+                     "--sampler", "covering", "--model", "mlp-ldru"]) in (0, None)
     out = capsys.readouterr().out
     assert "recommended length for covering strings and model mlp-ldru" in out
     length, words = _expected(rules, "covering", 4)
@@ -280,9 +280,16 @@ def test_min_length_assumes_the_layout_of_the_models_own_recipe(capsys, model, s
                                       "sampler": f"model {model}'s defaults"}
         return
     assert (row["sampler"], row["padding"]) == (sampler, padding)
-    assert row["layout_from"] == {"padding": f"model {model}'s recipe 'languages'",
-                                  "sampler": f"model {model}'s recipe 'languages'"}
+    from monoidlab.recipes import default_model, recipe_advice
+
+    # the benchmark's frozen choice names its frozen recipe; another model its own recipe
+    frozen = recipe_advice(model=model)["frozen"] if model == default_model() else None
+    whose = (f"the training recipe's ('languages', {frozen})" if frozen else
+             f"model {model}'s recipe 'languages'")
+    assert row["layout_from"] == {"padding": whose, "sampler": whose}
     assert cli_main(["min-length", "tomita-5", "--model", model]) in (0, None)
     text = capsys.readouterr().out
-    assert f"training recipe: model {model}'s own recipe 'languages' ({sampler} strings" in text
+    assert (f"training recipe: model {model}, recipe 'languages' (the benchmark's {frozen!r}"
+            if frozen else
+            f"training recipe: model {model}'s own recipe 'languages' ({sampler} strings") in text
     assert "covering" not in text.splitlines()[0]

@@ -42,11 +42,17 @@ model_options = { d = 24, dropout = 0.0, padding = "identity" }
 """
 
 
+def _use(monkeypatch, path):
+    """The benchmark's frozen recipes read from ``path``: MLP-LDRU's and the default's."""
+    monkeypatch.setattr(recipes, "FROZEN", path)
+    monkeypatch.setattr(recipes, "DEFAULT_RECIPE", path)
+
+
 @pytest.fixture
 def frozen(tmp_path, monkeypatch):
     path = tmp_path / "random-languages.toml"
     path.write_text(FROZEN)
-    monkeypatch.setattr(recipes, "FROZEN", path)
+    _use(monkeypatch, path)
     return path
 
 
@@ -70,12 +76,12 @@ def test_no_frozen_recipe_two_of_them_or_a_task_are_refused(tmp_path, monkeypatc
         config_from_dict({"language": "parity", "model": "rnn", "recipe": "languages"})
     none = tmp_path / "none.toml"
     none.write_text(FROZEN.replace("frozen = true\n", ""))
-    monkeypatch.setattr(recipes, "FROZEN", none)
+    _use(monkeypatch, none)
     with pytest.raises(ConfigError, match="no recipe is frozen yet"):
         config_from_dict({"language": "parity", "recipe": "languages"})
     two = tmp_path / "two.toml"
     two.write_text(FROZEN.replace('[recipes.base]\n', '[recipes.base]\nfrozen = true\n'))
-    monkeypatch.setattr(recipes, "FROZEN", two)
+    _use(monkeypatch, two)
     with pytest.raises(ConfigError, match="2 recipes are frozen"):
         config_from_dict({"language": "parity", "recipe": "languages"})
     assert not recipes.has_frozen_recipe()
@@ -115,7 +121,7 @@ def test_without_a_frozen_recipe_the_command_line_keeps_its_defaults(tmp_path, m
                                                                      capsys):
     none = tmp_path / "none.toml"
     none.write_text(FROZEN.replace("frozen = true\n", ""))
-    monkeypatch.setattr(recipes, "FROZEN", none)
+    _use(monkeypatch, none)
     cfg = _train_config(tmp_path / "d", "--language", "parity")
     assert cfg["recipe"] == "default" and cfg["lr"] == config_from_dict(
         {"language": "parity"}).lr
@@ -141,7 +147,7 @@ def test_min_length_and_the_report_name_the_recipe_once_one_is_frozen(frozen, ca
 def test_without_a_frozen_recipe_none_is_recommended(tmp_path, monkeypatch, capsys):
     none = tmp_path / "none.toml"
     none.write_text(FROZEN.replace("frozen = true\n", ""))
-    monkeypatch.setattr(recipes, "FROZEN", none)
+    _use(monkeypatch, none)
     advice = recipes.recipe_advice()
     assert advice["recipe"] is None and advice["basis"].startswith("none yet")
     assert main(["min-length", "parity"]) in (0, None)
@@ -149,7 +155,7 @@ def test_without_a_frozen_recipe_none_is_recommended(tmp_path, monkeypatch, caps
     # a broken benchmark config is an error that names it, never a silent "none yet"
     two = tmp_path / "two.toml"
     two.write_text(FROZEN.replace("[recipes.base]", "[recipes.base]\nfrozen = true"))
-    monkeypatch.setattr(recipes, "FROZEN", two)
+    _use(monkeypatch, two)
     with pytest.raises(ConfigError, match="2 recipes are frozen"):
         recipes.recipe_advice()
 
@@ -176,7 +182,7 @@ def test_the_21_task_config_takes_every_key_from_whichever_recipe_is_frozen(
     text = text.replace(f"[recipes.{name}]\n", f"[recipes.{name}]\nfrozen = true\n", 1)
     path = tmp_path / "random-languages.toml"
     path.write_text(text)
-    monkeypatch.setattr(recipes, "FROZEN", path)
+    _use(monkeypatch, path)
     chosen = tomllib.loads(text)["recipes"][name]
     runs = load_sweep(ROOT / "monoidlab" / "configs" / "ldru21-languages.toml")["runs"]
     assert len(runs) == 21
@@ -198,7 +204,7 @@ def test_the_21_task_config_needs_a_frozen_recipe(tmp_path, monkeypatch):
 
     none = tmp_path / "none.toml"
     none.write_text("[recipes.base]\nmodel = 'mlp-ldru'\n")
-    monkeypatch.setattr(recipes, "FROZEN", none)
+    _use(monkeypatch, none)
     with pytest.raises(ConfigError, match="no recipe is frozen yet"):
         load_sweep(ROOT / "monoidlab" / "configs" / "ldru21-languages.toml")
 
@@ -218,7 +224,7 @@ def test_min_length_and_the_report_say_when_the_recipe_refuses_a_language(tmp_pa
 
     path = tmp_path / "covering.toml"
     path.write_text(COVERING)
-    monkeypatch.setattr(recipes, "FROZEN", path)
+    _use(monkeypatch, path)
     assert recipe_refusal(ml.load_language("parity")) is None
     why = recipe_refusal(ml.load_language("dyck-4"))
     assert why is not None and why.startswith("key 'covering':") and "need" in why
@@ -243,7 +249,7 @@ def test_min_length_and_the_report_say_when_the_recipe_refuses_a_language(tmp_pa
     # no frozen recipe: nothing is recommended, so nothing is refused
     none = tmp_path / "none.toml"
     none.write_text(COVERING.replace("frozen = true\n", ""))
-    monkeypatch.setattr(recipes, "FROZEN", none)
+    _use(monkeypatch, none)
     assert recipe_refusal(ml.load_language("dyck-4")) is None
 
 
@@ -272,3 +278,70 @@ def test_python_and_the_command_line_train_a_language_alike(tmp_path, frozen, ca
         assert bare.steps != py.steps or bare.model_options != py.model_options
         assert f"with recipe {cli.recipe!r}" in plan_text(bare)
         assert "RunConfig.for_language" not in plan_text(py)
+
+
+# ------------------------------------------------------------ the shipped default (round 2)
+MEASURED = json.loads((ROOT / "tests" / "data" / "languages-v2-dev-run.json").read_text())
+
+
+def test_the_shipped_default_trains_as_its_development_runs_did():
+    """The default of `monoidlab train --language` is the benchmark's frozen choice; its keys,
+    resolved today (through the model's own recipe 'languages' when it names one), are those of
+    a development run that chose it (tests/data/languages-v2-dev-run.json, the config.json of
+    transform-curriculum on rl-00-dfa-3x2, seed 0): a later change of the registry's recipe
+    cannot move the default away from what was measured without this test failing."""
+    name, table = recipes._frozen(recipes.DEFAULT_RECIPE)
+    if name != "languages-v2":
+        pytest.skip(f"the shipped default is {name!r}, not languages-v2")
+    language = str(ROOT / MEASURED["language"])
+    keys = {k: v for k, v in table.items() if k not in ("frozen", "basis")}
+    study = config_from_dict({**keys, "language": language, "seed": 0}).as_dict()
+    want = {**MEASURED, "language": language}
+    # an option added since the runs must sit at its default (the behaviour they ran with)
+    from monoidlab.models import model_spec
+
+    defaults = model_spec(table["model"]).make_options({}).as_dict()
+    added = {k: v for k, v in study["model_options"].items() if k not in want["model_options"]}
+    assert added == {k: defaults[k] for k in added}
+    study["model_options"] = {k: study["model_options"][k] for k in want["model_options"]}
+    assert study == want
+    # the command line's path: no model named, the run's own keys left at theirs
+    from monoidlab.training import RunConfig
+
+    cli = RunConfig.for_language(language, seed=0).as_dict()
+    cli["model_options"] = {k: cli["model_options"][k] for k in want["model_options"]}
+    assert recipes.default_model() == table["model"] == cli["model"]
+    differ = sorted(k for k in want if cli[k] != want[k] and k not in recipes.RUN_KEYS)
+    assert differ == []
+
+
+def test_with_no_model_named_the_command_line_min_length_and_the_report_agree(tmp_path, capsys):
+    """`monoidlab train --language L` trains the default's model with its recipe, and
+    min-length and the report recommend that model and recipe (not MLP-LDRU's); naming
+    `--model mlp-ldru` gives MLP-LDRU's own frozen recipe (round 1's)."""
+    from monoidlab.report.page import _recipe_for
+
+    model = recipes.default_model()
+    cfg = _train_config(tmp_path / "a", "--language", "parity")
+    assert cfg["model"] == model and cfg["recipe"] == "languages"
+    advice = recipes.recipe_advice()
+    assert advice["model"] == model and advice["frozen"] == recipes._frozen(
+        recipes.DEFAULT_RECIPE)[0]
+    capsys.readouterr()
+    assert main(["min-length", "parity", "--json"]) in (0, None)
+    row = json.loads(capsys.readouterr().out)
+    assert row["recipe"] == "languages" and f"model {model}" in row["recommendation"]
+    assert _recipe_for(ml.load_language("parity"), range(41, 501))["model"] == model
+    ldru = recipes.recipe_advice(model="mlp-ldru")
+    assert ldru["frozen"] == recipes.frozen_recipe()[0] and "--model mlp-ldru" in ldru["basis"] \
+        if model != "mlp-ldru" else ldru["frozen"] == advice["frozen"]
+    import argparse
+
+    from monoidlab.cli.training import _config
+
+    args = argparse.Namespace(config=None, language="parity", task=None, model="mlp-ldru",
+                              steps=None, seed=None, resume=False, out=None, data=None)
+    cfg = _config(args, [])
+    assert (cfg.model, cfg.recipe) == ("mlp-ldru", "languages")
+    assert (cfg.lr, cfg.sampler) == (recipes.frozen_recipe()[1]["lr"],
+                                     recipes.frozen_recipe()[1]["sampler"])

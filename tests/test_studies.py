@@ -192,17 +192,29 @@ def test_a_changed_ledger_row_changes_the_table(tmp_path):
     assert text.rstrip() != _committed("exact21") and "not certified: flipped" in text
 
 
-def test_the_shipped_frozen_recipe_is_the_benchmark_configs_own():
+@pytest.mark.parametrize("which, config", [("FROZEN", "random-languages.toml"),
+                                           ("DEFAULT_RECIPE", "random-languages-2.toml")])
+def test_the_shipped_frozen_recipes_are_the_benchmark_configs_own(tmp_path, which, config):
+    """MLP-LDRU's recipe 'languages' is round 1's frozen block, the command line's default is
+    round 2's, each verbatim; the freeze action writes them so (a recipe for another model
+    becomes the default only)."""
     import tomllib
 
-    from monoidlab.recipes import FROZEN
-    from monoidlab.studies.random_languages import frozen_block
+    import monoidlab.recipes as recipes
+    from monoidlab.studies.random_languages import frozen_block, write_frozen_recipe
 
-    config = (ROOT / "configs" / "random-languages.toml").read_text(encoding="utf-8")
-    shipped = FROZEN.read_text(encoding="utf-8")
-    assert shipped.endswith(frozen_block(config))
+    text = (ROOT / "configs" / config).read_text(encoding="utf-8")
+    shipped = getattr(recipes, which).read_text(encoding="utf-8")
+    assert shipped.endswith(frozen_block(text))
     assert tomllib.loads(shipped)["recipes"] == {
-        n: r for n, r in tomllib.loads(config)["recipes"].items() if r.get("frozen")}
+        n: r for n, r in tomllib.loads(text)["recipes"].items() if r.get("frozen")}
+    written = write_frozen_recipe(ROOT / "configs" / config, target=tmp_path / "ldru.toml",
+                                  default=tmp_path / "default.toml")
+    model = next(iter(tomllib.loads(frozen_block(text))["recipes"].values()))["model"]
+    assert written == [tmp_path / "default.toml"] + (
+        [tmp_path / "ldru.toml"] if model == "mlp-ldru" else [])
+    mine = tmp_path / ("default.toml" if which == "DEFAULT_RECIPE" else "ldru.toml")
+    assert mine.read_text() == shipped
 
 
 # ------------------------------------------------------------------ the command line

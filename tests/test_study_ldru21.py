@@ -248,3 +248,47 @@ def test_the_choices_train_once_and_record_the_last_invocation(tmp_path, monkeyp
     assert done.stat().st_mtime_ns == before  # the same config: reused
     text = study_sections(choices.STUDY, config)["ldru21 choices"]
     assert "| parity | tiny |" in text and "with 1 workers" in text
+
+
+FINITE = """[sweep]
+title = "Tiny tree"
+languages = ["parity", "tomita-3"]
+models = ["transform-tree"]
+out = "runs/tiny-tree"
+[base]
+recipe = "languages"
+steps = 40
+restarts = 0
+test_lengths = "41:43"
+test_samples = 8
+val_lengths = "42:43"
+val_samples = 4
+threads = 1
+"""
+
+
+def test_a_finite_models_sweep_has_a_certificate_column(tmp_path, monkeypatch):
+    """The transformation tree's rows carry their certificate (proved, or the shortest string
+    it gets wrong), counted beside the strict count; the model's recipe is named."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "tasks21-languages-v2.toml").write_text(FINITE)
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "results.md").write_text(CPU)
+    config = read_config(mod.STUDY, tmp_path / "tasks21-languages-v2.toml")
+    run_study(mod.STUDY, config, echo=None)
+    text = study_sections(mod.STUDY, config)["tasks21-languages-v2"]
+    rows = {}
+    for f in (tmp_path / "runs" / "tiny-tree").glob("*/results.json"):
+        rows[f.parent.name.split("__")[0]] = json.loads(f.read_text())["certificate"]
+    assert set(rows) == {"parity", "tomita-3"}
+    header = next(ln for ln in text.splitlines() if ln.startswith("| task |"))
+    assert "| where it fails | certificate | paper |" in header
+    for task, cert in rows.items():
+        line = next(ln for ln in text.splitlines() if ln.startswith(f"| {task} |"))
+        cell = line.split(" | ")[-2]
+        assert cell == ("**proved**" if cert["correct"] else
+                        "refuted: " + cert["verdict"].split("counterexample ")[1].split(" ")[0])
+    proved = sum(c["correct"] for c in rows.values())
+    assert f"Proved correct at every length by the certificate: {proved} of 2." in text
+    assert "Settings: model transform-tree, recipe 'languages' (" in text
+    assert "on the 1 tasks both have" in text  # parity, compared with section "ldru21 cpu"

@@ -305,8 +305,14 @@ def test_each_recipe_is_read_as_one_change_of_an_earlier_one():
     assert not any(line.startswith("final") for line in lines)  # a copy bought nothing new
     assert ("mix-ec (base with near_miss_mix changed): languages solved on every seed 1 -> 1 of "
             "2 (gained x; lost y), runs solved 3 -> 3 of 4") in lines
-    assert "mix-ec-12k (mix-ec with restarts, steps changed): not both through the dev half yet" \
-        in lines
+    assert ("mix-ec-12k (mix-ec with restarts, steps changed): not compared, 0 and 4 of 4 dev "
+            "runs ran (a recipe out of the choice stops early)") in lines
+    # another model is its own recipe, not a setting changed
+    other = {**recipes, "tree": {**recipes["base"], "model": "transform-tree"}}
+    assert [ln for ln in bought(ledger, {"dev": ["x", "y"]}, [0, 1], other)
+            if ln.startswith("tree")] == [
+        "tree (model transform-tree where base has mlp-ldru): not compared, 0 and 4 of 4 dev "
+        "runs ran (a recipe out of the choice stops early)"]
 
 
 def test_the_second_random_language_round_holds_out_only_fresh_languages():

@@ -91,7 +91,7 @@ def test_the_wheel_ships_the_run_configs_and_the_licence(wheel_venv):
     configs = {Path(n).name for n in names if n.startswith("monoidlab/configs/")}
     assert configs == {p.name for p in (ROOT / "monoidlab" / "configs").glob("*.toml")} and configs
     assert not configs & {p.name for p in (ROOT / "configs").glob("*.toml")}
-    assert "monoidlab/data/frozen-recipe.toml" in names
+    assert {"monoidlab/data/frozen-recipe.toml", "monoidlab/data/default-recipe.toml"} <= set(names)
     meta = next(n for n in names if n.endswith(".dist-info/METADATA"))
     text = zipfile.ZipFile(wheel).read(meta).decode()
     assert "License-Expression: MIT" in text

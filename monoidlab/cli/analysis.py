@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
 from monoidlab._paths import check_output_dir, ensure_dir, refuse_clobber
 from monoidlab.cli._common import (
@@ -189,8 +188,14 @@ def cmd_min_length(args: argparse.Namespace) -> None:
     if args.delta is not None and not 0 < args.delta < 1:
         raise UsageError(f"--delta is a failure probability in (0, 1), got {args.delta}")
     names = ml.suite(args.suite) if args.suite else [args.language]
+    if args.model is None:  # what `monoidlab train --language L` trains
+        from monoidlab.recipes import default_model
+
+        args.model = default_model()
     # unset, the layout of the recipe `monoidlab train --language --model M` uses
-    layout, advice = _training_recipe(args.model, names[0])
+    from monoidlab.training.config import training_recipe
+
+    layout, advice = training_recipe(args.model)
     given = {"padding": args.padding is not None, "sampler": args.sampler is not None}
     args.padding = args.padding or layout["padding"]
     args.sampler = args.sampler or layout["sampler"] or DEFAULT_SAMPLER
@@ -274,40 +279,6 @@ def cmd_min_length(args: argparse.Namespace) -> None:
          + _refusal_line(refused, args.suite, args.model))
 
 
-def _training_recipe(model: str, language: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``(layout, advice)`` of the recipe ``monoidlab train --language L --model model`` uses:
-    for MLP-LDRU the benchmark's frozen recipe (:func:`monoidlab.recipes.recipe_layout`,
-    :func:`~monoidlab.recipes.recipe_advice`); for another model its own recipe 'languages'
-    of the registry (none: the model's defaults, and no recipe advice). A model without a
-    padding option pads with the identity (it has no padding state)."""
-    from monoidlab.models.registry import model_spec
-    from monoidlab.recipes import recipe_advice, recipe_layout
-
-    if model == "mlp-ldru":
-        return recipe_layout(), recipe_advice()
-    spec = model_spec(model)
-    recipe = spec.recipes.get("languages")
-    if recipe is None:
-        options = spec.make_options({})
-        return ({"padding": str(getattr(options, "padding", "identity")), "sampler": None,
-                 "from": f"model {model}'s defaults"},
-                {"recipe": None, "frozen": None,
-                 "basis": f"none: model {model} has no recipe 'languages'; monoidlab train "
-                          "keeps its defaults"})
-    keys, values = recipe(language, None)
-    options = spec.make_options(values)
-    padding = getattr(options, "padding", "identity")
-    attempts = int(keys.get("restarts", 0)) + 1
-    summary = (f"{keys.get('sampler')} strings of lengths {keys.get('train_lengths')}, "
-               f"{attempts} x {keys.get('steps')} steps at most")
-    return ({"padding": str(getattr(padding, "value", padding)), "sampler": keys.get("sampler"),
-             "from": f"model {model}'s recipe 'languages'"},
-            {"recipe": "languages", "frozen": None,
-             "basis": f"model {model}'s own recipe 'languages' ({summary}; "
-                      f"monoidlab/models/registry.py); monoidlab train --language L --model "
-                      f"{model} uses it"})
-
-
 def _refusal_line(refused: dict[str, str], suite: str | None, model: str = "mlp-ldru") -> str:
     """The line under ``training recipe:`` naming the languages the recipe refuses: one
     language with the trainer's message, a suite by name."""
@@ -347,10 +318,11 @@ cmd_min_length.configure = lambda p: (
     p.add_argument("--r", type=int, default=1, help="each composition seen at least r times"),
     p.add_argument("--max-search", type=int, default=None,
                    help="largest training length tried (default: the largest test length)"),
-    p.add_argument("--model", default="mlp-ldru", choices=list(_model_names()),
+    p.add_argument("--model", default=None, choices=list(_model_names()),
                    help="the model family of the recommended length and of the recipe whose "
-                        "layout is assumed (default mlp-ldru, the frozen recipe's; a family no "
-                        "threshold study measured gets no length)"),
+                        "layout is assumed (default: the model `monoidlab train --language` "
+                        "trains, the benchmark's frozen choice; a family no threshold study "
+                        "measured gets no length)"),
     p.add_argument("--json", action="store_true"))
 
 

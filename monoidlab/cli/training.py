@@ -74,9 +74,14 @@ def _config(args: argparse.Namespace, extra: list[str]) -> RunConfig:
     if not saved and not args.config and "recipe" not in keys and keys.get("language"):
         from monoidlab.training.config import language_recipe
 
-        # a user's own language: the recipe RunConfig.for_language gives too (MLP-LDRU's
-        # frozen one, a depth-exact model's own); every key given on the command line wins
-        model = keys.get("model", "mlp-ldru")
+        # a user's own language: the model and recipe RunConfig.for_language gives too (the
+        # benchmark's frozen choice unless a model is named: MLP-LDRU's frozen recipe, a
+        # depth-exact model's own); every key given on the command line wins
+        if "model" not in keys:
+            from monoidlab.recipes import default_model
+
+            keys["model"] = default_model()
+        model = keys["model"]
         if isinstance(model, str):
             try:
                 recipe = language_recipe(model)

@@ -92,6 +92,9 @@ class ModelSpec:
     #: the reduction schedule of the model's tree (:mod:`monoidlab.strings.schedules`), None for models
     #: without one (attention): what coverage and the covering sampler lay strings out by
     schedule: str | None = None
+    #: the padding of a model without a ``padding`` option whose tree pads all the same (the
+    #: transformation tree: the identity matrix), None for the others
+    fixed_padding: str | None = None
 
     def model_class(self) -> type[nn.Module]:
         return _load(self.target)
@@ -227,7 +230,8 @@ REGISTRY: dict[str, ModelSpec] = {s.name: s for s in (
               "monoidlab.models.transform_tree:TransformTreeOptions",
               frozenset({Classifier, NodeStateModel, OperatorModel, OffsetModel, FiniteModel}),
               "tokens as functions on n states (one-hot columns), composed over the balanced "
-              "tree: a DFA at evaluation", {"languages": _transform_languages}, "balanced"),
+              "tree: a DFA at evaluation", {"languages": _transform_languages}, "balanced",
+              "identity"),
     ModelSpec("pr-lstm", "monoidlab.models.pr_lstm:PRLSTM",
               "monoidlab.models.pr_lstm:PRLSTMOptions", _TREE,
               "an N-ary LSTM cell along the parallel prefix scan (PR-LSTM)",

@@ -25,7 +25,6 @@ from monoidlab._util import atomic_write_json, atomic_write_text
 from monoidlab.algebra.automaton import Automaton
 from monoidlab.errors import InputError
 from monoidlab.geometry import Lengths, LengthsLike, length_array, range_text
-from monoidlab.recipes import recipe_advice
 from monoidlab.report.sections import SECTIONS, Report, Section
 from monoidlab.report.summary import SUMMARY_CSS, summary_box
 
@@ -45,10 +44,12 @@ DEFAULT_TEST = Lengths(41, 500)
 def _recipe_for(lang: Any, test: Any) -> dict:
     """The recommended recipe, and whether it refuses ``lang`` at the test lengths ``test``
     before training (``refusal``: the trainer's message, or None)."""
+    from monoidlab.training.config import training_recipe
     from monoidlab.training.problems import recipe_refusal
 
-    advice = recipe_advice()
-    refusal = recipe_refusal(lang, range_text(test)) if advice["recipe"] else None
+    advice = training_recipe()[1]  # for the model `monoidlab train --language` trains
+    refusal = (recipe_refusal(lang, range_text(test), model=advice["model"]) if advice["recipe"]
+               else None)
     return {**advice, "refusal": refusal}
 
 

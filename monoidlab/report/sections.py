@@ -63,12 +63,12 @@ class Report:
     @property
     def padding(self) -> Padding:
         """The run's padding with a checkpoint, else the padding of the recipe the report
-        recommends training with (:func:`monoidlab.recipes.recipe_layout`)."""
+        recommends training with (:func:`monoidlab.training.config.training_recipe`)."""
         if self.loaded:
             return self.loaded[1].padding
-        from monoidlab.recipes import recipe_layout
+        from monoidlab.training.config import training_recipe
 
-        return Padding.parse(recipe_layout()["padding"])
+        return Padding.parse(training_recipe()[0]["padding"])
 
 
 @dataclass(frozen=True)
@@ -189,12 +189,13 @@ def min_length_section(rep: Report) -> list[str]:
                                       "sampler": r.sampler, "train_lengths": _rng(train),
                                       "delta": DELTA}
             # what the study recommends for the recipe's sampler (a run overrides it)
-            from monoidlab.recipes import recipe_layout
             from monoidlab.strings.sampling import DEFAULT_SAMPLER
+            from monoidlab.training.config import training_recipe
 
+            layout = training_recipe()[0]
             rep.key.setdefault("recommendation", _recommendation(
-                r.support_length, recipe_layout()["sampler"] or DEFAULT_SAMPLER, rep.padding,
-                None, min(train)))
+                r.support_length, layout["sampler"] or DEFAULT_SAMPLER, rep.padding,
+                None, min(train), str(layout["model"])))
         rows.append({"training offsets": off or "0", "needed": r.needed,
                      "support length": r.support_length or "never (search limit)",
                      f"samples for P(all seen) ≥ {1 - DELTA:g} at {_rng(train)} ({r.sampler} "

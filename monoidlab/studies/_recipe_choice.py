@@ -72,8 +72,17 @@ def bought(ledger: dict[str, dict], split: dict[str, list[str]], seeds: list[int
         if not changed:  # a copy (the frozen recipe): it bought what its original did
             continue
         head = f"{name} ({parent} with {', '.join(changed)} changed)"
+        if "model" in changed:  # another model: its own recipe, not one setting changed
+            rest = [k for k in changed if k != "model"]
+            head = (f"{name} (model {recipes[name].get('model')} where {parent} has "
+                    f"{recipes[parent].get('model')}" + (f"; {', '.join(rest)} changed too"
+                                                         if 0 < len(rest) <= 3 else
+                                                         "; its own recipe" if rest else "")
+                    + ")")
         if not (through(name) and through(parent)):
-            lines.append(f"{head}: not both through the dev half yet")
+            runs = {rc: sum(k in ok.get(rc, {}) for k in want) for rc in (name, parent)}
+            lines.append(f"{head}: not compared, {runs[name]} and {runs[parent]} of "
+                         f"{len(want)} dev runs ran (a recipe out of the choice stops early)")
             continue
         solved = {rc: {lang for lang in split["dev"] if all(ok[rc][(lang, s)] for s in seeds)}
                   for rc in (parent, name)}

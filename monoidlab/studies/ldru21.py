@@ -44,7 +44,7 @@ PAPER_FULL = "100%"
 PAPER_LONGER = "< 100% at L <= 40 (>= 99.9% with longer training)"
 
 #: sweep file stem → the docs section its table is compared with (solved tasks lost / gained)
-COMPARE = {"ldru21-languages": "ldru21 cpu"}
+COMPARE = {"ldru21-languages": "ldru21 cpu", "tasks21-languages-v2": "ldru21 cpu"}
 WALLS = "bench_wall.json"  # beside the runs: the wall time of each invocation, in seconds
 
 
@@ -69,11 +69,19 @@ def settings_text(base: dict) -> str:
     d = (base.get("model_options") or {}).get("d")
     extra += [f"d = {d}"] if d is not None else []
     head = "Settings (the config's comments say why)"
-    if base.get("recipe") == "languages":
+    if base.get("recipe") == "languages" and base.get("model", "mlp-ldru") == "mlp-ldru":
         from monoidlab.recipes import frozen_recipe
 
         head = (f"Settings: recipe 'languages' (the random-language benchmark's frozen "
                 f"{frozen_recipe()[0]!r}; configs/random-languages.toml says why)")
+    elif base.get("recipe") == "languages":
+        from monoidlab.recipes import recipe_advice
+
+        frozen = recipe_advice(model=base["model"])["frozen"]
+        head = (f"Settings: model {base['model']}, recipe 'languages' ("
+                + (f"the random-language benchmark's frozen {frozen!r}, the default of "
+                   "`monoidlab train --language`; docs/training.md says why" if frozen else
+                   "the model's own, monoidlab/models/registry.py") + ")")
     return (f"{head}: {base.get('sampler', 'balanced')} "
             f"sampler, {budget}{', ' + ', '.join(extra) if extra else ''}; validation every "
             f"{base.get('eval_every')} steps on fresh strings of lengths "
@@ -122,7 +130,27 @@ def table_row(r: dict, cfg: dict) -> dict:
             # the trivial models' mean accuracy per kind on the same strings
             "base": {row["kind"]: (row["majority"], row["count_only"])
                      for row in ev.get("summary", [])},
-            "score": r["paper_score"], "secs": r["train_seconds"], "evaluation": ev}
+            "score": r["paper_score"], "secs": r["train_seconds"], "evaluation": ev,
+            "certified": r.get("certified"), "certificate": r.get("certificate")}
+
+
+def certificate_cell(row: dict) -> str:
+    """A finite model's certificate in a table cell: proved, or its shortest counterexample.
+
+    >>> certificate_cell({"certified": False, "certificate": "...: WRONG: shortest "
+    ...                   "counterexample '011' (length 3): ..."})
+    "refuted: '011'"
+    >>> certificate_cell({"certified": None}), certificate_cell({"certified": True})
+    ('—', '**proved**')
+    """
+    import re
+
+    if row.get("certified") is None:
+        return "—"
+    if row["certified"]:
+        return "**proved**"
+    found = re.search(r"counterexample ('[^']*')", row.get("certificate") or "")
+    return f"refuted: {found.group(1)}" if found else "refuted"
 
 
 def table_text(sweep: dict, name: str, rows: list[dict], walls: list[float],
@@ -133,6 +161,7 @@ def table_text(sweep: dict, name: str, rows: list[dict], walls: list[float],
     from monoidlab.evaluation.result import kinds_of
 
     kinds = kinds_of(x["evaluation"] for x in rows)  # the rows' kinds: the tables' columns
+    finite = any(x.get("certified") is not None for x in rows)  # a certificate column then
 
     solved = sum(x["solved"] for x in rows)
     base = sweep["runs"][0]["config"].as_dict()  # the settings every run shares ([base])
@@ -156,8 +185,9 @@ def table_text(sweep: dict, name: str, rows: list[dict], walls: list[float],
              "| task | model | support length (learned / model's padding) | solved | first "
              "solved at step (stopped at) | attempts | "
              + " | ".join(f"min {k}" for k in kinds) + " | paper score | train s | "
-             "where it fails | paper |",
-             "|---|---|---|---|---|---|" + "---|" * len(kinds) + "---|---|---|---|"]
+             "where it fails | " + ("certificate | " if finite else "") + "paper |",
+             "|---|---|---|---|---|---|" + "---|" * len(kinds) + "---|---|---|"
+             + ("---|" if finite else "") + "---|"]
     for x in rows:
         first = "—" if x["first"] is None else str(x["first"])
         paper = PAPER_LONGER if (x["support"]["learned"] or 999) > 40 else PAPER_FULL
@@ -172,12 +202,16 @@ def table_text(sweep: dict, name: str, rows: list[dict], walls: list[float],
                                   for k in kinds) +
                      f" | {'—' if x['score'] != x['score'] else format(x['score'], '.3f')}"
                      f" | {x['secs']:.0f} | "
-                     f"{x['where']} | {paper} |")
+                     f"{x['where']} | "
+                     + (f"{certificate_cell(x)} | " if finite else "") + f"{paper} |")
     total = sum(x["secs"] for x in rows)
     # a solved run shows more than counting only where a count-only model fails some kind
     beyond = [x["task"] for x in rows if x["solved"] and any(
         cnt == cnt and cnt is not None and cnt < 0.99 for _, cnt in x["base"].values())]
-    lines += ["", f"**Strictly solved: {solved} of {len(rows)} runs.** Training time over all "
+    proved = (f" Proved correct at every length by the certificate: "
+              f"{sum(bool(x.get('certified')) for x in rows)} of {len(rows)}." if finite else "")
+    lines += ["", f"**Strictly solved: {solved} of {len(rows)} runs.**{proved} Training time "
+              "over all "
               f"runs: {total / 60:.0f} min of one core each (the *train s* column; evaluation "
               "comes on top). Solved where a count-only model is not (its mean < 0.99 on some "
               f"kind): {len(beyond)} ({', '.join(beyond) or 'none'}); on the others the "

@@ -566,19 +566,32 @@ def frozen_block(text: str) -> str:
     return "\n".join(lines[start:end]) + "\n"
 
 
-def write_frozen_recipe(config_path: Path, target: Path | None = None) -> Path:
-    """Ship the config's frozen recipe as package data (``recipe = "languages"`` reads it
-    there, not from a study config the wheel does not carry)."""
+def write_frozen_recipe(config_path: Path, target: Path | None = None,
+                        default: Path | None = None) -> list[Path]:
+    """Ship the config's frozen recipe as package data (``recipe = "languages"`` and the
+    command line's default read it there, not from a study config the wheel does not carry):
+    always as the default of ``monoidlab train --language`` (``default``, default
+    :data:`monoidlab.recipes.DEFAULT_RECIPE`), and as MLP-LDRU's recipe 'languages'
+    (``target``, default :data:`~monoidlab.recipes.FROZEN`) when it is MLP-LDRU's. Returns the
+    files written."""
     from monoidlab._util import atomic_write_text
-    from monoidlab.recipes import FROZEN
+    from monoidlab.recipes import DEFAULT_RECIPE, FROZEN
 
-    target = FROZEN if target is None else target
-    head = (f"# The random-language benchmark's frozen recipe, copied from configs/"
-            f"{config_path.name} by `monoidlab study random-languages --action freeze`:\n"
-            "# recipe = \"languages\" of MLP-LDRU and the default of `monoidlab train --language`"
-            " (monoidlab.recipes).\n# Do not edit: a test checks it equals the config's.\n")
-    atomic_write_text(target, head + frozen_block(config_path.read_text(encoding="utf-8")))
-    return target
+    text = config_path.read_text(encoding="utf-8")
+    block = frozen_block(text)
+    model = next(iter(tomllib.loads(block)["recipes"].values())).get("model", "mlp-ldru")
+    source = (f"# The random-language benchmark's frozen recipe, copied from configs/"
+              f"{config_path.name} by `monoidlab study random-languages --action freeze`:\n")
+    tail = "# Do not edit: a test checks it equals the config's.\n"
+    files = {DEFAULT_RECIPE if default is None else default:
+             f"# the default of `monoidlab train --language` (model {model}; monoidlab.recipes)."
+             "\n"}
+    if model == "mlp-ldru":
+        files[FROZEN if target is None else target] = (
+            "# recipe = \"languages\" of MLP-LDRU (monoidlab.recipes).\n")
+    for path, role in files.items():
+        atomic_write_text(path, source + role + tail + block)
+    return list(files)
 
 
 def freeze_action(config: StudyConfig, write_docs: bool = False, name: str = "") -> str:
@@ -591,7 +604,8 @@ def freeze_action(config: StudyConfig, write_docs: bool = False, name: str = "")
     split = read_split(Path(), config.data["benchmark"], config.root)
     basis = freeze(config.path, read_ledger(config.ledger), split, name)
     shipped = write_frozen_recipe(config.path)
-    return f"{config.path}: recipe {name!r} frozen: {basis}; shipped as {shipped}"
+    return (f"{config.path}: recipe {name!r} frozen: {basis}; shipped as "
+            f"{' and '.join(map(str, shipped))}")
 
 
 STUDY = Study(name="random-languages", plan=_plan, run=run_one, sections=_sections, read=_read,

@@ -53,7 +53,7 @@ from monoidlab.training.keys import (
 if TYPE_CHECKING:
     from monoidlab.strings.samplers import SamplerSpec
 
-__all__ = ["RunConfig", "language_recipe", "fill_recipe", "FrozenDict", "OPTIMIZERS", "RECIPES",
+__all__ = ["RunConfig", "language_recipe", "training_recipe", "fill_recipe", "FrozenDict", "OPTIMIZERS", "RECIPES",
            "PROTOCOLS", "SECTIONS", "LR_SCHEDULES", "MAX_STEP_SYMBOLS", "run_padding",
            "TRAINING_SAMPLERS", "DEFAULT_SAMPLER"]
 
@@ -139,6 +139,55 @@ def language_recipe(model: str = "mlp-ldru") -> str:
     return "languages" if "languages" in model_spec(model).recipes else "default"
 
 
+def training_recipe(model: str | None = None, path: Any = None
+                    ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(layout, advice)`` of the recipe ``monoidlab train --language L [--model MODEL]``
+    trains with (``model`` None: :func:`monoidlab.recipes.default_model`, the benchmark's frozen
+    choice): the padding and sampler ``min-length`` and the report assume (``layout``, with
+    ``from`` saying whose) and the recipe they name (``advice``, as
+    :func:`monoidlab.recipes.recipe_advice`). MLP-LDRU's is its frozen recipe (``path``
+    replaces that file); another model's is its own recipe 'languages' of the registry, with
+    the benchmark's basis when the benchmark froze it; a model without one keeps its defaults.
+    A model without a padding option pads with the identity (it has no padding state).
+
+    >>> layout, advice = training_recipe("transform-tree")
+    >>> layout["padding"], layout["sampler"], advice["recipe"]
+    ('identity', 'near_miss', 'languages')
+    """
+    from monoidlab.models import model_spec
+    from monoidlab.recipes import default_model, recipe_advice, recipe_layout
+
+    model = default_model() if model is None else model
+    if model == "mlp-ldru":
+        return recipe_layout(path), recipe_advice(path, model)
+    spec = model_spec(model)
+    recipe = spec.recipes.get("languages")
+    if recipe is None:
+        options = spec.make_options({})
+        padding = getattr(options, "padding", spec.fixed_padding or "identity")
+        return ({"padding": str(getattr(padding, "value", padding)), "sampler": None,
+                 "model": model, "from": f"model {model}'s defaults"},
+                {"recipe": None, "frozen": None, "model": model,
+                 "basis": f"none: model {model} has no recipe 'languages'; monoidlab train "
+                          "keeps its defaults"})
+    keys, values = recipe("any", None)
+    options = spec.make_options(values)
+    padding = getattr(options, "padding", spec.fixed_padding or "identity")
+    advice = recipe_advice(path, model)
+    if advice["recipe"] is None:  # not frozen by the benchmark: the model's own
+        attempts = int(keys.get("restarts", 0)) + 1
+        advice = {"recipe": "languages", "frozen": None, "model": model,
+                  "basis": f"model {model}'s own recipe 'languages' ({keys.get('sampler')} "
+                           f"strings of lengths {keys.get('train_lengths')}, {attempts} x "
+                           f"{keys.get('steps')} steps at most; monoidlab/models/registry.py); "
+                           f"monoidlab train --language L --model {model} uses it"}
+    whose = (f"the training recipe's ('languages', {advice['frozen']})" if advice["frozen"]
+             else f"model {model}'s recipe 'languages'")
+    return ({"padding": str(getattr(padding, "value", padding)), "model": model,
+             "sampler": None if keys.get("sampler") is None else str(keys["sampler"]),
+             "from": whose}, advice)
+
+
 @dataclass(frozen=True)
 class RunConfig(metaclass=_FillsRecipe):
     """Every setting of a training run (the table of keys: :func:`~monoidlab.training.config_docs.config_keys`,
@@ -161,9 +210,10 @@ class RunConfig(metaclass=_FillsRecipe):
                                     "(each model's options: docs/models.md; none: its "
                                     "defaults)", "model")
     recipe: str = _key("default", "`authors`: the papers' training settings for every key (and "
-                                  "model option) not set; `languages` (MLP-LDRU on a language): "
-                                  "the random-language benchmark's frozen recipe, the command "
-                                  "line's default for languages once one is frozen", "model")
+                                  "model option) not set; `languages` (on a language): "
+                                  "MLP-LDRU's frozen recipe of the random-language benchmark, "
+                                  "a depth-exact model's own; the command line's default for "
+                                  "languages", "model")
     # --- data (one length per batch, drawn uniformly from train_lengths)
     train_lengths: Lengths = _key(Lengths(1, 40), "training lengths `A:B` (inclusive) or "
                                                   "`A:B:STEP`; each batch has one length, drawn "
@@ -342,16 +392,22 @@ class RunConfig(metaclass=_FillsRecipe):
         return out
 
     @classmethod
-    def for_language(cls, language: str, model: str = "mlp-ldru", **keys: Any) -> RunConfig:
+    def for_language(cls, language: str, model: str | None = None, **keys: Any) -> RunConfig:
         """The config ``monoidlab train --language LANGUAGE --model MODEL`` trains with, the
-        same keys given: the recipe :func:`language_recipe` names unless ``recipe`` is given.
-        ``RunConfig(language=...)`` itself keeps recipe ``default`` (the raw keys below, which
-        studies and tests spell out).
+        same keys given: the recipe :func:`language_recipe` names unless ``recipe`` is given;
+        ``model`` None is the benchmark's frozen choice (:func:`monoidlab.recipes.default_model`,
+        what the command line trains without ``--model``). ``RunConfig(language=...)`` itself
+        keeps model ``mlp-ldru`` and recipe ``default`` (the raw keys below, which studies and
+        tests spell out).
 
         >>> cfg = RunConfig.for_language("parity", "transform-tree", seed=3)
         >>> cfg.recipe, cfg.seed, cfg.steps == RunConfig(language="parity").steps
         ('languages', 3, False)
         """
+        if model is None:
+            from monoidlab.recipes import default_model
+
+            model = default_model()
         if "recipe" not in keys:
             keys["recipe"] = language_recipe(model)
         return cls(language=language, model=model, **keys)

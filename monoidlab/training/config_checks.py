@@ -44,9 +44,13 @@ def length_keys(cfg: Any) -> list[str]:
 
 
 def run_padding(cfg: Any) -> Padding:
-    """The padding a run's model uses: its ``padding`` option, or ``learned`` for models
-    without one (their trees, where they have one, have no padding leaves to skip)."""
-    return Padding(getattr(cfg.model_options, "padding", Padding.LEARNED))
+    """The padding a run's model uses: its ``padding`` option, the padding its tree has by
+    construction (the transformation tree's identity), or ``learned`` for the other models
+    (their trees, where they have one, have no padding leaves to skip)."""
+    from monoidlab.models import model_spec
+
+    fixed = model_spec(cfg.model).fixed_padding
+    return Padding(getattr(cfg.model_options, "padding", fixed or Padding.LEARNED))
 
 
 # ------------------------------------------------------------------------------ the checks

@@ -128,6 +128,11 @@ def _run_one(run: dict[str, Any], out_root: str, progress: bool) -> dict[str, An
             "first_solved_step": res.get("first_solved_step"),
             "stopped_early": res.get("stopped_early", False),
             "attempts": res.get("attempts", 1),
+            # a finite model's proof over every length (None: no certificate for this model)
+            "certified": (res["certificate"] or {}).get("correct") if res.get("certificate")
+            else None,
+            "certificate": (res["certificate"] or {}).get("verdict") if res.get("certificate")
+            else None,
             "device": res["device"], "evaluation": res["evaluation"]}
 
 

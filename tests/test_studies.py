@@ -152,6 +152,8 @@ def test_a_line_cut_by_a_crash_is_left_out_and_any_other_bad_line_is_named(tmp_p
 #: (study, config, docs sections it writes): every committed table of a study
 COMMITTED = [("threshold", "configs/threshold-study.toml", ["threshold study"]),
              ("random-languages", "configs/random-languages.toml", ["random languages runs"]),
+             ("random-languages", "configs/random-languages-2.toml",
+              ["random languages rl2 runs"]),
              ("exact21", "configs/exact21.toml", ["exact21"]),
              ("listops", "configs/listops-table.toml", ["listops table"]),
              ("refine", "configs/refine-exact21.toml", ["refinement"])]
@@ -165,7 +167,8 @@ def _committed(name: str) -> str:
     return m.group(1)
 
 
-@pytest.mark.parametrize(("study", "config", "sections"), COMMITTED, ids=[c[0] for c in COMMITTED])
+@pytest.mark.parametrize(("study", "config", "sections"), COMMITTED,
+                         ids=[Path(c[1]).stem for c in COMMITTED])
 def test_every_committed_study_table_regenerates_identically_from_its_ledger(study, config,
                                                                             sections):
     s = get_study(study)

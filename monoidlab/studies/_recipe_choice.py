@@ -220,12 +220,12 @@ def held_out_text(ledger: dict[str, dict], split: dict[str, list[str]], seeds: l
     against the benchmark's goal (the share it aims to solve), runs, and which languages were
     refused or ran and failed; empty until every held-out run is in the ledger.
 
-    >>> row = lambda lang, seed, status, ok: {"recipe": "v1", "half": "held_out",
-    ...     "language": lang, "seed": seed, "status": status, "solved": ok}
-    >>> ledger = dict(enumerate([row("x", 0, "done", True), row("y", 0, "done", False),
+    >>> row = lambda lang, seed, status, ok, t=None: {"recipe": "v1", "half": "held_out",
+    ...     "language": lang, "seed": seed, "status": status, "solved": ok, "train_seconds": t}
+    >>> ledger = dict(enumerate([row("x", 0, "done", True, 10), row("y", 0, "done", False, 30),
     ...                          row("z", 0, "refused", None)]))
     >>> held_out_text(ledger, {"held_out": ["x", "y", "z"]}, [0])
-    'The held-out half, scored once by v1 (seeds 0): 1 of 3 languages solved on every seed (33 %; goal 80 %: not met), 1 of 3 runs; refused before training: z; ran and failed: y.'
+    'The held-out half, scored once by v1 (seeds 0): 1 of 3 languages solved on every seed (33 %; goal 80 %: not met), 1 of 3 runs; refused before training: z; ran and failed: y. Training time per language (all its seeds, one core): median 10 s, at most 30 s.'
     """
     rows = [r for r in ledger.values() if r["half"] == "held_out"]
     want = {(lang, s) for lang in split["held_out"] for s in seeds}
@@ -239,12 +239,17 @@ def held_out_text(ledger: dict[str, dict], split: dict[str, list[str]], seeds: l
     failed = [lang for lang in split["held_out"] if lang not in solved and lang not in refused]
     n = len(split["held_out"])
     recipe = ", ".join(sorted({r["recipe"] for r in rows}))
+    # one core's training time per language (its seeds together): the goal's 15 minutes
+    per = sorted(sum(float(got[(lang, s)].get("train_seconds") or 0) for s in seeds)
+                 for lang in split["held_out"])
+    mid = (per[(n - 1) // 2] + per[n // 2]) / 2
     return (f"The held-out half, scored once by {recipe} (seeds "
             f"{', '.join(map(str, seeds))}): {len(solved)} of {n} languages solved on every "
             f"seed ({100 * len(solved) / n:.0f} %; goal {100 * goal:.0f} %: "
             f"{'met' if len(solved) >= goal * n else 'not met'}), {sum(ok.values())} of "
             f"{len(want)} runs; refused before training: {', '.join(refused) or 'none'}; ran "
-            f"and failed: {', '.join(failed) or 'none'}.")
+            f"and failed: {', '.join(failed) or 'none'}. Training time per language (all its "
+            f"seeds, one core): median {mid:.0f} s, at most {per[-1]:.0f} s.")
 
 
 def measured(bench: dict) -> list[str]:

@@ -490,7 +490,9 @@ def _section(config: StudyConfig, what: str) -> str:
 
 
 def _sections(config: StudyConfig, ledger: dict) -> dict[str, str]:
-    return {_section(config, "runs"): "## The random-language benchmark: runs\n\n"
+    prefix = config.data["benchmark"].get("prefix", "rl")
+    which = "" if prefix == "rl" else f", set {prefix}"  # a later round's own heading
+    return {_section(config, "runs"): f"## The random-language benchmark{which}: runs\n\n"
             + runs_text(config, ledger)}
 
 

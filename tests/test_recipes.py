@@ -345,3 +345,20 @@ def test_with_no_model_named_the_command_line_min_length_and_the_report_agree(tm
     assert (cfg.model, cfg.recipe) == ("mlp-ldru", "languages")
     assert (cfg.lr, cfg.sampler) == (recipes.frozen_recipe()[1]["lr"],
                                      recipes.frozen_recipe()[1]["sampler"])
+
+
+def test_an_option_of_another_model_names_the_default_model_when_none_was_given(capsys):
+    """`monoidlab train --language L --model_options.d=32` (an MLP-LDRU option, no --model):
+    the error says which model the command line picked and how to name another."""
+    model = recipes.default_model()
+    if model == "mlp-ldru":
+        pytest.skip("the default model is MLP-LDRU: its option d is valid")
+    assert main(["train", "--language", "parity", "--model_options.d=32", "--steps", "2"]) == 2
+    err = capsys.readouterr().err
+    assert f"model '{model}' has no option 'd'" in err
+    assert f"no --model given: `monoidlab train --language` trains the benchmark's choice, " \
+           f"{model}; name another with --model" in err
+    # a model named: no such hint (the user chose it)
+    assert main(["train", "--language", "parity", "--model", model, "--model_options.d=32",
+                 "--steps", "2"]) == 2
+    assert "no --model given" not in capsys.readouterr().err

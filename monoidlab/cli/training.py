@@ -16,7 +16,7 @@ from monoidlab.cli._common import (
     parse_lengths,
     positive,
 )
-from monoidlab.errors import InputError
+from monoidlab.errors import ConfigError, InputError
 from monoidlab.evaluation.kinds import KINDS
 
 if TYPE_CHECKING:
@@ -81,6 +81,14 @@ def _config(args: argparse.Namespace, extra: list[str]) -> RunConfig:
             from monoidlab.recipes import default_model
 
             keys["model"] = default_model()
+            recipe = language_recipe(keys["model"])
+            try:
+                return config_from_dict({**keys, **({"recipe": recipe} if recipe != "default"
+                                                    else {})}, source, saved=saved)
+            except ConfigError as exc:  # say whose model it was: the user named none
+                raise ConfigError(f"{exc} (no --model given: `monoidlab train --language` "
+                                  f"trains the benchmark's choice, {keys['model']}; name "
+                                  "another with --model, e.g. --model mlp-ldru)") from None
         model = keys["model"]
         if isinstance(model, str):
             try:

@@ -499,9 +499,10 @@ def make_problem(cfg: Any, language: Automaton | None = None) -> Problem:
 
 def recipe_refusal(language: Automaton, test_lengths: Any = None,
                    model: str = "mlp-ldru") -> str | None:
-    """Why ``recipe = "languages"`` of ``model`` (for MLP-LDRU the random-language benchmark's
-    frozen recipe, the default of ``monoidlab train --language``; another model's own recipe
-    of the registry) refuses ``language`` before any training, say a covering plan larger than
+    """Why ``recipe = "languages"`` of ``model`` (for MLP-LDRU round 1's frozen recipe; another
+    model's own recipe of the registry, the transformation tree's being the benchmark's current
+    choice, what ``monoidlab train --language`` trains; ``min-length`` and the report pass the
+    model they recommend) refuses ``language`` before any training, say a covering plan larger than
     its steps can show or length tables larger than the memory limit; ``None`` when it trains
     it, or when no MLP-LDRU recipe is frozen. ``test_lengths``: the run's (default: the
     trainer's). A second or so: the data is set up, nothing is trained.

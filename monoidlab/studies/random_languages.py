@@ -489,11 +489,15 @@ def _section(config: StudyConfig, what: str) -> str:
     return base if what == "set" else f"{base} runs"
 
 
-def _sections(config: StudyConfig, ledger: dict) -> dict[str, str]:
+def _which(config: StudyConfig) -> str:
+    """A later round's own words in its headings (the first round's set, prefix rl, has none)."""
     prefix = config.data["benchmark"].get("prefix", "rl")
-    which = "" if prefix == "rl" else f", set {prefix}"  # a later round's own heading
-    return {_section(config, "runs"): f"## The random-language benchmark{which}: runs\n\n"
-            + runs_text(config, ledger)}
+    return "" if prefix == "rl" else f", set {prefix}"
+
+
+def _sections(config: StudyConfig, ledger: dict) -> dict[str, str]:
+    return {_section(config, "runs"): f"## The random-language benchmark{_which(config)}: runs"
+            "\n\n" + runs_text(config, ledger)}
 
 
 def draw(config: StudyConfig, write_docs: bool = False, force: str = "") -> str:
@@ -523,7 +527,8 @@ def info(config: StudyConfig, write_docs: bool = False) -> str:
             + f"\n\n({time.time() - t0:.0f} s to compute)")
     if write_docs:
         write_section(config.root / "docs" / "results.md", _section(config, "set"),
-                      "## The random-language benchmark: the set\n\n" + text, title="Results")
+                      f"## The random-language benchmark{_which(config)}: the set\n\n" + text,
+                      title="Results")
     return text
 
 

@@ -53,8 +53,8 @@ from monoidlab.training.keys import (
 if TYPE_CHECKING:
     from monoidlab.strings.samplers import SamplerSpec
 
-__all__ = ["RunConfig", "language_recipe", "training_recipe", "fill_recipe", "FrozenDict", "OPTIMIZERS", "RECIPES",
-           "PROTOCOLS", "SECTIONS", "LR_SCHEDULES", "MAX_STEP_SYMBOLS", "run_padding",
+__all__ = ["RunConfig", "language_recipe", "training_recipe", "fill_recipe", "FrozenDict",
+           "OPTIMIZERS", "RECIPES", "PROTOCOLS", "SECTIONS", "LR_SCHEDULES", "MAX_STEP_SYMBOLS", "run_padding",
            "TRAINING_SAMPLERS", "DEFAULT_SAMPLER"]
 
 def fill_recipe(data: dict[str, Any], explicit: set[str], source: str) -> dict[str, Any]:

@@ -75,6 +75,20 @@ def _frozen(path: str | Path) -> tuple[str, dict[str, Any]]:
     return frozen[0], recipes[frozen[0]]
 
 
+def _any_frozen(path: str | Path) -> bool:
+    """Whether ``path`` marks some recipe ``frozen = true`` (two is :func:`_frozen`'s error)."""
+    recipes = _read(str(path)).get("recipes", {})
+    return any(isinstance(r, dict) and r.get("frozen") is True for r in recipes.values())
+
+
+def _choice(name: str, recipe: dict[str, Any]) -> str:
+    """The frozen choice in one line: the benchmark's NAME, frozen on its development half,
+    with the first sentence of its basis (the comparison with the others stays in the config)."""
+    basis = str(recipe.get("basis", "")).split(" (the others: ")[0]
+    return (f"the benchmark's {name!r}, frozen on its development half"
+            + (f": {basis}" if basis else ""))
+
+
 def frozen_recipe(path: str | Path | None = None) -> tuple[str, dict[str, Any], dict[str, Any]]:
     """``(name, keys, model_options)`` of the recipe marked ``frozen = true`` in ``path``
     (default :data:`FROZEN`, MLP-LDRU's).
@@ -108,10 +122,7 @@ def default_model(path: str | Path | None = None) -> str:
     True
     """
     path = DEFAULT_RECIPE if path is None else path
-    if not Path(path).is_file():
-        return "mlp-ldru"
-    recipes = _read(str(path)).get("recipes", {})
-    if not any(isinstance(r, dict) and r.get("frozen") is True for r in recipes.values()):
+    if not Path(path).is_file() or not _any_frozen(path):
         return "mlp-ldru"
     _, recipe = _frozen(path)  # two frozen: a broken file, never a silent default
     return str(recipe.get("model", "mlp-ldru"))
@@ -141,24 +152,18 @@ def recipe_advice(path: str | Path | None = None, model: str | None = None) -> d
                     "basis": f"none: the random-language benchmark froze no recipe for model "
                              f"{model}"}
         name, recipe = _frozen(DEFAULT_RECIPE)
-        basis = str(recipe.get("basis", "")).split(" (the others: ")[0]
         return {"recipe": "languages", "frozen": name, "model": model,
-                "basis": f"model {model}, recipe 'languages' (the benchmark's {name!r}, frozen "
-                         "on its development half" + (f": {basis}" if basis else "")
-                         + f"); {how}"}
+                "basis": f"model {model}, recipe 'languages' ({_choice(name, recipe)}); {how}"}
     path = FROZEN if path is None else path
-    recipes = _read(str(path)).get("recipes", {})
-    if not any(isinstance(r, dict) and r.get("frozen") is True for r in recipes.values()):
+    if not _any_frozen(path):
         return {"recipe": None, "frozen": None, "model": model,
                 "basis": "none yet: the random-language benchmark has not frozen a recipe "
                          "(docs/results.md, 'The random-language benchmark'); monoidlab train "
                          "keeps its own defaults"}
-    name, _, _ = frozen_recipe(path)  # two frozen, or one for another model: an error
-    # the comparison with every other recipe stays in the config; one line names the choice
-    basis = str(recipes[name].get("basis", "")).split(" (the others: ")[0]
+    frozen_recipe(path)  # two frozen, or one for another model: an error
+    name, recipe = _frozen(path)
     return {"recipe": "languages", "frozen": name, "model": model,
-            "basis": f"recipe 'languages' (the benchmark's {name!r}, frozen on its development "
-                     "half" + (f": {basis}" if basis else "") + f"); {how}"}
+            "basis": f"recipe 'languages' ({_choice(name, recipe)}); {how}"}
 
 
 def recipe_layout(path: str | Path | None = None) -> dict[str, str | None]:

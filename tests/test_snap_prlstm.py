@@ -239,6 +239,54 @@ def test_products_in_small_slices_give_the_same_certificates(monkeypatch):
     monkeypatch.setattr(scan_certificate, "MAX_PRODUCTS", 10)
     with pytest.raises(MonoidTooLarge, match="products of reachable"):
         certify_table(exact, lang)
+    # the proof's set products are bounded by their word operations
+    with pytest.raises(MonoidTooLarge, match="word operations"):
+        scan_certificate.certify_scan_table(exact, lang, refute_budget=0, max_work=5)
+
+
+def test_the_set_product_is_the_product_with_witnesses_as_a_set():
+    """The proof's bit-set product of two pair sets equals the distinct pairs of the product
+    that keeps witnesses (every a·b computed), on random non-associative tables."""
+    from monoidlab.evaluation.scan_certificate import _product, _product_set
+
+    rng = np.random.default_rng(11)
+    sizes = []
+    for _ in range(150):
+        k, m = int(rng.integers(1, 25)), int(rng.integers(1, 150))  # m past 64 and 128: words
+        tau, mul = rng.integers(0, k, (k, k)), rng.integers(0, m, (m, m))
+        a = np.unique(rng.integers(0, k * m, int(rng.integers(0, 120))))
+        b = np.unique(rng.integers(0, k * m, int(rng.integers(0, 120))))
+        want = np.unique(_product(tau, mul, m, a, b)[0])
+        got = _product_set(tau, mul, m, a, b, 1 << 40)
+        assert np.array_equal(got, want)
+        sizes.append(len(want))
+    assert max(sizes) > 100 and min(sizes) == 0
+
+
+@pytest.mark.parametrize("name", ["dyck-2", "tomita-4"])
+def test_refuting_first_gives_the_certificates_of_proving_first(name):
+    """The cheap search for a counterexample that runs before the proof returns what the proof
+    followed by the search returns (verdict, shortest counterexample, its level), on tables with
+    planted wrong entries, with and without a budget that stops the search at once."""
+    from monoidlab.evaluation.scan_certificate import certify_scan_table
+
+    lang = ml.load_language(name)
+    exact = monoid_table(lang, layout="scan")
+    rng = np.random.default_rng(5)
+    fields = ("correct", "counterexample", "counterexample_length", "counterexample_level",
+              "predicted", "expected")
+    verdicts = []
+    for _ in range(20):
+        t = exact.table.copy()
+        for _ in range(int(rng.integers(1, 3))):
+            i, j = rng.integers(0, exact.n_codes, 2)
+            t[i, j] = rng.integers(0, exact.n_codes)
+        table = FiniteTable(exact.leaf, t, exact.head, layout="scan")
+        runs = [certify_scan_table(table, lang, refute_budget=b) for b in (0, 1, 1 << 26)]
+        got = [tuple(r.get(f) for f in fields) for r in runs]
+        assert got[0] == got[1] == got[2]
+        verdicts.append(got[0][0])
+    assert 0 < sum(verdicts) < len(verdicts)  # both proofs and refutations were compared
 
 
 @pytest.mark.parametrize("which", ["mlp-ldru-snap", "pr-lstm-snap", "transform-tree"])

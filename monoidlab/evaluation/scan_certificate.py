@@ -13,7 +13,13 @@ aligned blocks of n's binary expansion. Track (code, EC) pairs:
 
 Every length's root pair lies in ``P[0]`` and every pair of ``P[0]`` is some string's, so the
 table is right at every length iff the head reads every pair of ``P[0]`` as its EC's class.
-When it does not, the shortest counterexample is found by the least top level K whose folds
+These sets are computed as sets (:func:`_product_set`: per code, the ECs as a bit set, so a
+product costs |a| · codes · M / 64 word operations, not |a| · |b|), no witnesses kept.
+
+A wrong table is usually wrong on a short string, so the search for the shortest
+counterexample runs first, level by level while it is cheap (``refute_budget`` products a
+step), and the proof only when that search ends without one. The search finds the least top
+level K whose folds
 reach a misread pair (lengths 2^K..2^(K+1) − 1, the least length per pair kept block by block),
 then, for that length, the shortlex-least string (blocks in order, each a full block's
 shortlex-least witness, the least rank sequence kept per pair); it is confirmed by
@@ -48,6 +54,7 @@ __all__ = ["certify_scan_table"]
 
 _CHUNK = 1 << 21  # products per slice: bounds the memory of one step
 MAX_PRODUCTS = 1 << 32  # products of one set by another: past this the work is refused
+REFUTE_LEVELS = 16  # the cheap first search looks at lengths below 2^17, then the proof runs
 
 
 def _product(tau: np.ndarray, mul: np.ndarray, M: int, a: np.ndarray, b: np.ndarray,
@@ -76,6 +83,37 @@ def _product(tau: np.ndarray, mul: np.ndarray, M: int, a: np.ndarray, b: np.ndar
     k = np.concatenate([x[2] for x in parts])
     p, win = _least(p, k, None if key is None else flat)
     return p, flat[win]
+
+
+def _product_set(tau: np.ndarray, mul: np.ndarray, M: int, a: np.ndarray, b: np.ndarray,
+                 max_work: int) -> np.ndarray:
+    """The distinct pairs of a·b (sorted p = code·M + EC), without witnesses: for each EC e1 of
+    a, the bit sets ``{mul[e1, e2] : (c2, e2) in b}`` per code c2 of b, OR-ed into the bit set
+    of code ``tau[c1, c2]`` for every c1 with (c1, e1) in a. Work: |a| × (codes of b) × ⌈M/64⌉
+    words; past ``max_work`` refused by name."""
+    if not len(a) or not len(b):
+        return np.zeros(0, np.int64)
+    words = (M + 63) // 64
+    codes_b, row_b = np.unique(b // M, return_inverse=True)
+    work = len(a) * len(codes_b) * words
+    if work > max_work:
+        raise MonoidTooLarge(f"certify_table: a product of {len(a)} by {len(b)} reachable "
+                             f"(code, EC) pairs needs {work:.3g} word operations, over "
+                             f"{max_work:.3g}")
+    ca, ea, eb = a // M, a % M, b % M
+    out = np.zeros((tau.shape[0], words), np.uint64)
+    bits = np.zeros((len(codes_b), words * 64), bool)
+    for e1 in np.unique(ea):
+        bits[:] = False
+        bits[row_b, mul[e1, eb]] = True
+        packed = np.packbits(bits, axis=1, bitorder="little").view(np.uint64)  # (codes_b, words)
+        c1 = ca[ea == e1]
+        step = max(1, _CHUNK // max(1, len(codes_b) * words))
+        for s in range(0, len(c1), step):
+            target = tau[c1[s:s + step, None], codes_b[None, :]].ravel()
+            np.bitwise_or.at(out, target, np.tile(packed, (min(step, len(c1) - s), 1)))
+    code, bit = np.nonzero(np.unpackbits(out.view(np.uint8), axis=1, bitorder="little")[:, :M])
+    return code.astype(np.int64) * M + bit
 
 
 def _least(p: np.ndarray, key: np.ndarray, then: np.ndarray | None = None
@@ -117,37 +155,53 @@ class _Blocks:
 
 def certify_scan_table(table: Any, lang: Any, *, max_levels: int = 4096,
                        max_pairs: int = 2_000_000, max_witness_length: int = 1 << 20,
-                       kept: np.ndarray | None = None) -> dict[str, Any]:
+                       kept: np.ndarray | None = None, refute_budget: int = 1 << 26,
+                       max_work: int = 1 << 40) -> dict[str, Any]:
     """Decide whether the scan-layout ``table`` classifies every string of every length >= 1
     as ``lang`` does (see the module docstring); the budgets are as
     :func:`~monoidlab.evaluation.certificate.certify_table`'s. Returns the fields of a
     :class:`~monoidlab.evaluation.certificate.Certificate` (which wraps them). ``kept``: a
-    mask over the classes whose strings are checked (None: every string)."""
+    mask over the classes whose strings are checked (None: every string).
+    ``refute_budget``: the most products one step of the first, cheap search for a
+    counterexample (lengths below 2^(REFUTE_LEVELS + 1)) may take before the proof is tried (0:
+    prove first); ``max_work``: the most
+    word operations of one set product of the proof."""
     mono = lang.monoid()
     M, outs = mono.size, np.asarray(mono.outputs)
-    blocks, seen = _Blocks(table, mono), {}
-    largest = len(blocks.pairs[0])
+    blocks = _Blocks(table, mono)
+    common = dict(language=lang.name, n_codes=table.n_codes, monoid_size=M,
+                  padding=table.padding.value, offsets=False, layout="scan")
+    if refute_budget:
+        found = _shortest(blocks, table, lang, outs, max_witness_length, common, kept,
+                          budget=refute_budget, max_levels=REFUTE_LEVELS)
+        if found is not None:
+            return found
+    tau, mul = blocks.tau, blocks.mul
+
+    def times(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return _product_set(tau, mul, M, a, b, max_work)
+
+    F, seen = [np.unique(blocks.pairs[0])], {}
+    largest = len(F[0])
     while True:  # F[k] until a level repeats: F[t + p] = F[t]
-        key = np.sort(blocks.pairs[-1]).tobytes()
+        key = F[-1].tobytes()
         if key in seen:
             break
-        seen[key] = len(blocks.pairs) - 1
-        if len(blocks.pairs) > max_levels:
+        seen[key] = len(F) - 1
+        if len(F) > max_levels:
             raise MonoidTooLarge(f"certify_table: no repeat within max_levels={max_levels} "
                                  f"block levels; raise max_levels")
-        blocks.grow()
-        largest = max(largest, len(blocks.pairs[-1]))
+        F.append(times(F[-1], F[-1]))
+        largest = max(largest, len(F[-1]))
         if largest > max_pairs:
             raise MonoidTooLarge(f"certify_table: {largest} reachable (code, EC) pairs of a "
                                  f"block level, over max_pairs={max_pairs}")
     t = seen[key]
-    period = len(blocks.pairs) - 1 - t
-    F = blocks.pairs[: t + period]
+    period = len(F) - 1 - t
 
     def extend(upper: np.ndarray, k: int) -> np.ndarray:
         """P[k] from P[k+1]: blocks of level k alone, folds without one, folds ending in one."""
-        prod = _product(blocks.tau, blocks.mul, M, upper, F[k])[0]
-        return np.unique(np.concatenate([F[k], upper, prod]))
+        return np.unique(np.concatenate([F[k], upper, times(upper, F[k])]))
 
     cycle = [np.zeros(0, np.int64) for _ in range(period)]  # P on levels t..t+p-1, from below
     changed = True
@@ -165,11 +219,12 @@ def certify_scan_table(table: Any, lang: Any, *, max_levels: int = 4096,
     for k in reversed(range(t)):
         reach = extend(reach, k)
         largest = max(largest, len(reach))
-    common = dict(language=lang.name, levels=t + period, pairs=largest, n_codes=table.n_codes,
-                  monoid_size=M, padding=table.padding.value, offsets=False, layout="scan")
     if not misread(table.head, outs, reach, M, kept).any():
-        return dict(correct=True, period=period, **common)
-    return _shortest(blocks, table, lang, outs, max_witness_length, common, kept)
+        return dict(correct=True, period=period, levels=t + period, pairs=largest, **common)
+    found = _shortest(blocks, table, lang, outs, max_witness_length, common, kept,
+                      max_levels=max_levels)
+    assert found is not None  # a misread pair of P[0] is some string's
+    return found
 
 
 def _level_pairs(blocks: _Blocks, k: int) -> np.ndarray:
@@ -180,19 +235,36 @@ def _level_pairs(blocks: _Blocks, k: int) -> np.ndarray:
 
 
 def _shortest(blocks: _Blocks, table: Any, lang: Any, outs: np.ndarray, limit: int,
-              common: dict[str, Any], kept: np.ndarray | None) -> Any:
-    """The shortest (then shortlex-least) misread string: see the module docstring."""
+              common: dict[str, Any], kept: np.ndarray | None, *, budget: int | None = None,
+              max_levels: int = 4096) -> dict[str, Any] | None:
+    """The shortest (then shortlex-least) misread string: see the module docstring. With a
+    ``budget``, None as soon as one step would take more products than that (and past
+    ``max_levels`` top levels: none found is no proof)."""
     tau, mul, M = blocks.tau, blocks.mul, blocks.M
+    largest = len(blocks.pairs[0])
+
+    def affordable(na: int, nb: int) -> bool:
+        return budget is None or na * nb <= budget
+
     top = 0
     while True:  # the least top level K with a misread fold: lengths 2^K .. 2^(K+1) - 1
-        acc = _level_pairs(blocks, top)
+        if budget is not None and top >= max_levels:
+            return None
+        while len(blocks.pairs) <= top:
+            if not affordable(len(blocks.pairs[-1]), len(blocks.pairs[-1])):
+                return None
+            blocks.grow()
+        acc = blocks.pairs[top]
         size = np.full(len(acc), 1 << top, np.int64)
         for k in reversed(range(top)):  # each lower block in or out, least length per pair
+            if not affordable(len(acc), len(blocks.pairs[k])):
+                return None
             prod, flat = _product(tau, mul, M, acc, _level_pairs(blocks, k), key=size)
             p = np.concatenate([acc, prod])
             n = np.concatenate([size, size[flat // len(blocks.pairs[k])] + (1 << k)])
             acc, win = _least(p, n)
             size = n[win]
+            largest = max(largest, len(acc))
         bad = misread(table.head, outs, acc, M, kept)
         if bad.any():
             length = int(size[bad].min())
@@ -215,7 +287,8 @@ def _shortest(blocks: _Blocks, table: Any, lang: Any, outs: np.ndarray, limit: i
     code, ec = divmod(int(acc[x]), M)
     expected, predicted = int(outs[ec]), int(table.head[code])
     names = [(lang.classes[c] if c < len(lang.classes) else None) for c in (expected, predicted)]
-    out: dict[str, Any] = dict(correct=False, period=0, counterexample_level=levels[0],
+    out: dict[str, Any] = dict(correct=False, period=0, levels=top + 1, pairs=largest,
+                               counterexample_level=levels[0],
                                counterexample_length=length, expected=expected,
                                predicted=predicted, expected_name=names[0],
                                predicted_name=names[1])

@@ -156,7 +156,7 @@ class _Blocks:
 def certify_scan_table(table: Any, lang: Any, *, max_levels: int = 4096,
                        max_pairs: int = 2_000_000, max_witness_length: int = 1 << 20,
                        kept: np.ndarray | None = None, refute_budget: int = 1 << 26,
-                       max_work: int = 1 << 40) -> dict[str, Any]:
+                       max_work: int = 1 << 36) -> dict[str, Any]:
     """Decide whether the scan-layout ``table`` classifies every string of every length >= 1
     as ``lang`` does (see the module docstring); the budgets are as
     :func:`~monoidlab.evaluation.certificate.certify_table`'s. Returns the fields of a
@@ -164,8 +164,8 @@ def certify_scan_table(table: Any, lang: Any, *, max_levels: int = 4096,
     mask over the classes whose strings are checked (None: every string).
     ``refute_budget``: the most products one step of the first, cheap search for a
     counterexample (lengths below 2^(REFUTE_LEVELS + 1)) may take before the proof is tried (0:
-    prove first); ``max_work``: the most
-    word operations of one set product of the proof."""
+    prove first); ``max_work``: the most word operations of one set product of the proof
+    (2^36, minutes of work, as ``MAX_PRODUCTS`` bounds the search's products)."""
     mono = lang.monoid()
     M, outs = mono.size, np.asarray(mono.outputs)
     blocks = _Blocks(table, mono)

@@ -54,7 +54,7 @@ __all__ = ["certify_scan_table"]
 
 _CHUNK = 1 << 21  # products per slice: bounds the memory of one step
 MAX_PRODUCTS = 1 << 32  # products of one set by another: past this the work is refused
-REFUTE_LEVELS = 16  # the cheap first search looks at lengths below 2^17, then the proof runs
+REFUTE_LEVELS = 16  # the cheap first search looks at lengths below 2^16, then the proof runs
 
 
 def _product(tau: np.ndarray, mul: np.ndarray, M: int, a: np.ndarray, b: np.ndarray,
@@ -163,7 +163,7 @@ def certify_scan_table(table: Any, lang: Any, *, max_levels: int = 4096,
     :class:`~monoidlab.evaluation.certificate.Certificate` (which wraps them). ``kept``: a
     mask over the classes whose strings are checked (None: every string).
     ``refute_budget``: the most products one step of the first, cheap search for a
-    counterexample (lengths below 2^(REFUTE_LEVELS + 1)) may take before the proof is tried (0:
+    counterexample (lengths below 2^REFUTE_LEVELS) may take before the proof is tried (0:
     prove first); ``max_work``: the most word operations of one set product of the proof
     (2^36, minutes of work, as ``MAX_PRODUCTS`` bounds the search's products)."""
     mono = lang.monoid()
@@ -250,6 +250,9 @@ def _shortest(blocks: _Blocks, table: Any, lang: Any, outs: np.ndarray, limit: i
     while True:  # the least top level K with a misread fold: lengths 2^K .. 2^(K+1) - 1
         if budget is not None and top >= max_levels:
             return None
+        if top > 61:  # lengths past 2^62: a misread pair the proof found, no string reaches
+            raise RuntimeError("certify_table: internal error, the scan's misread pair has no "
+                               "string below length 2^62")
         while len(blocks.pairs) <= top:
             if not affordable(len(blocks.pairs[-1]), len(blocks.pairs[-1])):
                 return None

@@ -244,3 +244,42 @@ def test_the_baseline_length_table_sorts_by_s_and_counts_seeds_per_sampler():
     lines = mod.at_baseline_text({x["id"]: x for x in rows}, study, infos).splitlines()
     assert lines[2:] == ["| small | 2 | 3 | 1 / 1 | 1 / 1 |", "| gone | 8 | 341 | refused | – |",
                          "| big | 12 | 30 | 1 / 2 | – |"]
+
+
+def test_recertify_rewrites_undecided_certificates_from_kept_runs(tmp_path, capsys):
+    """The action ``recertify`` certifies again, from its run folder, every row whose
+    certificate was undecided, and leaves decided rows and rows without a folder as they
+    were; the new verdict is monoidlab.certify's on that folder."""
+    from monoidlab.probing.certify import certify
+    from monoidlab.studies.ledger import write_ledger
+
+    config = _tiny_threshold_config(tmp_path)
+    run = tmp_path / "runs" / "parity__L2__near_miss__s0"
+    assert cli_main(["train", "--language", "parity", "--model", "transform-tree", "--out",
+                     str(run), "--steps=1", "--restarts=0", "--early_stop=0",
+                     "--test_lengths=41:42", "--test_samples=4", "--model_options.states=4",
+                     "--threads=1", "--json"]) in (0, None)
+    capsys.readouterr()
+    undecided = {"correct": False, "verdict": "not certified: transform-tree: ... table ...",
+                 "counterexample": None, "length": None, "level": None}
+    decided = {"correct": False, "verdict": "WRONG ...", "counterexample": "1", "length": 1,
+               "level": 0}
+    rows = {"parity__L2__near_miss__s0": {"status": "done", "solved": False,
+                                          "certificate": undecided, "min_accuracy": 0.5},
+            "parity__L3__near_miss__s0": {"status": "done", "certificate": undecided},
+            "parity__L4__near_miss__s0": {"status": "done", "certificate": decided}}
+    write_ledger(tmp_path / "ledger.jsonl", {k: {"id": k, **v} for k, v in rows.items()})
+    assert cli_main(["study", "threshold", "--config", str(config), "--action",
+                     "recertify"]) in (0, None)
+    said = capsys.readouterr().out
+    assert "3 undecided" not in said and "2 undecided certificates; 1 certified again" in said
+    assert "1 without a run folder" in said
+    after = read_ledger(tmp_path / "ledger.jsonl")
+    want = mod.certificate_row(certify(run).to_dict())
+    assert want["counterexample"] is not None or want["correct"]  # decided now
+    new = after["parity__L2__near_miss__s0"]
+    assert new["certificate"] == want and new["recertified"] is True
+    assert new["min_accuracy"] == 0.5 and new["solved"] is False  # the rest of the row kept
+    assert after["parity__L3__near_miss__s0"]["certificate"] == undecided
+    assert after["parity__L4__near_miss__s0"]["certificate"] == decided
+    assert "recertified" not in after["parity__L4__near_miss__s0"]

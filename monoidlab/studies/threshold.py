@@ -126,11 +126,7 @@ def run_one(run: dict, config: StudyConfig) -> dict:
                                cov["sampled"]["n_strings"]}
     cert = res.get("certificate")
     if cert:  # a depth-exact model: the exact verdict over every length, beside the strict one
-        inner = cert.get("certificate") or {}
-        row["certificate"] = {"correct": bool(cert.get("correct")), "verdict": cert.get("verdict"),
-                              "counterexample": inner.get("counterexample"),
-                              "length": inner.get("counterexample_length"),
-                              "level": inner.get("counterexample_level")}
+        row["certificate"] = certificate_row(cert)
     fresh = fresh_checks(folder, study["fresh_seeds"]) if res["solved"] else []
     row["fresh"] = fresh
     row["solved"] = bool(res["solved"]) and all(f["solved"] for f in fresh)
@@ -401,11 +397,12 @@ def certificate_text(ledger: dict[str, dict], study: dict) -> str:
 
 def _failure(cert: dict) -> str:
     """A refuted run's shortest counterexample, or why there is none (a budget refused it)."""
+    # a tree certified as an automaton has no root level
+    level = "" if cert.get("level") is None else f", level {cert['level']}"
     if cert.get("counterexample") is not None:
-        return (f"{cert['counterexample']!r} (length {cert['length']}, level "
-                f"{cert['level']})")
+        return f"{cert['counterexample']!r} (length {cert['length']}{level})"
     if cert.get("length") is not None:  # too long to write out
-        return f"a string of length {cert['length']} (level {cert['level']})"
+        return f"a string of length {cert['length']}" + (f" ({level[2:]})" if level else "")
     return "undecided (refused by the certificate's budget)"
 
 
@@ -538,6 +535,59 @@ def text_of(config: StudyConfig, ledger: dict) -> str:
     return text
 
 
+def certificate_row(cert: dict[str, Any]) -> dict[str, Any]:
+    """A ledger row's certificate from a run's (results.json ``certificate``, or
+    ``ModelCertificate.to_dict()``).
+
+    >>> certificate_row({"correct": False, "verdict": "WRONG ...", "certificate": {
+    ...     "counterexample": "11", "counterexample_length": 2, "counterexample_level": 1}})
+    {'correct': False, 'verdict': 'WRONG ...', 'counterexample': '11', 'length': 2, 'level': 1}
+    """
+    inner = cert.get("certificate") or {}
+    return {"correct": bool(cert.get("correct")), "verdict": cert.get("verdict"),
+            "counterexample": inner.get("counterexample"),
+            "length": inner.get("counterexample_length"),
+            "level": inner.get("counterexample_level")}
+
+
+def _undecided(row: dict[str, Any]) -> bool:
+    c = row.get("certificate") or {}
+    return (row.get("status") == "done" and bool(c) and not c["correct"]
+            and c.get("counterexample") is None and c.get("length") is None)
+
+
+def recertify(config: StudyConfig, runs: str = "") -> str:
+    """The action ``recertify``: every row whose certificate was undecided (its certifier
+    refused the model, e.g. a transformation tree certified as a table past 100,000
+    transformations) is certified again from its run folder under ``runs`` (default: the
+    study's ``out``) by today's ``monoidlab.certify`` (a transformation tree as an automaton),
+    and the row rewritten with the new verdict and ``recertified: true``; its training and
+    test numbers are kept. Rows without a folder stay as they are."""
+    from monoidlab.probing.certify import certify
+    from monoidlab.studies.ledger import read_ledger, write_ledger
+
+    folder = Path(runs) if runs else config.resolve(config.data["study"]["out"])
+    ledger = read_ledger(config.ledger)
+    todo = sorted(i for i, r in ledger.items() if _undecided(r))
+    done, missing = [], []
+    for run_id in todo:
+        run = folder / run_id
+        if not (run / "config.json").is_file():
+            missing.append(run_id)
+            continue
+        ledger[run_id] = {**ledger[run_id], "recertified": True,
+                          "certificate": certificate_row(certify(run).to_dict())}
+        done.append(run_id)
+    if done:
+        write_ledger(config.ledger, ledger)
+    verdicts = [ledger[i]["certificate"] for i in done]
+    proved = sum(c["correct"] for c in verdicts)
+    still = sum(_undecided(ledger[i]) for i in done)
+    return (f"{config.ledger}: {len(todo)} undecided certificates; {len(done)} certified again "
+            f"from {folder} ({proved} proved, {len(done) - proved - still} refuted, {still} "
+            f"still undecided); {len(missing)} without a run folder, left as they were")
+
+
 def _sections(config: StudyConfig, ledger: dict) -> dict[str, str]:
     study = config.data["study"]
     heading = study.get("heading", "The threshold study: L* against the support length")
@@ -566,4 +616,5 @@ def _files(config: StudyConfig, ledger: dict) -> dict[Path, str]:
 
 STUDY = Study(name="threshold", plan=_plan, run=run_one, sections=_sections, read=_read,
               files=_files, default_config="threshold-study.toml", options=("languages",),
+              actions={"recertify": recertify},
               summary="L* against the support length s, per sampler and model family")

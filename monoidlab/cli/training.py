@@ -77,18 +77,11 @@ def _config(args: argparse.Namespace, extra: list[str]) -> RunConfig:
         # a user's own language: the model and recipe RunConfig.for_language gives too (the
         # benchmark's frozen choice unless a model is named: MLP-LDRU's frozen recipe, a
         # depth-exact model's own); every key given on the command line wins
-        if "model" not in keys:
+        chosen = "model" not in keys  # the user named no model: the benchmark's choice
+        if chosen:
             from monoidlab.recipes import default_model
 
             keys["model"] = default_model()
-            recipe = language_recipe(keys["model"])
-            try:
-                return config_from_dict({**keys, **({"recipe": recipe} if recipe != "default"
-                                                    else {})}, source, saved=saved)
-            except ConfigError as exc:  # say whose model it was: the user named none
-                raise ConfigError(f"{exc} (no --model given: `monoidlab train --language` "
-                                  f"trains the benchmark's choice, {keys['model']}; name "
-                                  "another with --model, e.g. --model mlp-ldru)") from None
         model = keys["model"]
         if isinstance(model, str):
             try:
@@ -97,6 +90,13 @@ def _config(args: argparse.Namespace, extra: list[str]) -> RunConfig:
                 recipe = "default"
             if recipe != "default":
                 keys["recipe"] = recipe
+        if chosen:
+            try:
+                return config_from_dict(keys, source, saved=saved)
+            except ConfigError as exc:  # say whose model it was: the user named none
+                raise ConfigError(f"{exc} (no --model given: `monoidlab train --language` "
+                                  f"trains the benchmark's choice, {model}; name another "
+                                  "with --model, e.g. --model mlp-ldru)") from None
     return config_from_dict(keys, source, saved=saved)
 
 

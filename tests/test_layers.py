@@ -50,6 +50,9 @@ ALLOWED_UPWARD = {
     ("", "probing"),
     # `ml.FiniteTable` / `ml.monoid_table` (a finite tree model's tables), likewise
     ("", "models"),
+    # the distillation step of training (training/distil.py) runs probing's L* on the model
+    # being trained, imported inside the function
+    ("training", "probing"),
 }
 
 

@@ -304,6 +304,10 @@ def test_the_shipped_default_trains_as_its_development_runs_did():
     added = {k: v for k, v in study["model_options"].items() if k not in want["model_options"]}
     assert added == {k: defaults[k] for k in added}
     study["model_options"] = {k: study["model_options"][k] for k in want["model_options"]}
+    from monoidlab.training.config import _FIELDS
+
+    new_keys = {k: study.pop(k) for k in list(study) if k not in want}  # keys added since
+    assert new_keys == {k: _FIELDS[k].default for k in new_keys}
     assert study == want
     # the command line's path: no model named, the run's own keys left at theirs
     from monoidlab.training import RunConfig

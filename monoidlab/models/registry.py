@@ -204,6 +204,19 @@ def _transform_languages(language: str | None, task: str | None) -> tuple[dict, 
             {"states": 0, "state_factor": 2})
 
 
+def _transform_distilled(language: str | None, task: str | None) -> tuple[dict, dict]:
+    """The transformation tree trained as a soft automaton and distilled: recipe 'languages'
+    (its lr, n = 2 × the minimal state count, three attempts, the curriculum over the first
+    half of each) with 12,000 steps per attempt (validated at its end), the soft relaxation at
+    a fixed temperature 1 instead of straight-through, and at the end of each attempt the
+    automaton L* extracts from the soft machine in place of its argmax
+    (:mod:`monoidlab.training.distil`; bench/dyck-dev/distil-dev.md: chosen on the
+    development languages dyck-5, 7 and 10 before the 21 tasks ran)."""
+    keys, options = _transform_languages(language, task)
+    return ({**keys, "steps": 12000, "eval_every": 12000, "distil": "lstar"},
+            {**options, "relaxation": "soft", "temperature": 1.0})
+
+
 def _language_only(recipe: str, language: str | None, task: str | None) -> None:
     if task is not None or language is None:
         raise ConfigError(f"recipe {recipe!r} is for languages (a DFA spec or a suite name), "
@@ -230,7 +243,8 @@ REGISTRY: dict[str, ModelSpec] = {s.name: s for s in (
               "monoidlab.models.transform_tree:TransformTreeOptions",
               frozenset({Classifier, NodeStateModel, OperatorModel, OffsetModel, FiniteModel}),
               "tokens as functions on n states (one-hot columns), composed over the balanced "
-              "tree: a DFA at evaluation", {"languages": _transform_languages}, "balanced",
+              "tree: a DFA at evaluation",
+              {"languages": _transform_languages, "distilled": _transform_distilled}, "balanced",
               "identity"),
     ModelSpec("pr-lstm", "monoidlab.models.pr_lstm:PRLSTM",
               "monoidlab.models.pr_lstm:PRLSTMOptions", _TREE,

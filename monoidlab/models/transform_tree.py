@@ -454,8 +454,8 @@ class TransformTree(nn.Module):
         """(B, n): ``s = P(w) e_0`` for each string (one-hot of the final state), with the
         straight-through gradient. ``order``: ``"auto"``, ``"tree"`` or ``"chain"`` (module
         docstring); every order gives the same value. A training call of a ``"soft"`` model
-        returns the soft state distribution instead (the tree order over S, whatever
-        ``order``)."""
+        returns the soft state distribution instead (the product over S: in the tree order, or in
+        the chain order as a distribution walked from the start state, :meth:`_soft_walk`)."""
         if order not in ORDERS:
             raise InputError(f"order: one of {', '.join(ORDERS)}, got {order!r}")
         tokens, lengths, longest = read_inputs(tokens, lengths)
@@ -465,10 +465,10 @@ class TransformTree(nn.Module):
         ids, _, end = self._placed(tokens, lengths, longest, offsets)
         if order == "auto":
             order = self.order_for(B, end, ids.device)
-        if self._soft_step():  # soft columns: only the product of matrices, not the integer walk
-            order = "tree"
         P, f = self._extended()
         if order == "chain":  # offsets only add identities: the same walk
+            if self._soft_step():  # soft columns: a distribution, not an integer walk
+                return self._soft_walk(P, ids)
             return _Chain.apply(P, f, ids)
         h = P[ids]  # (B, end, n, n)
         eye = P[self.vocab_size]
@@ -477,6 +477,35 @@ class TransformTree(nn.Module):
                 h = torch.cat([h, eye.expand(B, 1, -1, -1)], dim=1)
             h = h[:, 1::2] @ h[:, 0::2]  # P(uv) = P(v) P(u)
         return h[:, 0, :, 0]  # P(w) e_0
+
+    @staticmethod
+    def _soft_walk(P: Tensor, ids: Tensor) -> Tensor:
+        """``s_t = P(x_t) s_{t-1}`` from ``e_0`` under autograd: the soft matrices' product
+        applied to the start state left to right, O(B · T · n²) (the tree order's O(B · M · n³)
+        gives the same value up to float rounding)."""
+        B, n = ids.shape[0], P.shape[-1]
+        s = P.new_zeros(B, n, 1)
+        s[:, 0] = 1
+        for t in range(ids.shape[1]):
+            s = P[ids[:, t]] @ s
+        return s[:, :, 0]
+
+    def soft_states(self, tokens: Tensor, lengths: Tensor | None = None) -> Tensor:
+        """(B, n): the soft relaxation's state distribution ``S(x_L) … S(x_1) e_0`` at the
+        current temperature, in any mode and without gradient (a teacher to distil from).
+
+        >>> m = TransformTree(2, 2, states=3, relaxation="soft")
+        >>> m.soft_states(torch.tensor([[0, 1, 1]]), torch.tensor([3])).sum().item()
+        1.0
+        """
+        tokens, lengths, longest = read_inputs(tokens, lengths)
+        if not len(lengths):
+            return self.readout.new_zeros(0, self.n_states)
+        ids, _, _ = self._placed(tokens, lengths, longest, None)
+        with torch.no_grad():
+            S = self.soft_matrices()
+            eye = torch.eye(self.n_states, dtype=S.dtype, device=S.device)
+            return self._soft_walk(torch.cat([S, eye[None]]), ids)
 
     def forward(self, tokens: Tensor, lengths: Tensor | None = None,
                 offsets: Tensor | None = None) -> Tensor:
@@ -519,6 +548,45 @@ class TransformTree(nn.Module):
         :class:`~monoidlab.algebra.automaton.Automaton`)."""
         return LearnedDFA(np.ascontiguousarray(self.transformations().T),
                           self.readout_classes(), 0)
+
+    def load_automaton(self, delta: Any, output: Any, start: int = 0,
+                       margin: float = 10.0) -> None:
+        """Set the weights so that the hard machine is the given DFA (``delta`` (m, V) next
+        states, ``output`` (m,) classes, m <= n): its start state becomes state 0, the others
+        1..m-1 in order, and the n - m spare states map to themselves (unreachable). Each
+        column's logits are ``margin`` at its image and ``-margin`` elsewhere, so the soft
+        columns at temperature τ put all but about (n - 1)·e^(-2·margin/τ) of their mass there.
+
+        >>> m = TransformTree(2, 2, states=4)
+        >>> m.load_automaton([[1, 0], [0, 1]], [1, 0])   # parity of the 0s, 2 states
+        >>> m.learned_automaton().delta.tolist(), m.readout_classes().tolist()[:2]
+        ([[1, 0], [0, 1], [2, 2], [3, 3]], [1, 0])
+        """
+        delta, output = np.asarray(delta, np.int64), np.asarray(output, np.int64)
+        m, n, V = len(delta), self.n_states, self.vocab_size
+        if delta.shape != (m, V) or output.shape != (m,) or not 0 <= start < m:
+            raise InputError(f"load_automaton: delta (m, {V}) and output (m,) with a start in "
+                             f"0..m-1, got shapes {delta.shape}, {output.shape} and start {start}")
+        if m > n:
+            raise InputError(f"load_automaton: the automaton has {m} states, the model {n}")
+        if delta.min() < 0 or delta.max() >= m or output.min() < 0 or \
+                output.max() >= self.n_classes:
+            raise InputError("load_automaton: a next state outside 0..m-1 or a class outside "
+                             f"0..{self.n_classes - 1}")
+        order = np.r_[start, np.delete(np.arange(m), start)]  # new state i = old order[i]
+        new_of = np.empty(m, np.int64)
+        new_of[order] = np.arange(m)
+        f = np.tile(np.arange(n), (V, 1))  # (V, n): spare states map to themselves
+        f[:, :m] = new_of[delta[order]].T
+        classes = np.zeros(n, np.int64)
+        classes[:m] = output[order]
+        with torch.no_grad():
+            self.logits.fill_(-margin)
+            self.logits.scatter_(1, torch.as_tensor(f, device=self.logits.device)[:, None, :],
+                                 margin)
+            self.readout.fill_(-margin)
+            self.readout.scatter_(0, torch.as_tensor(classes, device=self.readout.device)[None],
+                                  margin)
 
     def finite_table(self, max_codes: int = 100_000) -> FiniteTable:
         """The model as a finite table (identity padding).

@@ -136,8 +136,10 @@ def hypothesis_automaton(hyp: Any, lang: Automaton) -> Automaton:
 
 def learn(member: Membership, lang: Automaton, tokens: np.ndarray, lengths: np.ndarray,
           answers: np.ndarray, *, max_states: int, max_queries: int,
-          max_rounds: int) -> tuple[Any, str, int, list[tuple[int, ...]]]:
-    """``(hypothesis, status, rounds, counterexamples)`` of L* against the model."""
+          max_rounds: int, on_hypothesis: Any = None
+          ) -> tuple[Any, str, int, list[tuple[int, ...]]]:
+    """``(hypothesis, status, rounds, counterexamples)`` of L* against the model;
+    ``on_hypothesis`` (optional) is called with every hypothesis the table produces."""
     alphabet = list(range(lang.n_symbols))
     sul = ModelSUL(member)
     oracle = KindsOracle(sul, lang, tokens, lengths, answers)
@@ -155,6 +157,8 @@ def learn(member: Membership, lang: Automaton, tokens: np.ndarray, lengths: np.n
             table.update_obs_table(s_set=new)
             rows = table.get_rows_to_close("shortest_first")
         hypothesis = table.gen_hypothesis()
+        if on_hypothesis is not None:
+            on_hypothesis(hypothesis)
         if len(hypothesis.states) > max_states:
             status = "max_states"
             break

@@ -140,7 +140,8 @@ class Membership:
     Every distinct string is put to the model once (``queries`` counts them, ``forwards`` the
     batched forward passes, ``asked`` holds the words the learner asked through :meth:`word`
     and :meth:`prefetch`, answered from the cache or not); strings are grouped by length so a batch carries little padding.
-    The empty string, which no tree model reads, is answered by the language's class of ε.
+    The empty string, which no tree model reads, is answered by the language's class of ε,
+    or by ``empty`` when given (a teacher's own class of ε).
 
     >>> import monoidlab as ml, torch
     >>> from monoidlab.models import build_model
@@ -152,10 +153,11 @@ class Membership:
     (3, 1, True)
     """
 
-    def __init__(self, model: nn.Module, lang: Automaton, batch_size: int = 256) -> None:
+    def __init__(self, model: nn.Module, lang: Automaton, batch_size: int = 256,
+                 empty: int | None = None) -> None:
         self.model, self.lang = model, lang
         self.batch_size = check_count(batch_size, "batch_size")
-        self.empty = int(lang.output[lang.start])
+        self.empty = int(lang.output[lang.start]) if empty is None else int(empty)
         self.cache: dict[bytes, int] = {}
         self.asked: set[bytes] = set()  # distinct words the learner asked (cached or not)
         self.queries = 0

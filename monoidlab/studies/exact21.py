@@ -225,7 +225,8 @@ def text_of(config: StudyConfig, ledger: dict) -> str:
     names = ", ".join(Path(s).name for s in study["sweeps"])
     return ("## The depth-exact models on the 21 tasks\n\n`monoidlab study exact21 "
             f"--write-docs` (configs/{config.path.name}; sweeps: {names}; each "
-            "model's own recipe 'languages', fixed before the runs). Strict evaluation on "
+            "model's own recipe ('languages', or the one its sweep file names), fixed before "
+            "the runs). Strict evaluation on "
             "41..500, 64 strings per length and kind; in brackets what a majority-class / a "
             "count-only model scores on the same strings. *Certificate*: `monoidlab certify` on "
             "the tested weights (offset 0, the tests' layout): proved correct at every length, "

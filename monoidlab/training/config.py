@@ -289,6 +289,14 @@ class RunConfig(metaclass=_FillsRecipe):
                                  "counterexample within the training lengths; the weights "
                                  "are replaced only by proved ones (0: off; "
                                  "docs/training.md, \"refinement\")", "optimisation")
+    distil: str = _key("none", "\"lstar\": at the end of each attempt, replace the "
+                               "transformation tree's weights by the automaton L* extracts "
+                               "from its soft relaxation (the soft machine answers membership "
+                               "queries; labelled training strings are the equivalence "
+                               "oracle), if it scores at least the argmax machine on those "
+                               "strings (needs model_options.relaxation = \"soft\"; "
+                               "docs/training.md, \"distillation\"); \"none\": off",
+                       "optimisation")
     refine_steps: int = _key(500, "steps of one refinement round (lr cosine from `lr`)",
                              "optimisation")
     refine_mine: int = _key(0, "training strings per refinement round folded by the model's "

@@ -265,6 +265,11 @@ class Checker:
                         "counterexamples (a finite table to certify)", "refine_rounds")
         except ConfigError as exc:
             raise ConfigError(f"{source}: {exc}") from None
+        from monoidlab.training.distil import distil_problem
+
+        problem = distil_problem(cfg)
+        if problem:
+            raise self.fail("distil", problem)
         if cfg.refine_rounds and cfg.language is None:
             raise self.fail("refine_rounds", "refinement certifies a model on a language; a "
                                              "task has no automaton to certify against")
@@ -382,6 +387,7 @@ _CHECKS: dict[str, tuple[Callable[[Any], bool], str, Callable[[Any], Any] | None
     "grad_centralisation": (lambda v: isinstance(v, bool), "true or false", None),
     "restarts": (_is_int, "an integer", None),
     "refine_rounds": (_is_int, "an integer", None),
+    "distil": (lambda v: isinstance(v, str), "a string", None),
     "curriculum_start": (_is_int, "an integer", None),
     "curriculum_fraction": (_is_num, "a number", float),
     "refine_steps": (_is_int, "an integer", None),

@@ -17,7 +17,7 @@ __all__ = ["MAX_STEP_SYMBOLS", "OPTIMIZERS", "RECIPES", "PROTOCOLS", "LR_SCHEDUL
 
 MAX_STEP_SYMBOLS = 2**24  # batch_size x longest training length: one step's tokens
 OPTIMIZERS = ("adam", "adamw", "amsgrad", "amsgrad-optax")
-RECIPES = ("default", "authors", "languages")
+RECIPES = ("default", "authors", "languages", "distilled")
 PROTOCOLS = ("monoidlab", "paper")
 LR_SCHEDULES = ("constant", "cosine")
 SECTIONS = ("problem", "model", "data", "optimisation", "evaluation", "run")

@@ -191,6 +191,12 @@ class MetricsLog:
             for k, v in values.items():
                 self.writer.add_scalar(k, v, step)
 
+    def note(self, step: int, values: dict[str, Any]) -> None:
+        """A line of ``metrics.jsonl`` that is not a scalar curve (no tensorboard event)."""
+        if self.fh:
+            self.fh.write(json_text({"step": step, **values}, indent=None) + "\n")
+            self.fh.flush()
+
     def close(self) -> None:
         if self.fh:
             self.fh.close()
@@ -232,6 +238,7 @@ class Session:
     data_sha256: dict | None = None  # a text task's data files, saved in checkpoints
     auxiliary: bool = False  # the model declares AuxiliaryLossModel (the registry says)
     say: Any = None  # prints one line of narration (validations, restarts) above the bar
+    distillations: list = field(default_factory=list)  # what each attempt's distillation did
 
     @classmethod
     def start(cls, cfg: RunConfig, problem: Problem, device: torch.device, attempt: int = 0,
@@ -291,9 +298,25 @@ class Session:
             **({"data_sha256": self.data_sha256} if self.data_sha256 else {})},
             self.out / "checkpoint.pt")
 
+    def distil(self, step: int) -> None:
+        """At an attempt's end (``distil`` set): replace the weights by the automaton
+        distilled from them (:func:`~monoidlab.training.distil.distil`), once per step."""
+        from monoidlab.training.distil import distil
+
+        if self.distillations and self.distillations[-1].step == step:
+            return
+        d = distil(self.model, self.problem, self.acfg, self.attempt, step)
+        self.distillations.append(d)
+        self.log.note(step, {"distillation": d.to_dict()})
+        if self.say:
+            self.say(d.text())
+
     def validate(self, step: int) -> bool:
-        """Validate the current weights on fresh strings; True: early stopping says stop."""
+        """Validate the current weights on fresh strings; True: early stopping says stop.
+        At an attempt's end a ``distil`` run distils the weights first."""
         cfg = self.cfg
+        if cfg.distil != "none" and step % cfg.steps == 0:
+            self.distil(step)
         ev = evaluate_kinds(self.model, self.problem, cfg.val_lengths or cfg.test_lengths,
                             cfg.val_samples, validation_seed(cfg.seed, step), cfg.eval_kinds,
                             cfg.solved_threshold, device=self.device)
@@ -346,6 +369,9 @@ def plan_text(cfg: RunConfig) -> str:
         text += (f"; a length curriculum: each attempt starts at lengths up to "
                  f"{cfg.curriculum_start}, growing to the longest by step "
                  f"{curriculum_steps(cfg)} of the attempt")
+    if cfg.distil != "none":
+        text += ("; at the end of each attempt the soft machine is distilled into the automaton "
+                 "L* extracts from it (kept if it scores at least the argmax machine)")
     if cfg.refine_rounds:
         text += (f"; then up to {cfg.refine_rounds} refinement rounds of {cfg.refine_steps} "
                  "steps on the certificate's counterexamples (kept only if proved)")

@@ -219,6 +219,8 @@ def _train(cfg: RunConfig, out: Path | None, resume: bool, progress: bool,
         # the last attempt's final (fully annealed) weights: validated like every other
         if cfg.early_stop and not stopped and not paused and last > step0:
             stopped = s.validate(last)
+        elif cfg.distil != "none" and not stopped and not paused and last > step0:
+            s.distil(last)  # no validation at the end: distil all the same
     finally:
         s.log.close()
     s.save(last)
@@ -227,6 +229,8 @@ def _train(cfg: RunConfig, out: Path | None, resume: bool, progress: bool,
               "parameters": sum(p.numel() for p in s.model.parameters()), **watch.summary()}
     if cfg.restarts:
         result["attempts"] = s.attempt + 1
+    if s.distillations:  # this process's (a resumed run's earlier ones are in metrics.jsonl)
+        result["distillation"] = [d.to_dict() for d in s.distillations]
     if fallback:
         result[f"{cfg.sampler}_fallback"] = fallback  # covering_fallback
     sized = _sized_options(cfg, s.model)

@@ -205,3 +205,21 @@ def test_a_distilled_run_records_its_distillation_and_resumes_to_the_same_weight
     a = torch.load(tmp_path / "whole" / "checkpoint.pt", weights_only=False)["model"]
     b = torch.load(tmp_path / "paused" / "checkpoint.pt", weights_only=False)["model"]
     assert all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_the_recipe_trains_from_the_command_line_and_says_what_it_kept(tmp_path, capsys):
+    from monoidlab.cli import main
+
+    out = tmp_path / "run"
+    assert main(["train", "--language", "dyck-2", "--model", "transform-tree",
+                 "--recipe=distilled", "--steps=1000", "--eval_every=1000", "--restarts=0",
+                 "--test_lengths=41:60:19", "--test_samples=8",
+                 "--val_lengths=42:60:18", "--val_samples=8", "--threads=1", "--out", str(out),
+                 "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    saved = json.loads((out / "config.json").read_text())
+    assert saved["distil"] == "lstar" and saved["model_options"]["relaxation"] == "soft"
+    (d,) = res["distillation"]
+    assert d["step"] == 1000 and d["kept"] == "extracted" and d["extracted_accuracy"] == 1.0
+    # the certificate is of the kept weights, the extracted machine: dyck-2's automaton
+    assert res["certificate"]["correct"] and res["solved"], res["certificate"]["verdict"]

@@ -314,3 +314,22 @@ def test_docs_studies_names_every_study_and_every_config_reads_with_its_study():
                   if f'"configs/{path.name}"' in s.read_text(encoding="utf-8")]
         assert path.name in named or sweeps or f"`configs/{path.name}`" in text, (
             f"{path.name}: not in docs/studies.md")
+
+
+def test_an_exact21_run_refused_before_training_is_a_row_not_the_end(tmp_path):
+    """prefix-4-4 with the soft relaxation (682 states) is refused by the memory check: the
+    study records it as a row (not certified, the message as its certificate) and the table
+    shows it, instead of stopping the other runs."""
+    from monoidlab.studies.exact21 import label_of, run_one, table
+    from monoidlab.training import RunConfig
+
+    cfg = RunConfig.for_language("prefix-4-4", "transform-tree", recipe="distilled",
+                                 sampler="ec_stratified")
+    row = run_one({"id": "exact21-x:prefix-4-4", "folder": str(tmp_path / "run"),
+                   "config": cfg}, None)
+    assert row["task"] == "prefix-4-4" and not row["certified"] and not row["solved"]
+    assert "GiB" in row["refused"] and row["certificate"].startswith("refused before training")
+    assert label_of(row) == ("transform-tree (n = 2 x minimal, length curriculum from 8, soft "
+                             "relaxation, distilled by L*)")
+    text = table([row], {})
+    assert "refused before training" in text and "0 of 1 tasks" in text

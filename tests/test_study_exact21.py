@@ -115,7 +115,7 @@ def test_the_table_says_which_tasks_are_certified_on_their_sub_language_only():
 
 def test_ledger_keys_and_labels(function_doctests):
     assert function_doctests(mod, mod.ledger_id) == (0, 2)
-    assert function_doctests(mod, mod.label_of) == (0, 3)
+    assert function_doctests(mod, mod.label_of) == (0, 4)
     assert mod.label_of({"model": "transform-tree", "model_options": {"state_factor": 1}}) == \
         "transform-tree"
 

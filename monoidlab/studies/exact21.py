@@ -88,13 +88,21 @@ def label_of(row: dict) -> str:
     >>> label_of({"model": "transform-tree", "model_options": {"state_factor": 2},
     ...           "curriculum_start": 8})
     'transform-tree (n = 2 x minimal, length curriculum from 8)'
+    >>> label_of({"model": "transform-tree", "model_options": {"state_factor": 2,
+    ...           "relaxation": "soft"}, "curriculum_start": 8, "distil": "lstar"})
+    'transform-tree (n = 2 x minimal, length curriculum from 8, soft relaxation, distilled by L*)'
     """
-    factor = (row.get("model_options") or {}).get("state_factor", 1)
+    options = row.get("model_options") or {}
+    factor = options.get("state_factor", 1)
     parts = [f"n = {factor} x minimal"] if factor and factor > 1 else []
     if row.get("train_lengths") not in (None, RECIPE_LENGTHS):
         parts.append("per-task training lengths")
     if row.get("curriculum_start"):
         parts.append(f"length curriculum from {row['curriculum_start']}")
+    if options.get("relaxation") == "soft":
+        parts.append("soft relaxation")
+    if row.get("distil"):
+        parts.append("distilled by L*")
     return row["model"] + (f" ({', '.join(parts)})" if parts else "")
 
 
@@ -105,8 +113,7 @@ def row_of(run_id: str, run: Path, results: dict, cfg: dict) -> dict:
     return {"id": run_id, "task": results["problem"], "model": cfg["model"],
             "model_options": cfg["model_options"], "seed": cfg["seed"],
             "train_lengths": str(cfg.get("train_lengths", RECIPE_LENGTHS)),
-            **({"curriculum_start": cfg["curriculum_start"]} if cfg.get("curriculum_start")
-               else {}),
+            **_recipe_fields(cfg),
             "solved": results["solved"], "verdict": results.get("verdict", ""),
             "steps": results["steps"], "attempts": results.get("attempts", 1),
             "train_seconds": results["train_seconds"],
@@ -202,13 +209,49 @@ def _plan(config: StudyConfig, ledger: dict, reverse: str = "") -> list[dict]:
 
 
 def run_one(run: dict, config: StudyConfig) -> dict:
-    """Train (or resume) one run of a sweep, certify it: its ledger row."""
+    """Train (or resume) one run of a sweep, certify it: its ledger row. A run refused before
+    training (a memory or work limit) is a row too, not the end of the study."""
     import torch
+
+    from monoidlab.errors import MonoidTooLarge
 
     torch.set_num_threads(1)
     folder = Path(run["folder"])
-    results = train_or_resume(run["config"], folder)
-    return row_of(run["id"], folder, results, run["config"].as_dict())
+    cfg = run["config"].as_dict()
+    try:
+        results = train_or_resume(run["config"], folder)
+    except (ConfigError, MonoidTooLarge) as exc:
+        if (folder / "checkpoint.pt").is_file():  # trained, then failed to continue: the user's
+            raise
+        return refused_row(run["id"], cfg, str(exc).splitlines()[0])
+    return row_of(run["id"], folder, results, cfg)
+
+
+def refused_row(run_id: str, cfg: dict, message: str) -> dict:
+    """The row of a run refused before training: not solved, not certified, no training time.
+
+    >>> r = refused_row("x", {"language": "prefix-4-4", "model": "transform-tree",
+    ...                 "model_options": {}, "seed": 0}, "too big")
+    >>> r["certified"], r["certificate"], r["train_seconds"]
+    (False, 'refused before training: too big', 0.0)
+    """
+    return {"id": run_id, "task": Path(str(cfg["language"])).stem, "model": cfg["model"],
+            "model_options": cfg["model_options"], "seed": cfg["seed"],
+            "train_lengths": str(cfg.get("train_lengths", RECIPE_LENGTHS)),
+            **_recipe_fields(cfg), "solved": False, "verdict": "refused", "steps": 0,
+            "attempts": 0, "train_seconds": 0.0, "summary": [], "certified": False,
+            "certificate": f"refused before training: {message}",
+            "certified_all_strings": False, "certify_seconds": None, "refused": message}
+
+
+def _recipe_fields(cfg: dict) -> dict:
+    """What names a run's recipe in its row beyond the model's options."""
+    out: dict = {}
+    if cfg.get("curriculum_start"):
+        out["curriculum_start"] = cfg["curriculum_start"]
+    if cfg.get("distil", "none") != "none":
+        out["distil"] = cfg["distil"]
+    return out
 
 
 def _rows(config: StudyConfig, ledger: dict) -> list[dict]:

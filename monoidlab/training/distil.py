@@ -173,6 +173,8 @@ def distil(model: Any, problem: Any, cfg: RunConfig, attempt: int, step: int,
     >>> d.teacher_accuracy, d.extracted_accuracy, d.kept, d.states
     (1.0, 1.0, 'extracted', 2)
     """
+    import torch
+
     from monoidlab.probing import _lstar
     from monoidlab.probing.extract_automaton import Membership
 
@@ -183,8 +185,6 @@ def distil(model: Any, problem: Any, cfg: RunConfig, attempt: int, step: int,
     model.eval()
     try:
         teacher = _Teacher(model)
-        import torch
-
         with torch.no_grad():  # the teacher's class of the empty word: its start state's
             empty = int(model.readout[:, 0].argmax())
         member = Membership(teacher, lang, empty=empty)
@@ -199,12 +199,11 @@ def distil(model: Any, problem: Any, cfg: RunConfig, attempt: int, step: int,
             on_hypothesis=lambda h: found.append(_lstar.hypothesis_automaton(h, lang)))
         fitting = [a for a in found if a.n_states <= model.n_states]
         scores = [float((a.classify(tokens, lengths) == labels).mean()) for a in fitting]
-        best = int(np.argmax(scores[::-1])) if scores else -1
-        best = len(scores) - 1 - best if scores else -1  # the later hypothesis on a tie
-        extracted_acc = scores[best] if scores else 0.0
-        kept = "extracted" if scores and extracted_acc >= argmax_acc else "argmax"
-        states = fitting[best].n_states if scores else 0
-        if kept == "extracted":
+        best = max(range(len(scores)), key=lambda i: (scores[i], i), default=None)  # later on a tie
+        extracted_acc = scores[best] if best is not None else 0.0
+        kept = "extracted" if best is not None and extracted_acc >= argmax_acc else "argmax"
+        states = fitting[best].n_states if best is not None else 0
+        if kept == "extracted" and best is not None:
             a = fitting[best]
             model.load_automaton(np.asarray(a.delta), np.asarray(a.output), int(a.start))
     finally:

@@ -223,3 +223,8 @@ def test_the_recipe_trains_from_the_command_line_and_says_what_it_kept(tmp_path,
     assert d["step"] == 1000 and d["kept"] == "extracted" and d["extracted_accuracy"] == 1.0
     # the certificate is of the kept weights, the extracted machine: dyck-2's automaton
     assert res["certificate"]["correct"] and res["solved"], res["certificate"]["verdict"]
+
+
+def test_the_recipe_is_for_languages_and_says_so_by_its_name():
+    with pytest.raises(ConfigError, match="recipe 'distilled' is for languages"):
+        RunConfig(task="listops", model="transform-tree", recipe="distilled")

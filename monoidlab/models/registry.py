@@ -212,6 +212,7 @@ def _transform_distilled(language: str | None, task: str | None) -> tuple[dict, 
     automaton L* extracts from the soft machine in place of its argmax
     (:mod:`monoidlab.training.distil`; bench/dyck-dev/distil-dev.md: chosen on the
     development languages dyck-5, 7 and 10 before the 21 tasks ran)."""
+    _language_only("distilled", language, task)
     keys, options = _transform_languages(language, task)
     return ({**keys, "steps": 12000, "eval_every": 12000, "distil": "lstar"},
             {**options, "relaxation": "soft", "temperature": 1.0})

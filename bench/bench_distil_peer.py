@@ -10,7 +10,8 @@ of the run's sub-language, or the shortest string it gets wrong. If RPNI learns 
 these strings, the strings determine it, and the network's part in the distilled model is to
 answer L*'s membership queries, not to find a machine the data could not give.
 
-    python bench/bench_distil_peer.py [LANGUAGE ...]   # default: the 21 tasks and bench/dyck-dev
+    python bench/bench_distil_peer.py [--batches N] [LANGUAGE ...]
+    # default: 256 batches (the distillation's), the 21 tasks and bench/dyck-dev
 
 (prefix-4-4, 341 states and 257 classes, only when named: RPNI's merging ran for more than eight
 minutes on it here before it was stopped.)
@@ -41,14 +42,14 @@ DEV = [str(ROOT / "bench" / "dyck-dev" / f"dyck-{k}.toml") for k in (5, 7, 10)]
 FORCED = {"prefix-4-4": {"sampler": "ec_stratified"}}  # as in the 21-task sweep (memory)
 
 
-def rpni(language: str) -> str:
+def rpni(language: str, batches: int = 256) -> str:
     from aalpy.learning_algs import run_RPNI
 
     cfg = RunConfig.for_language(language, "transform-tree", recipe="distilled", seed=0,
                                  **FORCED.get(language, {}))
     problem = make_problem(cfg)
     lang = problem.language
-    tokens, lengths, labels = oracle_batches(cfg, problem, 0)
+    tokens, lengths, labels = oracle_batches(cfg, problem, 0, batches)
     data = [(tuple(tokens[i, : lengths[i]].tolist()), int(labels[i]))
             for i in range(len(lengths))]
     majority = int(np.bincount(labels).argmax())  # the class of the sink and of unlabelled states
@@ -72,9 +73,12 @@ def rpni(language: str) -> str:
             f"(minimal {lang.n_states:4d})  {verdict}{where}  {seconds:.1f} s")
 
 
-def main(names: list[str]) -> None:
-    for name in names or [*(t for t in TASKS if t != "prefix-4-4"), *DEV]:
-        print(rpni(name), flush=True)
+def main(argv: list[str]) -> None:
+    batches = 256
+    if argv[:1] == ["--batches"]:  # fewer strings: how many does RPNI need?
+        batches, argv = int(argv[1]), argv[2:]
+    for name in argv or [*(t for t in TASKS if t != "prefix-4-4"), *DEV]:
+        print(rpni(name, batches), flush=True)
 
 
 if __name__ == "__main__":

@@ -120,6 +120,10 @@ def test_a_right_teacher_is_distilled_into_the_right_machine(language):
     assert d.oracle_strings == 8 * cfg.batch_size
     learned = model.learned_automaton().to_automaton(lang.alphabet, lang.classes)
     assert compare_automata(learned, lang).isomorphic
+    # the weights are the extracted machine's: its d.states states, the scrambled spares reset
+    n, m = model.n_states, d.states
+    np.testing.assert_array_equal(model.transformations()[:, m:],
+                                  np.tile(np.arange(m, n), (lang.n_symbols, 1)))
 
 
 def test_a_useless_teacher_leaves_the_argmax_machine():

@@ -23,20 +23,10 @@ import torch
 from monoidlab.probing import _lstar
 from monoidlab.probing.extract_automaton import Membership, compare_automata
 from monoidlab.training.config import RunConfig
+from monoidlab.training.distil import _Teacher as Teacher  # the soft relaxation as a classifier
 from monoidlab.training.loop import build_for, training_batch
 from monoidlab.training.problems import make_problem
 from monoidlab.training.trainer import train
-
-
-class Teacher(torch.nn.Module):
-    """The soft relaxation as a classifier."""
-
-    def __init__(self, model: torch.nn.Module) -> None:
-        super().__init__()
-        self.m = model
-
-    def forward(self, tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-        return self.m.soft_states(tokens, lengths) @ self.m.readout.T
 
 
 def main() -> None:
